@@ -1,0 +1,82 @@
+//! The harness rules of WORKLOADS.md: untimed build, timed runs, checks on every
+//! run, RSS before and after, one JSON line per workload.
+
+use std::time::Instant;
+
+/// A built workload: run it once, check a run's output.
+pub struct Workload {
+    pub run: Box<dyn FnMut() -> Result<(), String>>,
+}
+
+/// The peak resident set size of this process, in KiB (`ru_maxrss` on Linux).
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Times the runs of one workload and renders the result line.
+pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool) {
+    let base_rss = peak_rss_kb();
+    let mut times = Vec::new();
+    let mut failures = Vec::new();
+    let mut target = if quick { 1 } else { 5 };
+    let mut i = 0;
+    while i < target {
+        let t0 = Instant::now();
+        let outcome = (workload.run)();
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        times.push(ms);
+        if let Err(reason) = outcome {
+            eprintln!("FAIL {name} run {i}: {reason}");
+            failures.push(format!("run {i}: {reason}"));
+        }
+        if i == 0 && !quick && ms > 10_000.0 {
+            target = if ms > 60_000.0 { 1 } else { 3 };
+        }
+        i += 1;
+    }
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = if sorted.len() % 2 == 1 {
+        sorted[sorted.len() / 2]
+    } else {
+        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+    };
+    let check = if failures.is_empty() {
+        "ok".to_owned()
+    } else {
+        format!("FAIL: {}", failures.join("; "))
+    };
+    let line = serde_json::json!({
+        "workload": name,
+        "median_ms": round3(median),
+        "min_ms": round3(sorted[0]),
+        "max_ms": round3(sorted[sorted.len() - 1]),
+        "runs": times.len(),
+        "check": check,
+        "peak_rss_kb": peak_rss_kb(),
+        "base_rss_kb": base_rss,
+    });
+    (line.to_string(), failures.is_empty())
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Turns a failed expectation into a check failure.
+pub fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}

@@ -1,0 +1,60 @@
+//! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
+
+mod sendfan;
+mod seq;
+mod wide_state;
+
+use crate::harness::Workload;
+use futures::StreamExt;
+use stategraph::{CompiledGraph, RunConfig, State, StreamEvent, StreamMode};
+use std::sync::Arc;
+
+/// Workload names, in the order of WORKLOADS.md (those implemented so far).
+pub const NAMES: &[&str] = &["seq_1000", "wide_state_25x300", "sendfan_10000"];
+
+pub fn build(name: &str) -> Option<Workload> {
+    match name {
+        "seq_1000" => Some(seq::build(1000)),
+        "wide_state_25x300" => Some(wide_state::build(300)),
+        "sendfan_10000" => Some(sendfan::build(10_000)),
+        _ => None,
+    }
+}
+
+/// A multi-threaded runtime with one worker per core (harness rule 2).
+pub fn runtime() -> tokio::runtime::Runtime {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("cannot start the tokio runtime: {e}"))
+}
+
+/// A unique thread id per run (harness rule 4).
+pub fn run_config() -> RunConfig {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    RunConfig::thread(format!("bench-{n}")).recursion_limit(1_000_000_000)
+}
+
+/// Consumes the values stream of one run: the last state and the number of chunks.
+pub async fn stream_values<S: State>(
+    graph: &CompiledGraph<S>,
+    input: S::Update,
+) -> Result<(Arc<S>, usize), String> {
+    let mut stream = graph.stream(input, &run_config(), StreamMode::Values);
+    let mut last = None;
+    let mut chunks = 0;
+    while let Some(event) = stream.next().await {
+        match event.map_err(|e| e.to_string())? {
+            StreamEvent::Values(state) => {
+                chunks += 1;
+                last = Some(state);
+            }
+            _ => return Err("an event of another mode".to_owned()),
+        }
+    }
+    last.map(|s| (s, chunks))
+        .ok_or_else(|| "no values chunk".to_owned())
+}

@@ -1,0 +1,322 @@
+//! `wide_state_25x300`: a 15-field state, six nodes in a loop, fast-growing lists
+//! that hold the same large message many times (shared, as Python shares references).
+
+use super::{runtime, stream_values};
+use crate::harness::{expect, Workload};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use stategraph::{State, StateGraph, END, START};
+use std::sync::Arc;
+
+/// A JSON value shared by reference, like a Python object in several lists.
+type Item = Arc<Value>;
+
+fn concat(mut a: Vec<Item>, b: Vec<Item>) -> Vec<Item> {
+    a.extend(b);
+    a
+}
+
+fn non_empty_string(a: String, b: String) -> String {
+    if b.is_empty() {
+        a
+    } else {
+        b
+    }
+}
+
+fn always_new(_: Option<Item>, b: Option<Item>) -> Option<Item> {
+    b
+}
+
+fn non_empty_item(a: Option<Item>, b: Option<Item>) -> Option<Item> {
+    match &b {
+        Some(v) if !is_empty_value(v) => b,
+        _ => a,
+    }
+}
+
+fn is_empty_value(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+fn new_if_some<T>(a: Option<T>, b: Option<T>) -> Option<T> {
+    b.or(a)
+}
+
+fn union(a: Map<String, Value>, b: Map<String, Value>) -> Map<String, Value> {
+    if a.is_empty() {
+        return b;
+    }
+    let mut a = a;
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Debug, Serialize, Deserialize)]
+struct Wide {
+    #[reducer(concat)]
+    messages: Vec<Item>,
+    #[reducer(concat)]
+    trigger_events: Vec<Item>,
+    #[reducer(non_empty_string)]
+    primary_issue_medium: String,
+    #[reducer(always_new)]
+    autoresponse: Option<Item>,
+    #[reducer(non_empty_item)]
+    issue: Option<Item>,
+    relevant_rules: Option<Vec<Item>>,
+    memory_docs: Option<Vec<Item>>,
+    #[reducer(concat)]
+    categorizations: Vec<Item>,
+    #[reducer(concat)]
+    responses: Vec<Item>,
+    #[reducer(new_if_some)]
+    user_info: Option<Item>,
+    #[reducer(new_if_some)]
+    crm_info: Option<Item>,
+    #[reducer(new_if_some)]
+    email_thread_id: Option<String>,
+    #[reducer(union)]
+    slack_participants: Map<String, Value>,
+    bot_id: Option<String>,
+    #[reducer(union)]
+    notified_assignees: Map<String, Value>,
+}
+
+impl Default for Wide {
+    fn default() -> Self {
+        Wide {
+            messages: Vec::new(),
+            trigger_events: Vec::new(),
+            primary_issue_medium: "email".to_owned(),
+            autoresponse: None,
+            issue: None,
+            relevant_rules: None,
+            memory_docs: None,
+            categorizations: Vec::new(),
+            responses: Vec::new(),
+            user_info: None,
+            crm_info: None,
+            email_thread_id: None,
+            slack_participants: Map::new(),
+            bot_id: None,
+            notified_assignees: Map::new(),
+        }
+    }
+}
+
+/// What `read_write` read: a list, or a single value (maybe null).
+enum Read {
+    List(Vec<Item>),
+    Single(Item),
+}
+
+impl Read {
+    fn single(&self) -> Item {
+        match self {
+            Read::List(l) => l.last().cloned().unwrap_or_else(|| Arc::new(Value::Null)),
+            Read::Single(v) => Arc::clone(v),
+        }
+    }
+
+    fn as_list(&self) -> Vec<Item> {
+        match self {
+            Read::List(l) => l.clone(),
+            Read::Single(v) => vec![Arc::clone(v)],
+        }
+    }
+}
+
+fn read(state: &Wide, field: &str) -> Read {
+    let null = || Arc::new(Value::Null);
+    match field {
+        "messages" => Read::List(state.messages.clone()),
+        "trigger_events" => Read::List(state.trigger_events.clone()),
+        "categorizations" => Read::List(state.categorizations.clone()),
+        "responses" => Read::List(state.responses.clone()),
+        "autoresponse" => Read::Single(state.autoresponse.clone().unwrap_or_else(null)),
+        other => unreachable!("no node reads {other}"),
+    }
+}
+
+fn random_string(n: usize) -> String {
+    (0..n).map(|_| fastrand::lowercase()).collect()
+}
+
+fn as_map(item: &Item) -> Map<String, Value> {
+    match &**item {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// The generic node body of WORKLOADS.md: read one field, write several.
+fn read_write(state: &Wide, from: &str, writes: &[&str], n: usize) -> WideUpdate {
+    let val = read(state, from);
+    let mut u = Wide::update();
+    for field in writes {
+        u = match *field {
+            "messages" => u.messages(val.as_list()),
+            "trigger_events" => u.trigger_events(val.as_list()),
+            "categorizations" => u.categorizations(val.as_list()),
+            "responses" => u.responses(val.as_list()),
+            "memory_docs" => u.memory_docs(Some(val.as_list())),
+            "relevant_rules" => u.relevant_rules(Some(val.as_list())),
+            "user_info" => u.user_info(Some(val.single())),
+            "crm_info" => u.crm_info(Some(val.single())),
+            "slack_participants" => u.slack_participants(as_map(&val.single())),
+            "notified_assignees" => u.notified_assignees(as_map(&val.single())),
+            "autoresponse" => u.autoresponse(Some(val.single())),
+            "issue" => u.issue(Some(val.single())),
+            "primary_issue_medium" => u.primary_issue_medium(random_string(n)),
+            "email_thread_id" => u.email_thread_id(Some(random_string(n))),
+            "bot_id" => u.bot_id(Some(random_string(n))),
+            other => unreachable!("unknown field {other}"),
+        };
+    }
+    u
+}
+
+fn message() -> Value {
+    let key = |i: usize| i.to_string().repeat(10);
+    let inner: Vec<Value> = (0..5)
+        .flat_map(|_| {
+            vec![
+                json!("hi?".repeat(10)),
+                json!(true),
+                json!(1),
+                json!(6327816386138u64),
+                Value::Null,
+            ]
+        })
+        .collect();
+    let outer: Map<String, Value> = (0..5)
+        .map(|i| {
+            let m: Map<String, Value> = (0..5)
+                .map(|j| (key(j), Value::Array(inner.clone())))
+                .collect();
+            (key(i), Value::Object(m))
+        })
+        .collect();
+    Value::Object(outer)
+}
+
+pub fn build(n: usize) -> Workload {
+    let node = |from: &'static str, writes: &'static [&'static str]| {
+        move |s: &Wide| read_write(s, from, writes, n)
+    };
+    let graph = StateGraph::<Wide>::new()
+        .add_node_fn(
+            "one",
+            node("messages", &["trigger_events", "primary_issue_medium"]),
+        )
+        .add_node_fn("two", node("trigger_events", &["autoresponse", "issue"]))
+        .add_node_fn("three", node("autoresponse", &["relevant_rules"]))
+        .add_node_fn(
+            "four",
+            node(
+                "trigger_events",
+                &["categorizations", "responses", "memory_docs"],
+            ),
+        )
+        .add_node_fn(
+            "five",
+            node(
+                "categorizations",
+                &[
+                    "user_info",
+                    "crm_info",
+                    "email_thread_id",
+                    "slack_participants",
+                    "bot_id",
+                    "notified_assignees",
+                ],
+            ),
+        )
+        .add_node_fn("six", node("responses", &["messages"]))
+        .add_edge(START, "one")
+        .add_edge("one", "two")
+        .add_edge("two", "three")
+        .add_edge("two", "four")
+        .add_edge(("three", "four"), "five")
+        .add_edge("five", "six")
+        .add_conditional_edges(
+            "six",
+            move |s: &Wide| if s.messages.len() > n { END } else { "one" },
+        )
+        .compile()
+        .unwrap_or_else(|e| panic!("wide_state graph: {e}"));
+
+    let msg = Arc::new(message());
+    let (mut m, mut t, mut c, mut r, mut rounds) = (1usize, 0usize, 0usize, 0usize, 0usize);
+    loop {
+        rounds += 1;
+        t += m;
+        c += t;
+        r += t;
+        m += r;
+        if m > n {
+            break;
+        }
+    }
+    let expected_chunks = 1 + 5 * rounds;
+    let rt = runtime();
+    Workload {
+        run: Box::new(move || {
+            let input = Wide::update().messages(vec![Arc::clone(&msg)]);
+            let (last, chunks) = rt.block_on(stream_values(&graph, input))?;
+            for (name, len, want) in [
+                ("messages", last.messages.len(), m),
+                ("trigger_events", last.trigger_events.len(), t),
+                ("categorizations", last.categorizations.len(), c),
+                ("responses", last.responses.len(), r),
+            ] {
+                expect(len == want, || format!("len({name})={len} expected {want}"))?;
+            }
+            let docs = last.memory_docs.as_ref().map_or(0, Vec::len);
+            expect(docs == t, || format!("len(memory_docs)={docs}"))?;
+            expect(last.messages.iter().all(|x| **x == *msg), || {
+                "messages content differs".into()
+            })?;
+            expect(
+                last.relevant_rules
+                    .as_ref()
+                    .is_some_and(|r| r.len() == 1 && *r[0] == *msg),
+                || "relevant_rules".into(),
+            )?;
+            for (name, v) in [
+                ("autoresponse", &last.autoresponse),
+                ("issue", &last.issue),
+                ("user_info", &last.user_info),
+                ("crm_info", &last.crm_info),
+            ] {
+                expect(v.as_ref().is_some_and(|v| **v == *msg), || {
+                    format!("{name} != input message")
+                })?;
+            }
+            let msg_map = as_map(&msg);
+            expect(last.slack_participants == msg_map, || {
+                "slack_participants".into()
+            })?;
+            expect(last.notified_assignees == msg_map, || {
+                "notified_assignees".into()
+            })?;
+            for (name, v) in [
+                ("primary_issue_medium", Some(&last.primary_issue_medium)),
+                ("email_thread_id", last.email_thread_id.as_ref()),
+                ("bot_id", last.bot_id.as_ref()),
+            ] {
+                expect(v.is_some_and(|s| s.len() == n), || format!("{name} length"))?;
+            }
+            expect(chunks == expected_chunks, || {
+                format!("{chunks} values chunks, expected {expected_chunks}")
+            })
+        }),
+    }
+}

@@ -1,0 +1,300 @@
+//! Routing: [`GotoTarget`] (the typed set of places a node may go), [`Command`]
+//! (update + goto in one return value) and [`Send`] (a task with its own input).
+
+use crate::node::{IntoNodeSpec, NodeSpec};
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a route leads: a node, or the end of the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Destination<'a> {
+    /// The node with this name.
+    Node(&'a str),
+    /// `END`: the branch stops here.
+    End,
+}
+
+/// What a routing type tells `compile()` and the graph drawing about its targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Targets {
+    /// The node routes nowhere by itself (no `Command` goto).
+    None,
+    /// Exactly these destinations (a `#[derive(Goto)]` enum).
+    Declared(&'static [Destination<'static>]),
+    /// Decided at run time (node names as strings, `Send`s).
+    Dynamic,
+}
+
+/// A typed set of routing targets; implemented by `#[derive(Goto)]`.
+///
+/// Each value names a node (or `END`); the whole set is known statically, so
+/// `compile()` checks that every target exists and the drawing shows every edge.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a goto target",
+    label = "not a set of routing targets",
+    note = "add `#[derive(Goto)]` to the enum `{Self}`: each variant names a node (snake_case), `#[goto(end)]` marks END"
+)]
+pub trait GotoTarget: std::marker::Send + Sync + 'static {
+    /// Where this value routes to.
+    fn destination(&self) -> Destination<'_>;
+
+    /// Every destination this type can produce.
+    fn targets() -> Targets;
+}
+
+impl GotoTarget for &'static str {
+    fn destination(&self) -> Destination<'_> {
+        if *self == crate::END {
+            Destination::End
+        } else {
+            Destination::Node(self)
+        }
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
+    }
+}
+
+impl GotoTarget for String {
+    fn destination(&self) -> Destination<'_> {
+        if self == crate::END {
+            Destination::End
+        } else {
+            Destination::Node(self)
+        }
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
+    }
+}
+
+/// A routing type with no values, for a `Command` that only updates or sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoGoto {}
+
+impl GotoTarget for NoGoto {
+    fn destination(&self) -> Destination<'_> {
+        match *self {}
+    }
+
+    fn targets() -> Targets {
+        Targets::None
+    }
+}
+
+/// A task for one node with its own input, instead of the graph state (a PUSH task).
+///
+/// Build it with [`send`](crate::send) from a `#[node]` value: the payload type is
+/// checked against the node's input type by the compiler.
+#[derive(Clone)]
+pub struct Send {
+    node: Cow<'static, str>,
+    payload: Arc<dyn Any + std::marker::Send + Sync>,
+    payload_type: TypeId,
+    payload_type_name: &'static str,
+}
+
+impl Send {
+    /// A task for `node` (a `#[node]` fn) with `input`; the payload type is checked
+    /// at compile time.
+    pub fn new<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Self {
+        Self::erased(node.into_spec().name(), input)
+    }
+
+    /// A task for the node named `node`; the payload type is checked when it runs
+    /// (use it for closure nodes; prefer [`Send::new`]).
+    pub fn to_named<I: Any + std::marker::Send + Sync>(
+        node: impl Into<Cow<'static, str>>,
+        input: I,
+    ) -> Self {
+        Self::erased(node.into(), input)
+    }
+
+    fn erased<I: Any + std::marker::Send + Sync>(node: Cow<'static, str>, input: I) -> Self {
+        Send {
+            node,
+            payload: Arc::new(input),
+            payload_type: TypeId::of::<I>(),
+            payload_type_name: std::any::type_name::<I>(),
+        }
+    }
+
+    /// The target node's name.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The payload, if it is a `T`.
+    pub fn payload<T: Any>(&self) -> Option<&T> {
+        self.payload.downcast_ref::<T>()
+    }
+
+    pub(crate) fn payload_arc(&self) -> Arc<dyn Any + std::marker::Send + Sync> {
+        Arc::clone(&self.payload)
+    }
+
+    pub(crate) fn payload_type(&self) -> (TypeId, &'static str) {
+        (self.payload_type, self.payload_type_name)
+    }
+}
+
+impl fmt::Debug for Send {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Send")
+            .field("node", &self.node)
+            .field("payload", &self.payload_type_name)
+            .finish()
+    }
+}
+
+/// A PUSH task for a `#[node]` value with its input: `send(worker, item)`.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Jobs { #[reducer(concat)] done: Vec<u32> }
+///
+/// fn concat(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> { a.extend(b); a }
+///
+/// #[node]
+/// fn square(n: u32) -> JobsUpdate { Jobs::update().done(vec![n * n]) }
+///
+/// let fan_out: Vec<stategraph::Send> = (1..=3).map(|n| send(square, n)).collect();
+/// assert_eq!(fan_out[0].node(), "square");
+/// ```
+pub fn send<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Send {
+    Send::new(node, input)
+}
+
+/// One entry of a goto list or a router's result: a typed target or a `Send`.
+#[derive(Debug, Clone)]
+pub enum Route<G> {
+    /// A node (or END) from the routing type.
+    To(G),
+    /// A PUSH task.
+    Send(Send),
+}
+
+impl<G> From<Send> for Route<G> {
+    fn from(s: Send) -> Self {
+        Route::Send(s)
+    }
+}
+
+/// Which graph a [`Command`] is addressed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommandGraph {
+    /// The graph the node belongs to.
+    Current,
+    /// The parent of the graph the node belongs to.
+    Parent,
+}
+
+/// A node result that updates the state and routes in one value.
+///
+/// `G` is the node's routing type (a `#[derive(Goto)]` enum); `U` is the state's
+/// update type, filled in by `#[node]` when you write `Command<Route>`.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Counter { n: u32 }
+///
+/// #[derive(Goto, Clone, Copy, Debug)]
+/// enum Next { Again, #[goto(end)] Done }
+///
+/// #[node]
+/// fn again(s: &Counter) -> Command<Next> {
+///     if s.n >= 3 {
+///         Command::goto(Next::Done)
+///     } else {
+///         Command::goto(Next::Again).update(Counter::update().n(s.n + 1))
+///     }
+/// }
+/// # let _ = again;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Command<G, U> {
+    pub(crate) graph: CommandGraph,
+    pub(crate) update: Option<U>,
+    pub(crate) goto: Vec<Route<G>>,
+}
+
+impl<G, U> Default for Command<G, U> {
+    fn default() -> Self {
+        Command {
+            graph: CommandGraph::Current,
+            update: None,
+            goto: Vec::new(),
+        }
+    }
+}
+
+impl<G, U> Command<G, U> {
+    /// A command that routes to `target`.
+    pub fn goto(target: G) -> Self {
+        Command {
+            goto: vec![Route::To(target)],
+            ..Self::default()
+        }
+    }
+
+    /// A command that routes to every target in `targets`.
+    pub fn goto_all(targets: impl IntoIterator<Item = G>) -> Self {
+        Command {
+            goto: targets.into_iter().map(Route::To).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A command that starts a PUSH task.
+    pub fn send(send: Send) -> Self {
+        Command {
+            goto: vec![Route::Send(send)],
+            ..Self::default()
+        }
+    }
+
+    /// A command that only updates the state (static edges still fire).
+    pub fn update_only(update: U) -> Self {
+        Command {
+            update: Some(update),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the state update.
+    pub fn update(mut self, update: U) -> Self {
+        self.update = Some(update);
+        self
+    }
+
+    /// Adds another target.
+    pub fn and_goto(mut self, target: G) -> Self {
+        self.goto.push(Route::To(target));
+        self
+    }
+
+    /// Adds a PUSH task.
+    pub fn and_send(mut self, send: Send) -> Self {
+        self.goto.push(Route::Send(send));
+        self
+    }
+
+    /// The state update, if any.
+    pub fn update_ref(&self) -> Option<&U> {
+        self.update.as_ref()
+    }
+
+    /// The routes, in order.
+    pub fn routes(&self) -> &[Route<G>] {
+        &self.goto
+    }
+}

@@ -1,0 +1,119 @@
+//! [`RunConfig`]: per-run settings (thread, recursion limit, metadata).
+
+use serde_json::{Map, Value};
+
+/// The recursion limit used when none is set: LangGraph's default, overridable with
+/// the `LANGGRAPH_DEFAULT_RECURSION_LIMIT` environment variable.
+pub fn default_recursion_limit() -> u64 {
+    std::env::var("LANGGRAPH_DEFAULT_RECURSION_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(10_007)
+}
+
+/// Settings of one `invoke` / `stream` call.
+///
+/// ```
+/// use stategraph::RunConfig;
+///
+/// let config = RunConfig::thread("t-1").recursion_limit(50).metadata("user", "ada");
+/// assert_eq!(config.thread_id(), Some("t-1"));
+/// assert_eq!(config.get_recursion_limit(), 50);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    thread_id: Option<String>,
+    checkpoint_id: Option<String>,
+    checkpoint_ns: String,
+    recursion_limit: u64,
+    metadata: Map<String, Value>,
+    configurable: Map<String, Value>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            thread_id: None,
+            checkpoint_id: None,
+            checkpoint_ns: String::new(),
+            recursion_limit: default_recursion_limit(),
+            metadata: Map::new(),
+            configurable: Map::new(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// A config with no thread (for graphs without a checkpointer).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A config for the thread `thread_id`.
+    pub fn thread(thread_id: impl ToString) -> Self {
+        RunConfig {
+            thread_id: Some(thread_id.to_string()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the maximum number of supersteps (at least 1).
+    pub fn recursion_limit(mut self, limit: u64) -> Self {
+        self.recursion_limit = limit;
+        self
+    }
+
+    /// Addresses a specific checkpoint of the thread (time travel).
+    pub fn checkpoint_id(mut self, id: impl Into<String>) -> Self {
+        self.checkpoint_id = Some(id.into());
+        self
+    }
+
+    /// Sets the checkpoint namespace (`""` for the root graph).
+    pub fn checkpoint_ns(mut self, ns: impl Into<String>) -> Self {
+        self.checkpoint_ns = ns.into();
+        self
+    }
+
+    /// Adds a metadata entry, stored with the run's checkpoints.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Adds a `configurable` entry, visible to nodes through their context.
+    pub fn configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.configurable.insert(key.into(), value.into());
+        self
+    }
+
+    /// The thread id, if any.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread_id.as_deref()
+    }
+
+    /// The addressed checkpoint id, if any.
+    pub fn get_checkpoint_id(&self) -> Option<&str> {
+        self.checkpoint_id.as_deref()
+    }
+
+    /// The checkpoint namespace.
+    pub fn get_checkpoint_ns(&self) -> &str {
+        &self.checkpoint_ns
+    }
+
+    /// The recursion limit.
+    pub fn get_recursion_limit(&self) -> u64 {
+        self.recursion_limit
+    }
+
+    /// The metadata entries.
+    pub fn get_metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+
+    /// The `configurable` entries.
+    pub fn get_configurable(&self) -> &Map<String, Value> {
+        &self.configurable
+    }
+}

@@ -1,0 +1,260 @@
+//! Errors at the crate boundary: [`GraphError`] for running and building graphs,
+//! [`NodeError`] for what a node body returns, [`InvalidUpdateError`] for channel misuse.
+
+use std::fmt;
+
+/// LangGraph's troubleshooting codes, carried by the errors that have one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The run needed more supersteps than the recursion limit allows.
+    GraphRecursionLimit,
+    /// Several writes reached a channel that accepts one per superstep.
+    InvalidConcurrentGraphUpdate,
+    /// A node returned something that is not a state update.
+    InvalidGraphNodeReturnValue,
+    /// Several subgraphs were called from one node with the same checkpointer namespace.
+    MultipleSubgraphs,
+    /// A chat history is not valid for the model.
+    InvalidChatHistory,
+}
+
+impl ErrorCode {
+    /// The code as LangGraph spells it, e.g. `GRAPH_RECURSION_LIMIT`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::GraphRecursionLimit => "GRAPH_RECURSION_LIMIT",
+            ErrorCode::InvalidConcurrentGraphUpdate => "INVALID_CONCURRENT_GRAPH_UPDATE",
+            ErrorCode::InvalidGraphNodeReturnValue => "INVALID_GRAPH_NODE_RETURN_VALUE",
+            ErrorCode::MultipleSubgraphs => "MULTIPLE_SUBGRAPHS",
+            ErrorCode::InvalidChatHistory => "INVALID_CHAT_HISTORY",
+        }
+    }
+
+    /// The troubleshooting page for this code.
+    pub fn url(self) -> String {
+        format!(
+            "https://docs.langchain.com/oss/python/langgraph/errors/{}",
+            self.as_str()
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A write that a channel cannot accept (LangGraph's `InvalidUpdateError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidUpdateError {
+    message: String,
+    code: Option<ErrorCode>,
+}
+
+impl InvalidUpdateError {
+    /// An error without a troubleshooting code.
+    pub fn new(message: impl Into<String>) -> Self {
+        InvalidUpdateError {
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    /// An error with a troubleshooting code.
+    pub fn with_code(message: impl Into<String>, code: ErrorCode) -> Self {
+        InvalidUpdateError {
+            message: message.into(),
+            code: Some(code),
+        }
+    }
+
+    /// The message without the troubleshooting link.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The troubleshooting code, if any.
+    pub fn code(&self) -> Option<ErrorCode> {
+        self.code
+    }
+}
+
+impl fmt::Display for InvalidUpdateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(code) = self.code {
+            write!(f, "\nFor troubleshooting, visit: {}", code.url())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InvalidUpdateError {}
+
+/// Reading a channel that holds no value (LangGraph's `EmptyChannelError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the channel is empty: nothing has been written to it yet")]
+pub struct EmptyChannelError;
+
+/// The error a node body returns.
+///
+/// Every `std::error::Error + Send + Sync + 'static` converts into it with `?`, so tool
+/// errors, I/O errors and your own error types mix freely in one node:
+///
+/// ```
+/// use stategraph::NodeError;
+///
+/// fn parse(s: &str) -> Result<u32, NodeError> {
+///     let n: u32 = s.trim().parse()?; // ParseIntError -> NodeError
+///     if n == 0 {
+///         return Err(NodeError::msg("zero is not a valid step count"));
+///     }
+///     Ok(n)
+/// }
+/// assert!(parse("7").is_ok());
+/// assert_eq!(parse("0").unwrap_err().to_string(), "zero is not a valid step count");
+/// ```
+///
+/// Like `anyhow::Error`, it does not implement `std::error::Error` itself (that would
+/// conflict with the blanket conversion); [`GraphError`] wraps it and exposes it as a source.
+pub struct NodeError {
+    inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl NodeError {
+    /// An error from a plain message.
+    pub fn msg(message: impl fmt::Display) -> Self {
+        NodeError {
+            inner: Box::new(MessageError(message.to_string())),
+        }
+    }
+
+    /// The underlying error.
+    pub fn source_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.inner
+    }
+
+    /// Whether the underlying error is of type `E`.
+    pub fn is<E: std::error::Error + 'static>(&self) -> bool {
+        self.inner.is::<E>()
+    }
+
+    /// The underlying error as `E`, if it is one.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.inner.downcast_ref::<E>()
+    }
+
+    pub(crate) fn into_boxed(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self.inner
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for NodeError {
+    fn from(error: E) -> Self {
+        NodeError {
+            inner: Box::new(error),
+        }
+    }
+}
+
+impl fmt::Debug for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.inner, f)
+    }
+}
+
+impl fmt::Display for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.inner, f)
+    }
+}
+
+#[derive(Debug)]
+struct MessageError(String);
+
+impl fmt::Display for MessageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MessageError {}
+
+/// Everything that can go wrong building or running a graph.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// The graph definition is invalid; raised by `compile()` with every problem found.
+    #[error("invalid graph:\n{}", problems.join("\n"))]
+    InvalidGraph {
+        /// One message per problem, each naming the node or edge and the fix.
+        problems: Vec<String>,
+    },
+
+    /// A write a channel cannot accept, e.g. two writes to a field without a reducer.
+    #[error(transparent)]
+    InvalidUpdate(#[from] InvalidUpdateError),
+
+    /// The run hit the recursion limit.
+    #[error(
+        "Recursion limit of {limit} reached without hitting a stop condition. You can increase \
+         the limit by setting the `recursion_limit` config key.\nFor troubleshooting, visit: \
+         https://docs.langchain.com/oss/python/langgraph/errors/GRAPH_RECURSION_LIMIT"
+    )]
+    RecursionLimit {
+        /// The limit in force.
+        limit: u64,
+    },
+
+    /// The run was started with no input and had nothing to resume.
+    #[error("{0}")]
+    EmptyInput(String),
+
+    /// A node failed.
+    #[error("node `{node}` failed (task {task_id}, step {step}): {source}")]
+    NodeFailed {
+        /// The node's name.
+        node: String,
+        /// The failed task's id.
+        task_id: String,
+        /// The superstep in which it failed.
+        step: i64,
+        /// What the node returned.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// A node panicked; the panic was caught and the run stopped.
+    #[error("node `{node}` panicked (task {task_id}, step {step}): {message}")]
+    NodePanicked {
+        /// The node's name.
+        node: String,
+        /// The task's id.
+        task_id: String,
+        /// The superstep.
+        step: i64,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+
+    /// A `Send` or route named a node whose input type differs from what was sent.
+    #[error("{0}")]
+    InvalidSend(String),
+
+    /// A configuration value is out of range.
+    #[error("invalid run configuration: {0}")]
+    InvalidConfig(String),
+}
+
+impl GraphError {
+    /// The LangGraph troubleshooting code of this error, if it has one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            GraphError::InvalidUpdate(e) => e.code(),
+            GraphError::RecursionLimit { .. } => Some(ErrorCode::GraphRecursionLimit),
+            _ => None,
+        }
+    }
+}

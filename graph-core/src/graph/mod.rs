@@ -1,0 +1,230 @@
+//! The [`StateGraph`] builder and the [`CompiledGraph`] it compiles into.
+//!
+//! Builder calls never fail on their own: mistakes (an unknown node in an edge, a
+//! duplicate name, a goto target that does not exist) are collected and reported
+//! together by [`StateGraph::compile`].
+
+pub(crate) mod branch;
+pub(crate) mod compiled;
+mod edges;
+mod validate;
+
+pub use app::{CompiledGraph, GraphStream};
+pub use branch::{BranchRoute, IntoRoutes};
+mod app;
+pub use edges::{EdgeSources, IntoNodeName, Many, One};
+
+use crate::command::Targets;
+use crate::context::Context;
+use crate::error::GraphError;
+use crate::node::{
+    AsyncFn, ErasedNode, FnNode, IntoNodeOutput, IntoNodeSpec, Node, NodeBox, NodeFn, NodeSpec,
+};
+use crate::state::State;
+use branch::{BranchFn, Router};
+use std::any::Any;
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Options of [`StateGraph::add_node_with`].
+#[derive(Debug, Clone, Default)]
+pub struct NodeOptions {
+    name: Option<Cow<'static, str>>,
+    defer: bool,
+}
+
+impl NodeOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the node under `name` instead of its own name.
+    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Defers the node: it runs only when no other node would run (e.g. after every
+    /// branch of a fan-out has finished), once.
+    pub fn defer(mut self, defer: bool) -> Self {
+        self.defer = defer;
+        self
+    }
+}
+
+pub(crate) struct NodeDef<S: State> {
+    pub(crate) name: String,
+    pub(crate) runner: Arc<dyn ErasedNode<S>>,
+    pub(crate) defer: bool,
+}
+
+pub(crate) struct EdgeDef {
+    pub(crate) sources: Vec<String>,
+    pub(crate) target: String,
+}
+
+pub(crate) struct BranchDef<S: State> {
+    pub(crate) source: String,
+    pub(crate) router: Arc<dyn Router<S>>,
+}
+
+/// A graph under construction, over the state type `S`.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Doc { text: String }
+///
+/// #[node]
+/// fn shout(doc: &Doc) -> DocUpdate { Doc::update().text(doc.text.to_uppercase()) }
+///
+/// let graph = StateGraph::<Doc>::new()
+///     .add_node(shout)
+///     .add_edge(START, shout)
+///     .add_edge(shout, END)
+///     .compile();
+/// assert!(graph.is_ok());
+/// ```
+pub struct StateGraph<S: State> {
+    pub(crate) nodes: Vec<NodeDef<S>>,
+    pub(crate) edges: Vec<EdgeDef>,
+    pub(crate) branches: Vec<BranchDef<S>>,
+}
+
+impl<S: State> Default for StateGraph<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: State> StateGraph<S> {
+    /// An empty graph.
+    pub fn new() -> Self {
+        StateGraph {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            branches: Vec::new(),
+        }
+    }
+
+    /// Adds a node (a `#[node]` fn, or any [`Node`] value) under its own name.
+    pub fn add_node<M, N>(self, node: N) -> Self
+    where
+        N: IntoNodeSpec<M>,
+        N::Spec: Node<S>,
+    {
+        self.add_node_with(node, NodeOptions::default())
+    }
+
+    /// Adds a node with options (another name, `defer`).
+    pub fn add_node_with<M, N>(mut self, node: N, options: NodeOptions) -> Self
+    where
+        N: IntoNodeSpec<M>,
+        N::Spec: Node<S>,
+    {
+        let node = node.into_spec();
+        let name = options.name.unwrap_or_else(|| node.name()).into_owned();
+        self.nodes.push(NodeDef {
+            name,
+            runner: Arc::new(NodeBox(node)),
+            defer: options.defer,
+        });
+        self
+    }
+
+    /// Adds a closure as a node: `|state: &S| ...` or `|state: &S, ctx: &Context| ...`,
+    /// returning anything a node may return. The input may also be a payload type
+    /// for a node reached only by `Send::to_named`.
+    pub fn add_node_fn<I, M, F>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
+    where
+        I: Any + std::marker::Send + Sync,
+        M: 'static,
+        F: NodeFn<S, I, M>,
+        FnNode<F, I, M>: Node<S>,
+    {
+        self.add_node(FnNode::<F, I, M>::new(name.into(), f))
+    }
+
+    /// Adds an async closure as a node; it receives its input by `Arc` and an owned
+    /// [`Context`], so the future it returns can be `'static`.
+    pub fn add_async_node_fn<I, F, Fut, R>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
+    where
+        I: Any + std::marker::Send + Sync,
+        F: Fn(Arc<I>, Context) -> Fut + std::marker::Send + Sync + 'static,
+        Fut: Future<Output = R> + std::marker::Send + 'static,
+        R: IntoNodeOutput<S>,
+    {
+        self.add_node(FnNode::<F, I, AsyncFn<Fut>>::new(name.into(), f))
+    }
+
+    /// Adds an edge: after every source has run, `target` runs.
+    ///
+    /// One source (`add_edge(a, b)`) triggers `b` each time `a` runs; several sources
+    /// (`add_edge((a, b), c)`) make a join: `c` runs once all of them have run since
+    /// its last run. Sources may be `START`; the target may be `END`.
+    pub fn add_edge<M1, M2>(
+        mut self,
+        sources: impl EdgeSources<M1>,
+        target: impl IntoNodeName<M2>,
+    ) -> Self {
+        self.edges.push(EdgeDef {
+            sources: sources.source_names(),
+            target: target.node_name().into_owned(),
+        });
+        self
+    }
+
+    /// Adds a conditional edge: after `source` runs, `router` reads the state (with
+    /// `source`'s own writes applied) and returns where to go: a `#[derive(Goto)]`
+    /// value, a node name, `Send`s, or a `Vec` of these.
+    pub fn add_conditional_edges<M, F, R>(mut self, source: impl IntoNodeName<M>, router: F) -> Self
+    where
+        F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
+        R: IntoRoutes + 'static,
+    {
+        self.branches.push(BranchDef {
+            source: source.node_name().into_owned(),
+            router: Arc::new(BranchFn::new(router)),
+        });
+        self
+    }
+
+    /// Adds `nodes` and chains them with edges, in order.
+    pub fn add_sequence<M, N>(mut self, nodes: impl IntoIterator<Item = N>) -> Self
+    where
+        N: IntoNodeSpec<M>,
+        N::Spec: Node<S>,
+    {
+        let mut previous: Option<String> = None;
+        for node in nodes {
+            let node = node.into_spec();
+            let name = node.name().into_owned();
+            self = self.add_node(node);
+            if let Some(prev) = previous.take() {
+                self.edges.push(EdgeDef {
+                    sources: vec![prev],
+                    target: name.clone(),
+                });
+            }
+            previous = Some(name);
+        }
+        self
+    }
+
+    /// Validates the graph and compiles it for running.
+    ///
+    /// Every problem found is reported in one [`GraphError::InvalidGraph`].
+    pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
+        validate::validate(&self)?;
+        Ok(CompiledGraph::new(compiled::build(self)))
+    }
+
+    pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {
+        self.nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.runner.targets()))
+    }
+}

@@ -1,0 +1,47 @@
+//! Runtime of [stategraph](https://docs.rs/stategraph): typed channels, the Pregel
+//! superstep engine, `Command` / `Send`, and streaming.
+//!
+//! Users depend on the `stategraph` facade, which re-exports this crate together
+//! with the macros. The architecture, in the order data flows:
+//!
+//! - [`channels`]: how one state field reacts to a superstep's writes.
+//! - [`state`]: the [`State`] trait `#[derive(State)]` implements: typed fields,
+//!   a typed partial update, the channel set.
+//! - [`node`] and [`command`]: what a node is, and what it may return
+//!   ([`Command`], [`Send`], updates).
+//! - [`graph`]: the [`StateGraph`] builder, validated by `compile()` into a
+//!   [`CompiledGraph`].
+//! - [`pregel`]: the superstep loop that runs a compiled graph.
+//! - [`stream`]: the typed events a run reports.
+
+pub mod channels;
+pub mod command;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod graph;
+pub mod node;
+pub(crate) mod pregel;
+pub mod state;
+pub mod stream;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use channels::{Overwrite, ReducerWrite, TopicWrite};
+pub use command::{
+    send, Command, CommandGraph, Destination, GotoTarget, NoGoto, Route, Send, Targets,
+};
+pub use config::RunConfig;
+pub use context::Context;
+pub use error::{EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError};
+pub use graph::{CompiledGraph, NodeOptions, StateGraph};
+pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
+pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
+pub use stream::{StreamEvent, StreamMode, StreamModes};
+
+/// The virtual entry node of every graph.
+pub const START: &str = "__start__";
+/// The virtual terminal node of every graph.
+pub const END: &str = "__end__";

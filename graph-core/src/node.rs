@@ -1,0 +1,445 @@
+//! Nodes: [`NodeSpec`] (name and input type), [`Node`] (how to run it for a state),
+//! [`IntoNodeOutput`] (what a node may return), and closure nodes.
+
+use crate::command::{Command, CommandGraph, Destination, GotoTarget, Route, Send, Targets};
+use crate::context::Context;
+use crate::error::NodeError;
+use crate::state::State;
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// The future a node returns.
+pub type NodeFuture<S> =
+    Pin<Box<dyn Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static>>;
+
+/// A node's identity: its name and the type of input it takes.
+///
+/// `#[node]` implements it for the unit struct it generates. `Input` is the graph
+/// state for ordinary nodes, or a payload type for nodes reached only by [`Send`].
+pub trait NodeSpec: std::marker::Send + Sync + 'static {
+    /// What the node takes: the graph state, or its own payload type.
+    type Input: Any + std::marker::Send + Sync;
+
+    /// The node's name in the graph.
+    fn name(&self) -> Cow<'static, str>;
+}
+
+/// The argument of the marker fn `#[node]` generates; you never call that fn.
+///
+/// `#[node] fn agent(..)` produces a type `agent` (the node) and a fn
+/// `agent(NodeMarker) -> agent`, so the bare name `agent` can be passed to
+/// `add_node`, `add_edge` and `send` while your own `let agent = ..` bindings still
+/// work (a fn can be shadowed; a unit struct or const could not).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeMarker(pub(crate) ());
+
+/// Marks a node passed as a value (a type implementing [`NodeSpec`]).
+pub enum ByValue {}
+/// Marks a node passed as the marker fn of a `#[node]`.
+pub struct ByFn<T>(std::marker::PhantomData<fn() -> T>);
+/// Marks a node named by a string.
+pub enum ByName {}
+
+/// A node given either as a value or as the name of a `#[node]` fn.
+///
+/// `M` is inferred; it only keeps the two forms apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a node",
+    label = "expected a `#[node]` fn or a node value",
+    note = "write the node as a fn with `#[node]`, or add a closure with `add_node_fn`"
+)]
+pub trait IntoNodeSpec<M> {
+    /// The node.
+    type Spec: NodeSpec;
+
+    /// Produces the node.
+    fn into_spec(self) -> Self::Spec;
+}
+
+impl<N: NodeSpec> IntoNodeSpec<ByValue> for N {
+    type Spec = N;
+
+    fn into_spec(self) -> N {
+        self
+    }
+}
+
+impl<F, T> IntoNodeSpec<ByFn<T>> for F
+where
+    F: Fn(NodeMarker) -> T,
+    T: NodeSpec,
+{
+    type Spec = T;
+
+    fn into_spec(self) -> T {
+        self(NodeMarker(()))
+    }
+}
+
+/// A node that can run in a graph whose state is `S`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a node of a graph with state `{S}`",
+    label = "not a node for this state",
+    note = "write the node as a fn with `#[node]` whose first parameter is `&{S}` (or a payload type for a Send-only node), and whose return type is an update of `{S}`, a `Command`, `Vec<Send>`, `()` or a `Result` of these"
+)]
+pub trait Node<S: State>: NodeSpec {
+    /// Runs the node.
+    fn run(&self, input: Arc<Self::Input>, ctx: Context) -> NodeFuture<S>;
+
+    /// The destinations the node may route to by itself (from its `Command` type).
+    fn targets(&self) -> Targets {
+        Targets::None
+    }
+}
+
+/// What a node produced: state updates, routes and PUSH tasks.
+pub struct NodeOutput<S: State> {
+    pub(crate) updates: Vec<S::Update>,
+    pub(crate) routes: Vec<RouteWrite>,
+    pub(crate) parent: Option<Box<NodeOutput<S>>>,
+}
+
+/// A control write produced by a node's own routing.
+#[derive(Debug, Clone)]
+pub(crate) enum RouteWrite {
+    Node(Cow<'static, str>),
+    Send(Send),
+}
+
+impl<S: State> Default for NodeOutput<S> {
+    fn default() -> Self {
+        NodeOutput {
+            updates: Vec::new(),
+            routes: Vec::new(),
+            parent: None,
+        }
+    }
+}
+
+impl<S: State> std::fmt::Debug for NodeOutput<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeOutput")
+            .field("updates", &self.updates.len())
+            .field("routes", &self.routes)
+            .finish()
+    }
+}
+
+impl<S: State> NodeOutput<S> {
+    /// An output with no writes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a state update.
+    pub fn with_update(mut self, update: S::Update) -> Self {
+        self.updates.push(update);
+        self
+    }
+
+    /// Adds a route to the node named `node` (`END` adds nothing).
+    pub fn with_goto(mut self, node: impl Into<Cow<'static, str>>) -> Self {
+        let node = node.into();
+        if node != crate::END {
+            self.routes.push(RouteWrite::Node(node));
+        }
+        self
+    }
+
+    /// Adds a PUSH task.
+    pub fn with_send(mut self, send: Send) -> Self {
+        self.routes.push(RouteWrite::Send(send));
+        self
+    }
+
+    /// The state updates, in order.
+    pub fn updates(&self) -> &[S::Update] {
+        &self.updates
+    }
+
+    fn push_command<G: GotoTarget>(&mut self, cmd: Command<G, S::Update>) {
+        match cmd.graph {
+            CommandGraph::Current => {
+                if let Some(u) = cmd.update {
+                    self.updates.push(u);
+                }
+                for route in cmd.goto {
+                    match route {
+                        Route::To(g) => {
+                            if let Destination::Node(n) = g.destination() {
+                                self.routes.push(RouteWrite::Node(Cow::Owned(n.to_owned())));
+                            }
+                        }
+                        Route::Send(s) => self.routes.push(RouteWrite::Send(s)),
+                    }
+                }
+            }
+            CommandGraph::Parent => {
+                let parent = self.parent.get_or_insert_with(Default::default);
+                parent.push_command(Command {
+                    graph: CommandGraph::Current,
+                    ..cmd
+                });
+            }
+        }
+    }
+}
+
+/// A value a node may return.
+///
+/// Implemented for `()`, [`Command`], `Vec<Command>`, [`Send`], `Vec<Send>`,
+/// `Option<T>`, `Result<T, E>` and [`NodeOutput`]; `#[derive(State)]` adds the state's
+/// update type and `Vec` of it.
+#[diagnostic::on_unimplemented(
+    message = "a node of a graph with state `{S}` cannot return `{Self}`",
+    label = "not a node result for this state",
+    note = "return the state's update type (`{S}Update`), `Command<G>`, `Vec<Send>`, `()`, or a `Result` of one of these"
+)]
+pub trait IntoNodeOutput<S: State> {
+    /// Converts into the engine's form.
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError>;
+
+    /// The destinations this return type can route to.
+    fn targets() -> Targets {
+        Targets::None
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for NodeOutput<S> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        Ok(self)
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for () {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        Ok(NodeOutput::default())
+    }
+}
+
+impl<S: State, G: GotoTarget> IntoNodeOutput<S> for Command<G, S::Update> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        let mut out = NodeOutput::default();
+        out.push_command(self);
+        Ok(out)
+    }
+
+    fn targets() -> Targets {
+        G::targets()
+    }
+}
+
+impl<S: State, G: GotoTarget> IntoNodeOutput<S> for Vec<Command<G, S::Update>> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        let mut out = NodeOutput::default();
+        for cmd in self {
+            out.push_command(cmd);
+        }
+        Ok(out)
+    }
+
+    fn targets() -> Targets {
+        G::targets()
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for Send {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        Ok(NodeOutput::default().with_send(self))
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for Vec<Send> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        let mut out = NodeOutput::default();
+        out.routes.extend(self.into_iter().map(RouteWrite::Send));
+        Ok(out)
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
+    }
+}
+
+impl<S: State, T: IntoNodeOutput<S>> IntoNodeOutput<S> for Option<T> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        match self {
+            Some(t) => t.into_output(),
+            None => Ok(NodeOutput::default()),
+        }
+    }
+
+    fn targets() -> Targets {
+        T::targets()
+    }
+}
+
+impl<S: State, T: IntoNodeOutput<S>, E: Into<NodeError>> IntoNodeOutput<S> for Result<T, E> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        self.map_err(Into::into)?.into_output()
+    }
+
+    fn targets() -> Targets {
+        T::targets()
+    }
+}
+
+/// A node made from a closure; see `StateGraph::add_node_fn`.
+pub struct FnNode<F, I, M> {
+    name: Cow<'static, str>,
+    f: F,
+    _marker: std::marker::PhantomData<fn(I, M)>,
+}
+
+impl<F, I, M> FnNode<F, I, M> {
+    pub(crate) fn new(name: Cow<'static, str>, f: F) -> Self {
+        FnNode {
+            name,
+            f,
+            _marker: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<F, I, M> NodeSpec for FnNode<F, I, M>
+where
+    F: std::marker::Send + Sync + 'static,
+    I: Any + std::marker::Send + Sync,
+    M: 'static,
+{
+    type Input = I;
+
+    fn name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+}
+
+/// Marker for closures taking only the input.
+pub struct InputOnly;
+/// Marker for closures taking the input and the [`Context`].
+pub struct WithContext;
+/// Marker for async closures taking the input by `Arc` and the [`Context`].
+pub struct AsyncFn<Fut>(std::marker::PhantomData<Fut>);
+
+impl<S, F, I, R> Node<S> for FnNode<F, I, InputOnly>
+where
+    S: State,
+    F: Fn(&I) -> R + std::marker::Send + Sync + 'static,
+    I: Any + std::marker::Send + Sync,
+    R: IntoNodeOutput<S>,
+{
+    fn run(&self, input: Arc<I>, _ctx: Context) -> NodeFuture<S> {
+        let result = (self.f)(&input).into_output();
+        Box::pin(std::future::ready(result))
+    }
+
+    fn targets(&self) -> Targets {
+        R::targets()
+    }
+}
+
+impl<S, F, I, R> Node<S> for FnNode<F, I, WithContext>
+where
+    S: State,
+    F: Fn(&I, &Context) -> R + std::marker::Send + Sync + 'static,
+    I: Any + std::marker::Send + Sync,
+    R: IntoNodeOutput<S>,
+{
+    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<S> {
+        let result = (self.f)(&input, &ctx).into_output();
+        Box::pin(std::future::ready(result))
+    }
+
+    fn targets(&self) -> Targets {
+        R::targets()
+    }
+}
+
+impl<S, F, I, Fut, R> Node<S> for FnNode<F, I, AsyncFn<Fut>>
+where
+    S: State,
+    F: Fn(Arc<I>, Context) -> Fut + std::marker::Send + Sync + 'static,
+    Fut: Future<Output = R> + std::marker::Send + 'static,
+    I: Any + std::marker::Send + Sync,
+    R: IntoNodeOutput<S>,
+    Fut: 'static,
+{
+    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<S> {
+        let fut = (self.f)(input, ctx);
+        Box::pin(async move { fut.await.into_output() })
+    }
+
+    fn targets(&self) -> Targets {
+        R::targets()
+    }
+}
+
+/// A closure usable as a node: `Fn(&I) -> R` or `Fn(&I, &Context) -> R`.
+pub trait NodeFn<S: State, I, M>: std::marker::Send + Sync + 'static {}
+
+impl<S, F, I, R> NodeFn<S, I, InputOnly> for F
+where
+    S: State,
+    F: Fn(&I) -> R + std::marker::Send + Sync + 'static,
+    R: IntoNodeOutput<S>,
+{
+}
+
+impl<S, F, I, R> NodeFn<S, I, WithContext> for F
+where
+    S: State,
+    F: Fn(&I, &Context) -> R + std::marker::Send + Sync + 'static,
+    R: IntoNodeOutput<S>,
+{
+}
+
+/// What a task hands its node: the state (PULL) or a `Send` payload (PUSH).
+pub(crate) enum TaskInput<S> {
+    State(Arc<S>),
+    Payload(Arc<dyn Any + std::marker::Send + Sync>),
+}
+
+/// A node with its types erased, as the compiled graph stores it.
+pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
+    fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError>;
+    fn input_type(&self) -> (TypeId, &'static str);
+    fn targets(&self) -> Targets;
+}
+
+pub(crate) struct NodeBox<N>(pub(crate) N);
+
+impl<S: State, N: Node<S>> ErasedNode<S> for NodeBox<N> {
+    fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError> {
+        let any: Arc<dyn Any + std::marker::Send + Sync> = match input {
+            TaskInput::State(s) => s,
+            TaskInput::Payload(p) => p,
+        };
+        match any.downcast::<N::Input>() {
+            Ok(input) => Ok(self.0.run(input, ctx)),
+            Err(_) => Err(NodeError::msg(format!(
+                "node `{}` takes a `{}`, but its task was given a value of another type",
+                self.0.name(),
+                std::any::type_name::<N::Input>()
+            ))),
+        }
+    }
+
+    fn input_type(&self) -> (TypeId, &'static str) {
+        (TypeId::of::<N::Input>(), std::any::type_name::<N::Input>())
+    }
+
+    fn targets(&self) -> Targets {
+        self.0.targets()
+    }
+}

@@ -1,0 +1,180 @@
+//! Running the tasks of one superstep: concurrently on tokio when there are several,
+//! inline when there is one; panics are caught; the first failure cancels siblings.
+
+use super::{Run, Task};
+use crate::context::{Context, CustomSink};
+use crate::error::{GraphError, NodeError};
+use crate::node::{NodeFuture, NodeOutput};
+use crate::state::State;
+use crate::stream::{StreamEvent, StreamMode};
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+enum Failure {
+    Error(NodeError),
+    Panic(String),
+}
+
+fn panic_message(payload: &(dyn Any + std::marker::Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}
+
+async fn guarded<S: State>(fut: NodeFuture<S>) -> Result<NodeOutput<S>, Failure> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(Failure::Error(e)),
+        Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+    }
+}
+
+/// Aborts spawned tasks when dropped.
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl AbortOnDrop {
+    fn abort_all(&self) {
+        self.0.iter().for_each(tokio::task::AbortHandle::abort);
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+impl<S: State> Run<S> {
+    fn custom_sink(&self) -> Option<CustomSink> {
+        let events = self.events.as_ref()?;
+        if !events.wants(StreamMode::Custom) {
+            return None;
+        }
+        let events = Arc::clone(events);
+        Some(Arc::new(move |node: &Arc<str>, value| {
+            events.emit(StreamEvent::Custom {
+                node: Arc::clone(node),
+                value,
+            })
+        }))
+    }
+
+    fn failure(&self, task: &Task<S>, failure: Failure) -> GraphError {
+        let node = self.graph.nodes[task.node].name.to_string();
+        match failure {
+            Failure::Error(e) => GraphError::NodeFailed {
+                node,
+                task_id: task.id.clone(),
+                step: self.step,
+                source: e.into_boxed(),
+            },
+            Failure::Panic(message) => GraphError::NodePanicked {
+                node,
+                task_id: task.id.clone(),
+                step: self.step,
+                message,
+            },
+        }
+    }
+
+    /// Starts a task's node; the synchronous part of a closure node runs here.
+    fn start(
+        &self,
+        task: &mut Task<S>,
+        custom: &Option<CustomSink>,
+    ) -> Result<NodeFuture<S>, Failure> {
+        let spec = &self.graph.nodes[task.node];
+        let (Some(runner), Some(input)) = (spec.runner.as_ref(), task.input.take()) else {
+            // `__start__`: forwards the input to the state fields.
+            let mut out = NodeOutput::default();
+            if let Some(update) = &self.start_input {
+                out.updates.push(update.clone());
+            }
+            return Ok(Box::pin(std::future::ready(Ok(out))));
+        };
+        let ctx = Context::new(
+            Arc::clone(&spec.name),
+            task.id.clone(),
+            self.step,
+            self.stop,
+            Arc::clone(&self.config),
+            custom.clone(),
+        );
+        match std::panic::catch_unwind(AssertUnwindSafe(|| runner.call(input, ctx))) {
+            Ok(Ok(fut)) => Ok(fut),
+            Ok(Err(e)) => Err(Failure::Error(e)),
+            Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+        }
+    }
+
+    /// Runs every task of the step; returns their outputs in task order, or the
+    /// first failure (after cancelling the tasks still running).
+    pub(super) async fn execute(
+        &mut self,
+        tasks: &mut [Task<S>],
+    ) -> Result<Vec<NodeOutput<S>>, GraphError> {
+        let custom = self.custom_sink();
+        let mut futures = Vec::with_capacity(tasks.len());
+        for task in tasks.iter_mut() {
+            match self.start(task, &custom) {
+                Ok(f) => futures.push(f),
+                Err(failure) => return Err(self.failure(task, failure)),
+            }
+        }
+
+        let results: Vec<Result<NodeOutput<S>, Failure>> = if futures.len() == 1 {
+            let fut = futures.pop().map(guarded);
+            match fut {
+                Some(f) => vec![f.await],
+                None => Vec::new(),
+            }
+        } else if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let handles: Vec<_> = futures
+                .into_iter()
+                .map(|f| handle.spawn(guarded(f)))
+                .collect();
+            // Dropping the run (cancellation) or failing early aborts what still runs.
+            let _abort = AbortOnDrop(handles.iter().map(|h| h.abort_handle()).collect());
+            let mut slots: Vec<Option<Result<NodeOutput<S>, Failure>>> =
+                (0..handles.len()).map(|_| None).collect();
+            let mut waiting: FuturesUnordered<_> = handles
+                .into_iter()
+                .enumerate()
+                .map(|(i, h)| async move { (i, h.await) })
+                .collect();
+            while let Some((i, joined)) = waiting.next().await {
+                let result = match joined {
+                    Ok(r) => r,
+                    Err(e) if e.is_panic() => Err(Failure::Panic(panic_message(&*e.into_panic()))),
+                    Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
+                };
+                if let Err(failure) = result {
+                    _abort.abort_all();
+                    while waiting.next().await.is_some() {}
+                    return Err(self.failure(&tasks[i], failure));
+                }
+                slots[i] = Some(result);
+            }
+            slots.into_iter().flatten().collect()
+        } else {
+            // No tokio runtime: run the tasks concurrently on the caller's executor.
+            futures::future::join_all(futures.into_iter().map(guarded)).await
+        };
+
+        let mut outputs = Vec::with_capacity(results.len());
+        for (task, result) in tasks.iter().zip(results) {
+            match result {
+                Ok(out) => outputs.push(out),
+                Err(failure) => return Err(self.failure(task, failure)),
+            }
+        }
+        Ok(outputs)
+    }
+}

@@ -1,0 +1,307 @@
+//! `apply_writes` (SEMANTICS.md §2.6): writes of a superstep are applied in task-path
+//! order, channel by channel, then unwritten ephemeral channels are cleared and, if
+//! nothing would run next, channels are finished.
+
+use super::ids::TaskPath;
+use super::{Run, Task};
+use crate::command::Send;
+use crate::error::{GraphError, InvalidUpdateError};
+use crate::graph::branch::BranchRoute;
+use crate::graph::compiled::{EdgeWrite, Graph};
+use crate::node::{NodeOutput, RouteWrite};
+use crate::state::{FieldSet, State, StateUpdate};
+use crate::stream::{StreamEvent, StreamMode};
+use crate::{END, START};
+use std::sync::Arc;
+
+/// A write to an engine-owned channel.
+pub(super) enum ControlWrite {
+    Trigger(usize),
+    Join(usize, Arc<str>),
+    Send(Send),
+}
+
+/// Turns a node name from a `Command` goto into a trigger write.
+fn goto_write<S: State>(graph: &Graph<S>, from: &str, target: &str, out: &mut Vec<ControlWrite>) {
+    match graph.node_by_name.get(target) {
+        Some(&n) if n != 0 => out.push(ControlWrite::Trigger(graph.branch_of[n])),
+        _ => {
+            tracing::warn!("Task {from} wrote to unknown channel branch:to:{target}, ignoring it.")
+        }
+    }
+}
+
+/// Runs the conditional edges of node `node` against `state`.
+fn route<S: State>(
+    graph: &Graph<S>,
+    node: usize,
+    state: &S,
+    out: &mut Vec<ControlWrite>,
+) -> Result<(), InvalidUpdateError> {
+    let spec = &graph.nodes[node];
+    let mut routes = Vec::new();
+    for router in &spec.branches {
+        routes.clear();
+        router.route(state, &mut routes);
+        for r in routes.drain(..) {
+            match r {
+                BranchRoute::End => {}
+                BranchRoute::Node(name) if name == START => {
+                    return Err(InvalidUpdateError::new(format!(
+                        "Branch did not return a valid destination (a conditional edge of `{}` \
+                         returned START)",
+                        spec.name
+                    )))
+                }
+                BranchRoute::Node(name) => goto_write(graph, &spec.name, &name, out),
+                BranchRoute::Send(s) if s.node() == END => {
+                    return Err(InvalidUpdateError::new(
+                        "Cannot send a packet to the END node",
+                    ))
+                }
+                BranchRoute::Send(s) => out.push(ControlWrite::Send(s)),
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<S: State> Run<S> {
+    pub(super) fn apply(
+        &mut self,
+        tasks: Vec<Task<S>>,
+        mut outputs: Vec<NodeOutput<S>>,
+    ) -> Result<(), GraphError> {
+        let graph = Arc::clone(&self.graph);
+        let mut order: Vec<usize> = (0..tasks.len()).collect();
+        order.sort_by(|a, b| tasks[*a].path.cmp(&tasks[*b].path));
+
+        if let Some(events) = self
+            .events
+            .as_ref()
+            .filter(|e| e.wants(StreamMode::Updates))
+        {
+            for (task, out) in tasks.iter().zip(&outputs) {
+                if task.node != 0 {
+                    events.emit(StreamEvent::Updates {
+                        node: Arc::clone(&graph.nodes[task.node].name),
+                        updates: out.updates.clone(),
+                    });
+                }
+            }
+        }
+
+        // versions_seen: each PULL task saw its triggers' current versions.
+        for task in &tasks {
+            if let TaskPath::Pull(_) = task.path {
+                let triggers = &graph.nodes[task.node].triggers;
+                let seen = self.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
+                for (i, &c) in triggers.iter().enumerate() {
+                    if self.versions[c] > 0 {
+                        seen[i] = self.versions[c];
+                    }
+                }
+            }
+        }
+
+        let nv = self.next_version();
+        let base = graph.control_base();
+
+        // Consume the channels that triggered tasks.
+        let mut consumed: Vec<usize> = tasks
+            .iter()
+            .filter(|t| matches!(t.path, TaskPath::Pull(_)))
+            .flat_map(|t| graph.nodes[t.node].triggers.iter().copied())
+            .filter(|&c| c >= base)
+            .collect();
+        consumed.sort_unstable();
+        consumed.dedup();
+        for c in consumed {
+            if self.control[c - base].consume() {
+                self.versions[c] = nv;
+            }
+        }
+
+        // Control writes, per task: Command routes, static edges, conditional edges.
+        // A router reads the state with only its own task's writes applied: the
+        // current state if the task wrote no field; the state after this step's field
+        // writes if the task was the step's only writer; otherwise a private copy.
+        let wrote_fields: Vec<bool> = outputs
+            .iter()
+            .map(|o| o.updates.iter().any(|u| !u.is_empty()))
+            .collect();
+        let writers = wrote_fields.iter().filter(|w| **w).count();
+        let mut control: Vec<Vec<ControlWrite>> = (0..tasks.len()).map(|_| Vec::new()).collect();
+        let mut route_after_fields: Option<usize> = None;
+        for &ti in &order {
+            let spec = &graph.nodes[tasks[ti].node];
+            let out = &mut outputs[ti];
+            let writes = &mut control[ti];
+            for r in out.routes.drain(..) {
+                match r {
+                    RouteWrite::Node(name) => goto_write(&graph, &spec.name, &name, writes),
+                    RouteWrite::Send(s) => writes.push(ControlWrite::Send(s)),
+                }
+            }
+            for edge in &spec.edges {
+                writes.push(match edge {
+                    EdgeWrite::Branch(c) => ControlWrite::Trigger(*c),
+                    EdgeWrite::Join(c, name) => ControlWrite::Join(*c, Arc::clone(name)),
+                });
+            }
+            if spec.branches.is_empty() {
+                continue;
+            }
+            if !wrote_fields[ti] {
+                route(&graph, tasks[ti].node, &self.state, writes)?;
+            } else if writers == 1 {
+                route_after_fields = Some(ti);
+            } else {
+                let mut fresh = (*self.state).clone();
+                let mut channels = self.fields.clone();
+                let mut own = out.updates.clone();
+                let mut ignored = FieldSet::default();
+                fresh.apply_updates(&mut channels, &mut own, &mut ignored)?;
+                route(&graph, tasks[ti].node, &fresh, writes)?;
+            }
+        }
+
+        // State fields.
+        let mut updated = std::mem::take(&mut self.updated);
+        updated.clear();
+        let mut updates: Vec<S::Update> = Vec::new();
+        for &ti in &order {
+            updates.append(&mut outputs[ti].updates);
+        }
+        let mut changed = FieldSet::default();
+        if updates.iter().any(|u| !u.is_empty()) {
+            Arc::make_mut(&mut self.state).apply_updates(
+                &mut self.fields,
+                &mut updates,
+                &mut changed,
+            )?;
+            self.mark(&changed, nv, &mut updated);
+        }
+        if let Some(ti) = route_after_fields {
+            route(&graph, tasks[ti].node, &self.state, &mut control[ti])?;
+        }
+
+        // Control channels, grouped by channel, in task order.
+        let mut triggers: Vec<(usize, usize)> = Vec::new();
+        let mut joins: Vec<(usize, Vec<String>)> = Vec::new();
+        let mut sends: Vec<Send> = Vec::new();
+        let mut any_send_write = false;
+        for &ti in &order {
+            for w in control[ti].drain(..) {
+                match w {
+                    ControlWrite::Trigger(c) => match triggers.iter_mut().find(|(x, _)| *x == c) {
+                        Some((_, n)) => *n += 1,
+                        None => triggers.push((c, 1)),
+                    },
+                    ControlWrite::Join(c, name) => match joins.iter_mut().find(|(x, _)| *x == c) {
+                        Some((_, names)) => names.push(name.to_string()),
+                        None => joins.push((c, vec![name.to_string()])),
+                    },
+                    ControlWrite::Send(s) => {
+                        any_send_write = true;
+                        sends.push(s);
+                    }
+                }
+            }
+        }
+        for (c, n) in triggers {
+            let channel = &mut self.control[c - base];
+            if channel.trigger(n)? {
+                self.versions[c] = nv;
+                if channel.is_available() {
+                    updated.insert(c);
+                    if channel.is_ephemeral() && !self.live_branches.contains(&c) {
+                        self.live_branches.push(c);
+                    }
+                }
+            }
+        }
+        for (c, names) in joins {
+            let channel = &mut self.control[c - base];
+            if channel.join(names)? {
+                self.versions[c] = nv;
+                if channel.is_available() {
+                    updated.insert(c);
+                }
+            }
+        }
+        let tasks_channel = graph.tasks_channel();
+        if any_send_write {
+            // A non-accumulating topic: last step's sends are replaced.
+            let changed = !self.sends.is_empty() || !sends.is_empty();
+            self.sends = sends;
+            if changed {
+                self.versions[tasks_channel] = nv;
+                if !self.sends.is_empty() {
+                    updated.insert(tasks_channel);
+                }
+            }
+        }
+
+        // A new step: channels not written in it hear `update([])`.
+        changed.clear();
+        Arc::make_mut(&mut self.state).notify_new_step(&mut self.fields, &updated, &mut changed)?;
+        self.mark(&changed, nv, &mut updated);
+        let start = graph.start_channel();
+        if self.start_input.is_some() && !updated.contains(start) {
+            self.start_input = None;
+            self.versions[start] = nv;
+        }
+        if !self.sends.is_empty() && !updated.contains(tasks_channel) {
+            self.sends.clear();
+            self.versions[tasks_channel] = nv;
+        }
+        let (control_channels, versions) = (&mut self.control, &mut self.versions);
+        self.live_branches.retain(|&c| {
+            if updated.contains(c) {
+                return true;
+            }
+            if control_channels[c - base].new_step() {
+                versions[c] = nv;
+            }
+            false
+        });
+
+        // Nothing triggers a node any more: finish (publishes deferred nodes).
+        if !updated.intersects(&graph.triggers_any) {
+            changed.clear();
+            Arc::make_mut(&mut self.state).finish(&mut self.fields, &mut changed);
+            self.mark(&changed, nv, &mut updated);
+            for (i, channel) in self.control.iter_mut().enumerate() {
+                if channel.has_finish() && channel.finish() {
+                    self.versions[base + i] = nv;
+                    if channel.is_available() {
+                        updated.insert(base + i);
+                    }
+                }
+            }
+        }
+
+        if let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Values)) {
+            if updated
+                .iter()
+                .next()
+                .is_some_and(|c| c < graph.num_fields())
+            {
+                events.emit(StreamEvent::Values(Arc::clone(&self.state)));
+            }
+        }
+        self.updated = updated;
+        Ok(())
+    }
+
+    /// Bumps the version of every changed field and records the available ones.
+    fn mark(&mut self, changed: &FieldSet, nv: u64, updated: &mut FieldSet) {
+        for f in changed.iter() {
+            self.versions[f] = nv;
+            if self.state.is_available(&self.fields, f) {
+                updated.insert(f);
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The [`State`] trait: a typed state struct with one channel per field.
+//!
+//! Implemented by `#[derive(State)]`; you rarely implement it by hand.
+
+use crate::error::InvalidUpdateError;
+use serde::{Deserializer, Serialize};
+
+/// A state type: a struct whose fields are channels (LastValue, reducers, topics...).
+///
+/// `#[derive(State)]` generates this impl, the partial update type
+/// ([`State::Update`], `<Name>Update` with a builder from `Name::update()`), and the
+/// channel set. The engine keeps the state itself as the storage of every field's
+/// value, so a node reads `&S` without copies; the channels hold only bookkeeping.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a graph state",
+    label = "this type does not implement `State`",
+    note = "add `#[derive(State)]` to the struct `{Self}` (its fields become the graph's channels)"
+)]
+pub trait State: Clone + Default + Send + Sync + 'static {
+    /// A partial update: one optional write per field.
+    type Update: StateUpdate;
+    /// The per-field channel bookkeeping.
+    type Channels: Clone + Send + Sync + 'static;
+
+    /// The channel fields, in declaration order (managed values excluded).
+    const FIELDS: &'static [&'static str];
+
+    /// Whether the struct has managed fields (`RemainingSteps`, `IsLastStep`).
+    const HAS_MANAGED: bool = false;
+
+    /// Fresh channels for a new thread: nothing written yet.
+    fn new_channels() -> Self::Channels;
+
+    /// Applies one superstep's updates (already in deterministic task order) to the
+    /// fields, moving the written values out of `updates`. Marks each field whose
+    /// channel changed in `changed`.
+    fn apply_updates(
+        &mut self,
+        channels: &mut Self::Channels,
+        updates: &mut [Self::Update],
+        changed: &mut FieldSet,
+    ) -> Result<(), InvalidUpdateError>;
+
+    /// Notifies every available field not in `skip` that a new superstep happened
+    /// (`update([])`); ephemeral kinds clear themselves. Marks changed fields.
+    fn notify_new_step(
+        &mut self,
+        channels: &mut Self::Channels,
+        skip: &FieldSet,
+        changed: &mut FieldSet,
+    ) -> Result<(), InvalidUpdateError>;
+
+    /// Calls `finish()` on every field's channel; marks changed fields.
+    fn finish(&mut self, channels: &mut Self::Channels, changed: &mut FieldSet);
+
+    /// Whether field `field` (an index into [`FIELDS`](State::FIELDS)) holds a value.
+    fn is_available(&self, channels: &Self::Channels, field: usize) -> bool;
+
+    /// Writes the managed values of the current superstep into the managed fields.
+    fn set_managed(&mut self, _managed: &ManagedValues) {}
+
+    /// Visits the checkpoint form of each field in `fields` (all fields when `None`)
+    /// that has something to store.
+    fn visit_saved<V: FieldVisitor>(
+        &self,
+        channels: &Self::Channels,
+        fields: Option<&FieldSet>,
+        visitor: &mut V,
+    );
+
+    /// Restores field `field` from its checkpoint form (`None`: never written).
+    fn restore_field<'de, D: Deserializer<'de>>(
+        &mut self,
+        channels: &mut Self::Channels,
+        field: usize,
+        saved: Option<D>,
+    ) -> Result<(), D::Error>;
+
+    /// The index of the field named `name`.
+    fn field_index(name: &str) -> Option<usize> {
+        Self::FIELDS.iter().position(|f| *f == name)
+    }
+}
+
+/// The partial update of a state: one optional write per field.
+pub trait StateUpdate: Default + Clone + Send + Sync + 'static {
+    /// Whether no field is written.
+    fn is_empty(&self) -> bool;
+
+    /// Marks the fields this update writes.
+    fn written_fields(&self, into: &mut FieldSet);
+
+    /// Visits each write of this update as `(field index, field name, value)`.
+    fn visit_writes<V: FieldVisitor>(&self, visitor: &mut V);
+
+    /// An update writing only field `field`, read from its serialised form.
+    fn from_field_write<'de, D: Deserializer<'de>>(
+        field: usize,
+        write: D,
+    ) -> Result<Self, D::Error>;
+}
+
+/// Receives serialisable values per field; see [`State::visit_saved`].
+pub trait FieldVisitor {
+    /// One field's value.
+    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, name: &'static str, value: &T);
+}
+
+/// The per-superstep values of managed fields (LangGraph's managed values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ManagedValues {
+    /// `stop - step`: how many supersteps may still run, this one included.
+    pub remaining_steps: i64,
+    /// Whether this is the last superstep the recursion limit allows.
+    pub is_last_step: bool,
+}
+
+/// A managed field: the number of supersteps left before the recursion limit.
+///
+/// Declare a field of this type in a state and it is filled in before every
+/// superstep; it is not a channel and nodes cannot write it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+pub struct RemainingSteps(pub i64);
+
+/// A managed field: whether the current superstep is the last one allowed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+pub struct IsLastStep(pub bool);
+
+impl std::ops::Deref for RemainingSteps {
+    type Target = i64;
+    fn deref(&self) -> &i64 {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for IsLastStep {
+    type Target = bool;
+    fn deref(&self) -> &bool {
+        &self.0
+    }
+}
+
+/// A set of channel indices (a growable bitset).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSet {
+    words: Vec<u64>,
+}
+
+impl FieldSet {
+    /// An empty set with room for `n` indices.
+    pub fn with_capacity(n: usize) -> Self {
+        FieldSet {
+            words: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    /// Adds `i`.
+    #[inline]
+    pub fn insert(&mut self, i: usize) {
+        let w = i / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << (i % 64);
+    }
+
+    /// Removes `i`.
+    #[inline]
+    pub fn remove(&mut self, i: usize) {
+        if let Some(word) = self.words.get_mut(i / 64) {
+            *word &= !(1 << (i % 64));
+        }
+    }
+
+    /// Whether `i` is in the set.
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        self.words
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
+    }
+
+    /// Removes every index, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+
+    /// The indices in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &word)| {
+            let mut w = word;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(wi * 64 + bit)
+            })
+        })
+    }
+
+    /// Whether the two sets share an index.
+    pub fn intersects(&self, other: &FieldSet) -> bool {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .any(|(a, b)| a & b != 0)
+    }
+}

@@ -1,0 +1,270 @@
+//! What a macro emits next to its errors: stand-in impls with `unreachable!()`
+//! bodies, so that the rest of the crate still type-checks and the user sees only
+//! the errors about the macro input, not a cascade of "`Agent` is not a graph
+//! state" at every use (thiserror's `fallback.rs`, clap's `dummies.rs`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::BTreeMap;
+use syn::ext::IdentExt;
+use syn::{Data, DeriveInput, Fields};
+
+/// Stand-ins for everything `#[derive(State)]` generates: the `State` impl, the
+/// update type and a builder that accepts any value for any field name.
+pub(crate) fn state(input: &DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let vis = &input.vis;
+    let update = format_ident!("{}Update", ident.unraw(), span = ident.span());
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let bounds = bounds_of_generic(
+        input,
+        quote!(
+            ::core::clone::Clone
+                + ::core::default::Default
+                + ::core::marker::Send
+                + ::core::marker::Sync
+                + 'static
+        ),
+    );
+
+    // Each field's setter takes the field's type, so that `.log(vec![])` still infers;
+    // the `_overwrite` / `_item` setters of reducer and topic fields take anything.
+    let mut setters: BTreeMap<String, (syn::Ident, TokenStream)> = BTreeMap::new();
+    let mut extra = Vec::new();
+    if let Data::Struct(data) = &input.data {
+        if let Fields::Named(fields) = &data.fields {
+            for field in &fields.named {
+                let Some(ident) = &field.ident else { continue };
+                let ty = &field.ty;
+                setters.insert(ident.unraw().to_string(), (ident.clone(), quote!(#ty)));
+                extra.push(format_ident!("{}_overwrite", ident.unraw()));
+                extra.push(format_ident!("{}_item", ident.unraw()));
+            }
+        }
+    }
+    for ident in extra {
+        setters
+            .entry(ident.to_string())
+            .or_insert_with(|| (ident, quote!(impl ::core::marker::Sized)));
+    }
+    let setters = setters.values().map(|(name, ty)| {
+        quote! {
+            pub fn #name(self, _: #ty) -> Self {
+                self
+            }
+        }
+    });
+    let into_output = quote!(::core::result::Result<::stategraph::NodeOutput<#ident #ty_generics>, ::stategraph::NodeError>);
+    let output_bounds = if input.generics.params.is_empty() {
+        quote!()
+    } else {
+        quote!(where #ident #ty_generics: ::stategraph::State)
+    };
+
+    quote! {
+        #[derive(::core::clone::Clone, ::core::default::Default, ::core::fmt::Debug)]
+        #vis struct #update {}
+
+        #[allow(unused_qualifications, unreachable_code)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::State for #ident #ty_generics #where_clause #bounds {
+                type Update = #update;
+                type Channels = ();
+                const FIELDS: &'static [&'static str] = &[];
+                fn new_channels() -> Self::Channels {}
+                fn apply_updates(
+                    &mut self,
+                    _: &mut (),
+                    _: &mut [#update],
+                    _: &mut ::stategraph::FieldSet,
+                ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                    ::core::unreachable!()
+                }
+                fn notify_new_step(
+                    &mut self,
+                    _: &mut (),
+                    _: &::stategraph::FieldSet,
+                    _: &mut ::stategraph::FieldSet,
+                ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                    ::core::unreachable!()
+                }
+                fn finish(&mut self, _: &mut (), _: &mut ::stategraph::FieldSet) {
+                    ::core::unreachable!()
+                }
+                fn is_available(&self, _: &(), _: usize) -> bool {
+                    ::core::unreachable!()
+                }
+                fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
+                    &self,
+                    _: &(),
+                    _: ::core::option::Option<&::stategraph::FieldSet>,
+                    _: &mut __V,
+                ) {
+                    ::core::unreachable!()
+                }
+                fn restore_field<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                    &mut self,
+                    _: &mut (),
+                    _: usize,
+                    _: ::core::option::Option<__D>,
+                ) -> ::core::result::Result<(), __D::Error> {
+                    ::core::unreachable!()
+                }
+            }
+
+            #[automatically_derived]
+            impl ::stategraph::StateUpdate for #update {
+                fn is_empty(&self) -> bool {
+                    ::core::unreachable!()
+                }
+                fn written_fields(&self, _: &mut ::stategraph::FieldSet) {
+                    ::core::unreachable!()
+                }
+                fn visit_writes<__V: ::stategraph::state::FieldVisitor>(&self, _: &mut __V) {
+                    ::core::unreachable!()
+                }
+                fn from_field_write<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                    _: usize,
+                    _: __D,
+                ) -> ::core::result::Result<Self, __D::Error> {
+                    ::core::unreachable!()
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #ident #ty_generics #where_clause {
+                pub fn update() -> #update {
+                    ::core::default::Default::default()
+                }
+            }
+
+            #[automatically_derived]
+            impl #update {
+                #(#setters)*
+            }
+
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics> for #update #output_bounds {
+                fn into_output(self) -> #into_output {
+                    ::core::unreachable!()
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics> for ::std::vec::Vec<#update> #output_bounds {
+                fn into_output(self) -> #into_output {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}
+
+/// A stand-in `GotoTarget` impl.
+pub(crate) fn goto(input: &DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let bounds = bounds_of_generic(
+        input,
+        quote!(::core::marker::Send + ::core::marker::Sync + 'static),
+    );
+    quote! {
+        #[allow(unused_qualifications, unreachable_code)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::GotoTarget for #ident #ty_generics #where_clause #bounds {
+                fn destination(&self) -> ::stategraph::Destination<'_> {
+                    ::core::unreachable!()
+                }
+                fn targets() -> ::stategraph::Targets {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}
+
+/// A `where Self: bounds` predicate for a generic input, so that the stand-in impl
+/// holds whatever the parameters are (a non-generic input needs none: its impl is
+/// checked against the type as written).
+fn bounds_of_generic(input: &DeriveInput, bounds: TokenStream) -> TokenStream {
+    if input.generics.params.is_empty() {
+        return quote!();
+    }
+    let ident = &input.ident;
+    let (_, ty_generics, where_clause) = input.generics.split_for_impl();
+    let joiner = if where_clause.is_some_and(|w| !w.predicates.empty_or_trailing()) {
+        quote!(,)
+    } else if where_clause.is_some() {
+        quote!()
+    } else {
+        quote!(where)
+    };
+    quote!(#joiner #ident #ty_generics: #bounds)
+}
+
+/// Stand-ins for a `#[node]` fn that has errors: the unit struct and its `NodeSpec`
+/// and `Node` impls, so that `add_node(agent)` and `send(agent, ..)` still check.
+pub(crate) fn node(
+    cfgs: &[syn::Attribute],
+    docs: &[syn::Attribute],
+    vis: &syn::Visibility,
+    ident: &syn::Ident,
+    input: Option<&syn::Type>,
+) -> TokenStream {
+    let name = ident.unraw().to_string();
+    let marker_doc = format!(
+        "The node `{name}` as a value: pass `{name}` to `add_node`, `add_edge` or `send`. \
+         You never call this fn; the node's body is [`{name}::call`]."
+    );
+    let input = match input {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
+    };
+    quote! {
+        #(#cfgs)*
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::fmt::Debug,
+            ::core::default::Default,
+        )]
+        #vis struct #ident {}
+
+        // A braced struct lives only in the type namespace; the value `#ident` is this
+        // fn, which (unlike a unit struct or a const) local bindings may shadow.
+        #(#cfgs)*
+        #[doc = #marker_doc]
+        #[allow(dead_code)]
+        #[inline]
+        #vis fn #ident(_: ::stategraph::NodeMarker) -> #ident {
+            #ident {}
+        }
+
+        #(#cfgs)*
+        #[allow(unused_qualifications, unreachable_code)]
+        const _: () = {
+            #[automatically_derived]
+            impl ::stategraph::NodeSpec for #ident {
+                type Input = #input;
+                fn name(&self) -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(#name)
+                }
+            }
+
+            #[automatically_derived]
+            impl<__S: ::stategraph::State> ::stategraph::Node<__S> for #ident {
+                fn run(
+                    &self,
+                    _: ::std::sync::Arc<#input>,
+                    _: ::stategraph::Context,
+                ) -> ::stategraph::NodeFuture<__S> {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}

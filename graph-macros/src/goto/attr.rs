@@ -1,0 +1,101 @@
+//! The `#[goto(..)]` attribute of `#[derive(Goto)]`.
+
+use crate::ctxt::Ctxt;
+use crate::symbol::{END, GOTO, NAME};
+use syn::{Attribute, LitStr, Meta};
+
+/// What a variant's `#[goto]` says.
+pub(crate) enum GotoAttr {
+    /// `#[goto(end)]`.
+    End,
+    /// `#[goto(name = "x")]`.
+    Name(LitStr),
+}
+
+const USAGE: &str = "write #[goto(end)] to route to END, or #[goto(name = \"node\")] to route to \
+                     the node with that name";
+
+/// The `#[goto]` of a variant; the first one wins, a second one is an error.
+pub(crate) fn variant_attr(cx: &Ctxt, attrs: &[Attribute]) -> Option<GotoAttr> {
+    let mut seen: Option<&Attribute> = None;
+    let mut out = None;
+    for attr in attrs.iter().filter(|a| a.path() == GOTO) {
+        if seen.is_some() {
+            cx.error_spanned_by(
+                attr,
+                "duplicate #[goto] attribute; a variant routes to one place, remove one of them",
+            );
+            continue;
+        }
+        seen = Some(attr);
+        out = parse(cx, attr);
+    }
+    out
+}
+
+/// Rejects `#[goto]` on the enum itself.
+pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
+    for attr in attrs.iter().filter(|a| a.path() == GOTO) {
+        cx.error_spanned_by(
+            attr,
+            "not expected here; the #[goto] attribute belongs on a variant",
+        );
+    }
+}
+
+fn parse(cx: &Ctxt, attr: &Attribute) -> Option<GotoAttr> {
+    match &attr.meta {
+        Meta::List(list) if !list.tokens.is_empty() => {}
+        _ => {
+            cx.error_spanned_by(attr, format!("expected an argument; {USAGE}"));
+            return None;
+        }
+    }
+    let mut out: Option<GotoAttr> = None;
+    let result = attr.parse_nested_meta(|meta| {
+        let parsed = if meta.path == END {
+            if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+                return Err(meta.error("#[goto(end)] takes no value; write #[goto(end)]"));
+            }
+            GotoAttr::End
+        } else if meta.path == NAME {
+            let value: syn::Expr = meta.value()?.parse()?;
+            match value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(name),
+                    ..
+                }) => GotoAttr::Name(name),
+                other => {
+                    let hint = match &other {
+                        syn::Expr::Path(path) => quote::quote!(#path).to_string(),
+                        _ => "node".to_owned(),
+                    };
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        format!("expected the node name as a string: #[goto(name = \"{hint}\")]"),
+                    ));
+                }
+            }
+        } else {
+            let key = match meta.path.get_ident() {
+                Some(ident) => format!(" `{ident}`"),
+                None => String::new(),
+            };
+            return Err(meta.error(format!("unknown #[goto] option{key}; {USAGE}")));
+        };
+        if out.is_some() {
+            return Err(
+                meta.error("#[goto] takes one of `end` or `name = \"..\"`; remove one of them")
+            );
+        }
+        out = Some(parsed);
+        Ok(())
+    });
+    match result {
+        Ok(()) => out,
+        Err(err) => {
+            cx.syn_error(err);
+            None
+        }
+    }
+}

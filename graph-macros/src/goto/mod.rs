@@ -1,0 +1,26 @@
+mod ast;
+mod attr;
+mod expand;
+mod valid;
+
+use crate::ctxt::Ctxt;
+use crate::fallback;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let parsed = ast::Input::from_syn(&cx, input);
+    if let Some(parsed) = &parsed {
+        valid::check(&cx, parsed);
+    }
+    match (cx.check(), parsed) {
+        (Ok(()), Some(parsed)) => expand::derive(&parsed),
+        (result, _) => {
+            let errors = result.err().map(syn::Error::into_compile_error);
+            let dummy = fallback::goto(input);
+            quote!(#errors #dummy)
+        }
+    }
+}

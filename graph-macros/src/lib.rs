@@ -1,0 +1,48 @@
+//! Procedural macros of stategraph. Use them through the `stategraph` crate, which
+//! documents them; everything here expands to paths of that facade.
+
+mod case;
+mod ctxt;
+mod fallback;
+mod goto;
+mod node;
+mod state;
+mod symbol;
+
+use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
+
+#[proc_macro_derive(State, attributes(reducer, channel))]
+pub fn derive_state(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    debug("derive(State)", &input.ident, state::derive(&input))
+}
+
+#[proc_macro_derive(Goto, attributes(goto))]
+pub fn derive_goto(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    debug("derive(Goto)", &input.ident, goto::derive(&input))
+}
+
+#[proc_macro_attribute]
+pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (name, tokens) = node::expand(args.into(), item.into());
+    debug("#[node]", &name, tokens)
+}
+
+/// Prints the expansion to stderr when `GRAPH_MACROS_DEBUG` is set: `1` prints every
+/// expansion, any other value only those of the items with that name
+/// (`GRAPH_MACROS_DEBUG=Agent cargo check`).
+fn debug(
+    macro_name: &str,
+    item: &dyn std::fmt::Display,
+    tokens: proc_macro2::TokenStream,
+) -> TokenStream {
+    if let Ok(filter) = std::env::var("GRAPH_MACROS_DEBUG") {
+        let item = item.to_string();
+        if filter == "1" || filter == item {
+            eprintln!("// {macro_name} on `{item}`\n{tokens}\n");
+        }
+    }
+    tokens.into()
+}

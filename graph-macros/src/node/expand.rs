@@ -1,0 +1,201 @@
+//! The expansion of a valid `#[node]` fn.
+
+use super::ast::{NodeFn, Passing};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+pub(crate) fn node(node: &NodeFn) -> TokenStream {
+    let item = node.item;
+    let sig = &item.sig;
+    let vis = &item.vis;
+    let ident = &sig.ident;
+    let name = ident.unraw().to_string();
+    let marker_doc = format!(
+        "The node `{name}` as a value: pass `{name}` to `add_node`, `add_edge` or `send`. \
+         You never call this fn; the node's body is [`{name}::call`]."
+    );
+    let (docs, cfgs, attrs) = (&node.docs, &node.cfgs, &node.other_attrs);
+    let Some(input) = &node.input else {
+        // `from_syn` reports a missing input, so this is not reached.
+        return quote!();
+    };
+    let input_ty = input.ty;
+    let ret = &node.ret;
+
+    let asyncness = &sig.asyncness;
+    let constness = &sig.constness;
+    let abi = &sig.abi;
+    let params = &sig.inputs;
+    let body = &item.block;
+    let call_doc = format!(
+        " Runs the body of the node `{name}` directly, outside a graph (e.g. in a unit test)."
+    );
+
+    let input_arg = match input.passing {
+        Passing::ByRef => quote!(&*__input),
+        Passing::ByValue => {
+            quote_spanned!(input_ty.span()=> ::std::sync::Arc::unwrap_or_clone(__input))
+        }
+    };
+    let ctx_arg = match node.ctx {
+        None => quote!(),
+        Some(Passing::ByRef) => quote!(, &__ctx),
+        Some(Passing::ByValue) => quote!(, __ctx),
+    };
+    let await_call = asyncness.map(|_| quote!(.await));
+    let future = quote! {
+        async move {
+            <#ret as ::stategraph::IntoNodeOutput<__S>>::into_output(
+                Self::call(#input_arg #ctx_arg) #await_call
+            )
+        }
+    };
+    // Spanned at the fn's name: a future that is not `Send` is reported there.
+    let run_body = quote_spanned!(ident.span()=> ::std::boxed::Box::pin(#future));
+    let input_assoc = quote_spanned!(input_ty.span()=> type Input = #input_ty;);
+
+    let goto_check = (!node.gotos.is_empty()).then(|| {
+        let check = format_ident!("__graph_check_{}_goto", ident.unraw());
+        let asserts = node.gotos.iter().map(|goto| {
+            quote_spanned!(goto.span()=> ::stategraph::__private::assert_goto_target::<#goto>();)
+        });
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, non_snake_case)]
+            fn #check() {
+                #(#asserts)*
+            }
+        }
+    });
+    let output_check = output_check(node, &name);
+    let state_bound = &node.state_bound;
+    let where_state = state_bound.as_ref().map(|bound| quote!(where #bound));
+
+    quote! {
+        #(#cfgs)*
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::fmt::Debug,
+            ::core::default::Default,
+        )]
+        #vis struct #ident {}
+
+        // A braced struct lives only in the type namespace; the value `#ident` is this
+        // fn, which (unlike a unit struct or a const) local bindings may shadow.
+        #(#cfgs)*
+        #[doc = #marker_doc]
+        #[allow(dead_code)]
+        #[inline]
+        #vis fn #ident(_: ::stategraph::NodeMarker) -> #ident {
+            #ident {}
+        }
+
+        #(#cfgs)*
+        impl #ident {
+            #[doc = #call_doc]
+            // The input is borrowed from the task's `Arc<Input>`: `&String` or `&Vec<T>`
+            // is the node's contract here, not a choice clippy can improve.
+            #[allow(clippy::ptr_arg)]
+            #(#attrs)*
+            #vis #constness #asyncness #abi fn call(#params) -> #ret #where_state #body
+        }
+
+        #(#cfgs)*
+        #[allow(unused_qualifications)]
+        const _: () = {
+            #[automatically_derived]
+            impl ::stategraph::NodeSpec for #ident {
+                #input_assoc
+
+                fn name(&self) -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(#name)
+                }
+            }
+
+            #[automatically_derived]
+            impl<__S: ::stategraph::State> ::stategraph::Node<__S> for #ident
+            where
+                #ret: ::stategraph::IntoNodeOutput<__S>,
+                #state_bound
+            {
+                fn run(
+                    &self,
+                    __input: ::std::sync::Arc<#input_ty>,
+                    __ctx: ::stategraph::Context,
+                ) -> ::stategraph::NodeFuture<__S> {
+                    #run_body
+                }
+
+                fn targets(&self) -> ::stategraph::Targets {
+                    <#ret as ::stategraph::IntoNodeOutput<__S>>::targets()
+                }
+            }
+
+            #goto_check
+            #output_check
+        };
+    }
+}
+
+/// Checks the return type against the state where the state is known, so that a
+/// node returning something no graph accepts (`-> i32`) is reported at its return
+/// type instead of at the `add_node` that uses it.
+///
+/// With `#[node(state = S)]` the state is `S`. Otherwise it is the input type when
+/// that implements `State`; a payload input (e.g. `u32` for a node reached by `send`)
+/// is skipped, using autoref dispatch: the method of `__NodeOfState` is found on the
+/// probe first, and only exists when the input is a state.
+fn output_check(node: &NodeFn, name: &str) -> TokenStream {
+    let check = format_ident!("__graph_check_{}_output", name);
+    let ret = &node.ret_without_gotos;
+    let span = match &node.item.sig.output {
+        syn::ReturnType::Default => node.item.sig.ident.span(),
+        syn::ReturnType::Type(_, ty) => ty.span(),
+    };
+    let body = match (node.state_arg, &node.input) {
+        (Some(state), _) => {
+            let check_here = syn::Ident::new(&check.to_string(), span);
+            quote_spanned! {span=>
+                fn #check_here<S: ::stategraph::State, R: ::stategraph::IntoNodeOutput<S>>() {}
+                #check_here::<#state, #ret>();
+            }
+        }
+        (None, Some(input)) => {
+            let input = input.ty;
+            // The method name carries the span rustc reports an unmet bound of the call at.
+            let check_here = syn::Ident::new(&check.to_string(), span);
+            let call = quote_spanned! {span=>
+                (&__Probe::<#input>(::core::marker::PhantomData)).#check_here::<#ret>()
+            };
+            quote! {
+                struct __Probe<T>(::core::marker::PhantomData<T>);
+                trait __NodeOfState {
+                    type S: ::stategraph::State;
+                    fn #check<R: ::stategraph::IntoNodeOutput<Self::S>>(&self) {}
+                }
+                impl<T: ::stategraph::State> __NodeOfState for __Probe<T> {
+                    type S = T;
+                }
+                trait __NodeOfPayload {
+                    fn #check<R>(&self) {}
+                }
+                impl<T> __NodeOfPayload for &__Probe<T> {}
+                #call;
+            }
+        }
+        (None, None) => return quote!(),
+    };
+    let where_state = node.state_bound.as_ref().map(|bound| quote!(where #bound));
+    quote! {
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case)]
+        fn #check() #where_state {
+            #body
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! The `#[reducer(..)]` and `#[channel(..)]` attributes of `#[derive(State)]`.
+
+use crate::ctxt::Ctxt;
+use crate::symbol::*;
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, ExprPath, LitBool, Meta};
+
+/// How a field's channel was chosen by its attributes.
+pub(crate) enum ChannelAttr {
+    Reducer(ExprPath),
+    Kind(ChannelKind),
+}
+
+/// A `#[channel(kind)]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ChannelKind {
+    LastValue,
+    LastValueAfterFinish,
+    Ephemeral { guard: bool },
+    Topic { accumulate: bool },
+    Untracked { guard: bool },
+    AnyValue,
+}
+
+const KINDS: &str = "last_value, last_value_after_finish, ephemeral, ephemeral(guard = false), \
+                     topic, topic(accumulate), untracked, untracked(guard = false), any_value";
+
+/// The channel attributes of one field.
+pub(crate) struct FieldAttrs<'a> {
+    /// The channel set by the first attribute, when it is valid.
+    pub(crate) channel: Option<(&'a Attribute, ChannelAttr)>,
+    /// Every `#[reducer]` / `#[channel]` attribute on the field, valid or not.
+    pub(crate) all: Vec<&'a Attribute>,
+}
+
+pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'a> {
+    let mut out = FieldAttrs {
+        channel: None,
+        all: Vec::new(),
+    };
+    for attr in attrs {
+        let is_reducer = attr.path() == REDUCER;
+        if !is_reducer && attr.path() != CHANNEL {
+            continue;
+        }
+        if let Some(first) = out.all.first() {
+            cx.error_spanned_by(attr, conflict_message(first, attr));
+        } else if is_reducer {
+            out.channel = parse_reducer(cx, attr).map(|p| (attr, ChannelAttr::Reducer(p)));
+        } else {
+            out.channel = parse_channel(cx, attr).map(|k| (attr, ChannelAttr::Kind(k)));
+        }
+        out.all.push(attr);
+    }
+    out
+}
+
+/// Rejects `#[reducer]` / `#[channel]` on the struct itself.
+pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
+    for attr in attrs {
+        for name in [REDUCER, CHANNEL] {
+            if attr.path() == name {
+                cx.error_spanned_by(
+                    attr,
+                    format!("not expected here; the #[{name}] attribute belongs on a field"),
+                );
+            }
+        }
+    }
+}
+
+fn conflict_message(first: &Attribute, second: &Attribute) -> String {
+    let first_name = if first.path() == REDUCER {
+        REDUCER
+    } else {
+        CHANNEL
+    };
+    let second_name = if second.path() == REDUCER {
+        REDUCER
+    } else {
+        CHANNEL
+    };
+    if first_name.0 == REDUCER.0 && second_name.0 == REDUCER.0 {
+        "duplicate #[reducer] attribute; a field has one reducer, remove one of them (to apply \
+         two, write a fn that calls both)"
+            .to_owned()
+    } else if first_name.0 == second_name.0 {
+        "duplicate #[channel] attribute; a field has one channel kind, remove one of them"
+            .to_owned()
+    } else {
+        format!(
+            "#[{second_name}] conflicts with the #[{first_name}] attribute above; a field has one \
+             channel: keep #[reducer(..)] to fold writes with a function, or #[channel(..)] to \
+             pick another kind"
+        )
+    }
+}
+
+fn parse_reducer(cx: &Ctxt, attr: &Attribute) -> Option<ExprPath> {
+    let list = match &attr.meta {
+        Meta::List(list) => list,
+        _ => {
+            cx.error_spanned_by(
+                attr,
+                "expected a reducer function: write #[reducer(my_fn)], where \
+                 `fn my_fn(current: T, update: T) -> T`",
+            );
+            return None;
+        }
+    };
+    if list.tokens.is_empty() {
+        cx.error_spanned_by(
+            attr,
+            "expected a reducer function: write #[reducer(my_fn)], where \
+             `fn my_fn(current: T, update: T) -> T`",
+        );
+        return None;
+    }
+    let expr: Expr = match list.parse_args() {
+        Ok(expr) => expr,
+        Err(err) => {
+            cx.syn_error(err);
+            return None;
+        }
+    };
+    match expr {
+        Expr::Path(path) if path.attrs.is_empty() => Some(path),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => {
+            let suggestion = s
+                .parse::<syn::ExprPath>()
+                .map(|p| quote::quote!(#p).to_string().replace(' ', ""))
+                .unwrap_or_else(|_| "my_fn".to_owned());
+            cx.error_spanned_by(
+                s,
+                format!(
+                    "expected a path to a function, not a string; write #[reducer({suggestion})]"
+                ),
+            );
+            None
+        }
+        Expr::Closure(closure) => {
+            cx.error_spanned_by(
+                closure,
+                "expected a path to a function, not a closure; define \
+                 `fn my_fn(current: T, update: T) -> T` and write #[reducer(my_fn)]",
+            );
+            None
+        }
+        other => {
+            cx.error_spanned_by(
+                other,
+                "expected a path to a function, e.g. #[reducer(my_fn)] or \
+                 #[reducer(my_module::merge)]",
+            );
+            None
+        }
+    }
+}
+
+fn parse_channel(cx: &Ctxt, attr: &Attribute) -> Option<ChannelKind> {
+    let missing =
+        || format!("expected a channel kind: #[channel(kind)], where kind is one of: {KINDS}");
+    match &attr.meta {
+        Meta::List(list) if !list.tokens.is_empty() => {}
+        _ => {
+            cx.error_spanned_by(attr, missing());
+            return None;
+        }
+    }
+    let mut kind: Option<ChannelKind> = None;
+    let mut first_span: Option<Span> = None;
+    let result = attr.parse_nested_meta(|meta| {
+        let parsed = parse_kind(&meta)?;
+        if first_span.is_some() {
+            return Err(
+                meta.error("only one channel kind per field; remove this one or the one before it")
+            );
+        }
+        first_span = Some(meta.path.span());
+        kind = Some(parsed);
+        Ok(())
+    });
+    match result {
+        Ok(()) => kind,
+        Err(err) => {
+            cx.syn_error(err);
+            None
+        }
+    }
+}
+
+fn parse_kind(meta: &ParseNestedMeta) -> syn::Result<ChannelKind> {
+    let path = &meta.path;
+    if path == LAST_VALUE {
+        no_options(meta, LAST_VALUE)?;
+        Ok(ChannelKind::LastValue)
+    } else if path == LAST_VALUE_AFTER_FINISH {
+        no_options(meta, LAST_VALUE_AFTER_FINISH)?;
+        Ok(ChannelKind::LastValueAfterFinish)
+    } else if path == ANY_VALUE {
+        no_options(meta, ANY_VALUE)?;
+        Ok(ChannelKind::AnyValue)
+    } else if path == EPHEMERAL {
+        Ok(ChannelKind::Ephemeral {
+            guard: parse_guard(meta, EPHEMERAL)?,
+        })
+    } else if path == UNTRACKED {
+        Ok(ChannelKind::Untracked {
+            guard: parse_guard(meta, UNTRACKED)?,
+        })
+    } else if path == TOPIC {
+        let mut accumulate = false;
+        if meta.input.peek(syn::token::Paren) {
+            meta.parse_nested_meta(|inner| {
+                if inner.path == ACCUMULATE {
+                    accumulate = if inner.input.peek(syn::Token![=]) {
+                        inner.value()?.parse::<LitBool>()?.value
+                    } else {
+                        true
+                    };
+                    Ok(())
+                } else {
+                    Err(inner.error(format!(
+                        "unknown option{} of #[channel(topic)]; expected `accumulate`, as in \
+                         #[channel(topic(accumulate))]",
+                        key_name(&inner.path)
+                    )))
+                }
+            })?;
+        } else if meta.input.peek(syn::Token![=]) {
+            return Err(meta.error("expected #[channel(topic)] or #[channel(topic(accumulate))]"));
+        }
+        Ok(ChannelKind::Topic { accumulate })
+    } else {
+        let name = key_name(path);
+        Err(meta.error(format!(
+            "unknown channel kind{name}; expected one of: {KINDS}"
+        )))
+    }
+}
+
+/// `` ` `bogus`` `` for an error message about the key `bogus`.
+fn key_name(path: &syn::Path) -> String {
+    match path.get_ident() {
+        Some(ident) => format!(" `{ident}`"),
+        None => String::new(),
+    }
+}
+
+fn no_options(meta: &ParseNestedMeta, kind: Symbol) -> syn::Result<()> {
+    if meta.input.peek(syn::token::Paren) || meta.input.peek(syn::Token![=]) {
+        Err(meta.error(format!(
+            "#[channel({kind})] takes no options; write #[channel({kind})]"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// `kind` or `kind(guard = bool)`.
+fn parse_guard(meta: &ParseNestedMeta, kind: Symbol) -> syn::Result<bool> {
+    let mut guard = true;
+    if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| {
+            if inner.path == GUARD {
+                guard = inner.value()?.parse::<LitBool>()?.value;
+                Ok(())
+            } else {
+                Err(inner.error(format!(
+                    "unknown option{} of #[channel({kind})]; expected `guard`, as in \
+                     #[channel({kind}(guard = false))]",
+                    key_name(&inner.path)
+                )))
+            }
+        })?;
+    } else if meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(format!(
+            "expected #[channel({kind})] or #[channel({kind}(guard = false))]"
+        )));
+    }
+    Ok(guard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn parse(attrs: Vec<Attribute>) -> (Option<String>, usize) {
+        let cx = Ctxt::new();
+        let parsed = field_attrs(&cx, &attrs);
+        let channel = parsed.channel.map(|(_, channel)| match channel {
+            ChannelAttr::Reducer(path) => format!("reducer {}", quote::quote!(#path)),
+            ChannelAttr::Kind(kind) => format!("{kind:?}"),
+        });
+        let errors = cx.check().map_or_else(|e| e.into_iter().count(), |()| 0);
+        (channel, errors)
+    }
+
+    #[test]
+    fn parses_every_kind() {
+        for (attr, expected) in [
+            (parse_quote!(#[channel(last_value)]), "LastValue"),
+            (
+                parse_quote!(#[channel(last_value_after_finish)]),
+                "LastValueAfterFinish",
+            ),
+            (
+                parse_quote!(#[channel(ephemeral)]),
+                "Ephemeral { guard: true }",
+            ),
+            (
+                parse_quote!(#[channel(ephemeral(guard = false))]),
+                "Ephemeral { guard: false }",
+            ),
+            (
+                parse_quote!(#[channel(topic)]),
+                "Topic { accumulate: false }",
+            ),
+            (
+                parse_quote!(#[channel(topic(accumulate))]),
+                "Topic { accumulate: true }",
+            ),
+            (
+                parse_quote!(#[channel(topic(accumulate = false))]),
+                "Topic { accumulate: false }",
+            ),
+            (
+                parse_quote!(#[channel(untracked)]),
+                "Untracked { guard: true }",
+            ),
+            (
+                parse_quote!(#[channel(untracked(guard = false))]),
+                "Untracked { guard: false }",
+            ),
+            (parse_quote!(#[channel(any_value)]), "AnyValue"),
+            (parse_quote!(#[reducer(concat)]), "reducer concat"),
+            (
+                parse_quote!(#[reducer(ops::merge::<u32>)]),
+                "reducer ops :: merge :: < u32 >",
+            ),
+        ] {
+            assert_eq!(parse(vec![attr]), (Some(expected.to_owned()), 0));
+        }
+    }
+
+    #[test]
+    fn ignores_other_attributes() {
+        assert_eq!(parse(vec![parse_quote!(#[serde(default)])]), (None, 0));
+    }
+
+    #[test]
+    fn rejects_misuse() {
+        for attrs in [
+            vec![parse_quote!(#[channel(bogus)])],
+            vec![parse_quote!(#[channel])],
+            vec![parse_quote!(#[channel(topic, ephemeral)])],
+            vec![parse_quote!(#[channel(ephemeral(gaurd = false))])],
+            vec![parse_quote!(#[channel(last_value(guard = false))])],
+            vec![parse_quote!(#[reducer("concat")])],
+            vec![parse_quote!(#[reducer(|a, b| a)])],
+            vec![parse_quote!(#[reducer])],
+            vec![
+                parse_quote!(#[reducer(concat)]),
+                parse_quote!(#[reducer(merge)]),
+            ],
+            vec![
+                parse_quote!(#[reducer(concat)]),
+                parse_quote!(#[channel(topic)]),
+            ],
+        ] {
+            let (_, errors) = parse(attrs);
+            assert_eq!(errors, 1);
+        }
+    }
+}

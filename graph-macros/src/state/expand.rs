@@ -1,0 +1,705 @@
+//! The expansion of a valid `#[derive(State)]` input.
+
+use super::ast::{vec_elem, Channel, Field, Input, Managed};
+use super::attr::ChannelKind;
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+/// One channel field, with the types its expansion needs.
+struct ChannelField<'a> {
+    field: &'a Field<'a>,
+    index: Literal,
+    /// The channel type, e.g. `LastValue<T>`.
+    channel: TokenStream,
+    /// The type of one write (`T`, `ReducerWrite<T>`, `TopicWrite<Elem>`).
+    write: TokenStream,
+    /// `Elem` of a topic field.
+    elem: Option<TokenStream>,
+    /// The channel's constructor.
+    init: TokenStream,
+    /// The accessors of the channel in the channel set (see `accessors`).
+    get_mut: syn::Ident,
+    get_ref: syn::Ident,
+    untracked: bool,
+}
+
+pub(crate) fn derive(input: &Input) -> TokenStream {
+    let ident = input.ident;
+    let update = format_ident!("{}Update", ident.unraw(), span = ident.span());
+    let channels = format_ident!("__{}Channels", ident.unraw());
+    let fields: Vec<ChannelField> = input
+        .channels()
+        .map(|(field, index, kind)| channel_field(field, index, kind))
+        .collect();
+
+    let update_struct = update_struct(input, &update, &fields);
+    let builder = builder(input, &update, &fields);
+    let debug = debug_impl(&update, &fields);
+    let channel_set = channel_set(&channels, &fields);
+    let state_impl = state_impl(input, &update, &channels, &fields);
+    let update_impl = update_impl(input, &update, &fields);
+
+    quote! {
+        #update_struct
+
+        #[doc(hidden)]
+        // Channel types spell field types inside `fn(T, T) -> T` and `impl Channel<..>`:
+        // complexity the user did not write and cannot factor out.
+        #[allow(unused_qualifications, clippy::type_complexity)]
+        const _: () = {
+            #channel_set
+            #state_impl
+            #update_impl
+            #debug
+            #builder
+
+            #[automatically_derived]
+            impl ::stategraph::IntoNodeOutput<#ident> for #update {
+                fn into_output(
+                    self,
+                ) -> ::core::result::Result<::stategraph::NodeOutput<#ident>, ::stategraph::NodeError>
+                {
+                    ::core::result::Result::Ok(::stategraph::NodeOutput::new().with_update(self))
+                }
+            }
+
+            #[automatically_derived]
+            impl ::stategraph::IntoNodeOutput<#ident> for ::std::vec::Vec<#update> {
+                fn into_output(
+                    self,
+                ) -> ::core::result::Result<::stategraph::NodeOutput<#ident>, ::stategraph::NodeError>
+                {
+                    ::core::result::Result::Ok(::core::iter::Iterator::fold(
+                        ::core::iter::IntoIterator::into_iter(self),
+                        ::stategraph::NodeOutput::new(),
+                        ::stategraph::NodeOutput::with_update,
+                    ))
+                }
+            }
+        };
+    }
+}
+
+fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> ChannelField<'a> {
+    let ty = &field.ty;
+    let span = ty.span();
+    let key = &field.name;
+    let mut elem = None;
+    let (channel, write, init) = match kind {
+        Channel::Reducer(path) => {
+            // A non-capturing closure coerces to the channel's `fn(T, T) -> T`; calling
+            // the reducer through `call_reducer` reports a wrong signature with the
+            // `Reducer` trait's message, at the user's path.
+            let call = quote_spanned! {path.span()=>
+                ::stategraph::__private::call_reducer(#path, __current, __update)
+            };
+            (
+                quote_spanned!(span=> ::stategraph::channels::BinaryOperatorAggregate<#ty>),
+                quote_spanned!(span=> ::stategraph::channels::ReducerWrite<#ty>),
+                quote! {
+                    ::stategraph::channels::BinaryOperatorAggregate::new(
+                        #key,
+                        |__current, __update| #call,
+                    )
+                },
+            )
+        }
+        Channel::Kind(kind) => {
+            let plain = |name: &str| {
+                let name = format_ident!("{}", name, span = span);
+                (
+                    quote_spanned!(span=> ::stategraph::channels::#name<#ty>),
+                    quote_spanned!(span=> #ty),
+                    quote!(::stategraph::channels::#name::new(#key)),
+                )
+            };
+            match *kind {
+                ChannelKind::LastValue => plain("LastValue"),
+                ChannelKind::LastValueAfterFinish => plain("LastValueAfterFinish"),
+                ChannelKind::AnyValue => plain("AnyValue"),
+                ChannelKind::Ephemeral { guard: true } => plain("EphemeralValue"),
+                ChannelKind::Ephemeral { guard: false } => {
+                    let (channel, write, _) = plain("EphemeralValue");
+                    let init =
+                        quote!(::stategraph::channels::EphemeralValue::with_guard(#key, false));
+                    (channel, write, init)
+                }
+                ChannelKind::Untracked { guard: true } => plain("UntrackedValue"),
+                ChannelKind::Untracked { guard: false } => {
+                    let (channel, write, _) = plain("UntrackedValue");
+                    let init =
+                        quote!(::stategraph::channels::UntrackedValue::with_guard(#key, false));
+                    (channel, write, init)
+                }
+                ChannelKind::Topic { accumulate } => {
+                    // `valid` rejects other spellings than `Vec<T>`.
+                    let item = match vec_elem(ty) {
+                        Some(elem) => quote!(#elem),
+                        None => {
+                            quote_spanned!(span=> <#ty as ::stategraph::__private::ListOf>::Elem)
+                        }
+                    };
+                    let channel = quote_spanned!(span=> ::stategraph::channels::Topic<#item>);
+                    let write = quote_spanned!(span=> ::stategraph::channels::TopicWrite<#item>);
+                    let init = if accumulate {
+                        quote!(::stategraph::channels::Topic::with_accumulate(#key, true))
+                    } else {
+                        quote!(::stategraph::channels::Topic::new(#key))
+                    };
+                    elem = Some(item);
+                    (channel, write, init)
+                }
+            }
+        }
+    };
+    ChannelField {
+        field,
+        index: Literal::usize_unsuffixed(index),
+        channel,
+        write,
+        elem,
+        init,
+        get_mut: format_ident!("__channel{}", index),
+        get_ref: format_ident!("__channel{}_ref", index),
+        untracked: matches!(kind, Channel::Kind(ChannelKind::Untracked { .. })),
+    }
+}
+
+fn update_struct(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let vis = input.vis;
+    let doc = format!(
+        " A partial update of [`{}`]: one optional write per field. Start one with \
+         [`{}::update()`] and chain the field setters.",
+        input.ident, input.ident
+    );
+    let members = fields.iter().map(|f| {
+        let name = f.field.ident;
+        let write = &f.write;
+        let doc = format!(" The write to `{}`, if any.", f.field.name);
+        quote! {
+            #[doc = #doc]
+            pub #name: ::core::option::Option<#write>
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        #[derive(::core::clone::Clone, ::core::default::Default)]
+        #vis struct #update {
+            #(#members,)*
+        }
+    }
+}
+
+fn builder(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let ident = input.ident;
+    let doc = format!(" An empty update of `{ident}`; chain the field setters to fill it in.");
+    let setters = fields.iter().map(|f| setters(f));
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #[doc = #doc]
+            #[must_use]
+            pub fn update() -> #update {
+                ::core::default::Default::default()
+            }
+        }
+
+        #[automatically_derived]
+        impl #update {
+            #(#setters)*
+        }
+    }
+}
+
+fn setters(f: &ChannelField) -> TokenStream {
+    let name = f.field.ident;
+    let key = &f.field.name;
+    let ty = &f.field.ty;
+    match (&f.field.kind, &f.elem) {
+        (
+            super::ast::FieldKind::Channel {
+                kind: Channel::Reducer(path),
+                ..
+            },
+            _,
+        ) => {
+            let reducer = quote!(#path).to_string().replace(' ', "");
+            let overwrite = format_ident!("{}_overwrite", name.unraw(), span = name.span());
+            let doc = format!(" Writes `value` to `{key}`, folded into it with `{reducer}`.");
+            let doc_overwrite =
+                format!(" Replaces `{key}` with `value`, bypassing its reducer `{reducer}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                pub fn #name(mut self, value: #ty) -> Self {
+                    self.#name = ::core::option::Option::Some(
+                        ::stategraph::channels::ReducerWrite::Value(value),
+                    );
+                    self
+                }
+
+                #[doc = #doc_overwrite]
+                #[must_use]
+                pub fn #overwrite(mut self, value: #ty) -> Self {
+                    self.#name = ::core::option::Option::Some(
+                        ::stategraph::channels::ReducerWrite::Overwrite(value),
+                    );
+                    self
+                }
+            }
+        }
+        (_, Some(elem)) => {
+            let item = format_ident!("{}_item", name.unraw(), span = name.span());
+            let doc =
+                format!(" Publishes `items` to `{key}` (a `Vec` of items, or a `TopicWrite`).");
+            let doc_item = format!(" Publishes one item to `{key}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                pub fn #name(
+                    mut self,
+                    items: impl ::core::convert::Into<::stategraph::channels::TopicWrite<#elem>>,
+                ) -> Self {
+                    self.#name = ::core::option::Option::Some(items.into());
+                    self
+                }
+
+                #[doc = #doc_item]
+                #[must_use]
+                pub fn #item(mut self, item: #elem) -> Self {
+                    self.#name = ::core::option::Option::Some(
+                        ::stategraph::channels::TopicWrite::One(item),
+                    );
+                    self
+                }
+            }
+        }
+        _ => {
+            let doc = format!(" Writes `value` to `{key}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                pub fn #name(mut self, value: #ty) -> Self {
+                    self.#name = ::core::option::Option::Some(value);
+                    self
+                }
+            }
+        }
+    }
+}
+
+/// Prints only the written fields. Field types need not implement `Debug` (the
+/// autoref dispatch of `__private::DebugField` prints `..` for those); reducer
+/// values and topic lists print without their `Value` / `Many` wrapper.
+fn debug_impl(update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let name = update.to_string();
+    let fmt_field = |value: TokenStream| {
+        quote! {
+            &::stategraph::__private::FmtWith(
+                |__f: &mut ::core::fmt::Formatter<'_>| {
+                    (&::stategraph::__private::DebugField(#value)).fmt_field(__f)
+                }
+            )
+        }
+    };
+    let wrapped = |wrapper: &str, value: TokenStream| {
+        let inner = fmt_field(value);
+        quote! {
+            &::stategraph::__private::FmtWith(
+                |__f: &mut ::core::fmt::Formatter<'_>| {
+                    __f.debug_tuple(#wrapper).field(#inner).finish()
+                }
+            )
+        }
+    };
+    let entries = fields.iter().map(|f| {
+        let member = f.field.ident;
+        let key = &f.field.name;
+        let value = match (&f.field.kind, &f.elem) {
+            (
+                super::ast::FieldKind::Channel {
+                    kind: Channel::Reducer(_),
+                    ..
+                },
+                _,
+            ) => {
+                let value = fmt_field(quote!(__v));
+                let overwrite = wrapped("Overwrite", quote!(__v));
+                quote! {
+                    match __write {
+                        ::stategraph::channels::ReducerWrite::Value(__v) => __s.field(#key, #value),
+                        ::stategraph::channels::ReducerWrite::Overwrite(__v) => {
+                            __s.field(#key, #overwrite)
+                        }
+                    }
+                }
+            }
+            (_, Some(_)) => {
+                let many = fmt_field(quote!(__v));
+                let one = wrapped("One", quote!(__v));
+                quote! {
+                    match __write {
+                        ::stategraph::channels::TopicWrite::Many(__v) => __s.field(#key, #many),
+                        ::stategraph::channels::TopicWrite::One(__v) => __s.field(#key, #one),
+                    }
+                }
+            }
+            _ => {
+                let value = fmt_field(quote!(__write));
+                quote!(__s.field(#key, #value))
+            }
+        };
+        quote! {
+            if let ::core::option::Option::Some(__write) = &self.#member {
+                #value;
+            }
+        }
+    });
+    quote! {
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #update {
+            fn fmt(&self, __formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                #[allow(unused_imports)]
+                use ::stategraph::__private::{ViaDebug as _, ViaOpaque as _};
+                let mut __s = __formatter.debug_struct(#name);
+                #(#entries)*
+                __s.finish()
+            }
+        }
+    }
+}
+
+/// The channel set, and one accessor pair per channel returning it as an opaque
+/// `impl Channel`. Every use of a channel goes through its accessors, so a field type
+/// the channel cannot hold (not `Serialize`, not `Default`...) is reported once per
+/// field, at the field's type, instead of once per method of the `State` impl.
+fn channel_set(channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let members = fields.iter().map(|f| {
+        let name = f.field.ident;
+        let channel = &f.channel;
+        quote!(#name: #channel)
+    });
+    let accessors = fields.iter().map(|f| {
+        let name = f.field.ident;
+        let ty = &f.field.ty;
+        let write = &f.write;
+        let (get_mut, get_ref) = (&f.get_mut, &f.get_ref);
+        let span = ty.span();
+        let bound = quote_spanned! {span=>
+            impl ::stategraph::channels::Channel<Value = #ty, Write = #write>
+        };
+        let (ret_mut, ret_ref) = (
+            quote_spanned!(span=> &mut #bound),
+            quote_spanned!(span=> &#bound),
+        );
+        let (body_mut, body_ref) = (
+            quote_spanned!(span=> &mut self.#name),
+            quote_spanned!(span=> &self.#name),
+        );
+        quote! {
+            #[inline(always)]
+            fn #get_mut(&mut self) -> #ret_mut {
+                #body_mut
+            }
+
+            #[inline(always)]
+            fn #get_ref(&self) -> #ret_ref {
+                #body_ref
+            }
+        }
+    });
+    // Only emitted when used, so that a state without channels has no dead code.
+    let restore_helper = (!fields.is_empty()).then(|| {
+        quote! {
+            fn __restore_channel<'de, C, D>(
+                channel: &mut C,
+                value: &mut C::Value,
+                saved: ::core::option::Option<D>,
+            ) -> ::core::result::Result<(), D::Error>
+            where
+                C: ::stategraph::channels::Channel,
+                D: ::stategraph::__private::serde::Deserializer<'de>,
+            {
+                let restored = match saved {
+                    ::core::option::Option::Some(saved) => ::core::option::Option::Some(
+                        <C::Restored as ::stategraph::__private::serde::Deserialize>::deserialize(
+                            saved,
+                        )?,
+                    ),
+                    ::core::option::Option::None => ::core::option::Option::None,
+                };
+                ::stategraph::channels::Channel::restore(channel, value, restored);
+                ::core::result::Result::Ok(())
+            }
+        }
+    });
+    quote! {
+        #[doc(hidden)]
+        #[derive(::core::clone::Clone)]
+        pub struct #channels {
+            #(#members,)*
+        }
+
+        impl #channels {
+            #(#accessors)*
+        }
+
+        #restore_helper
+    }
+}
+
+fn state_impl(
+    input: &Input,
+    update: &syn::Ident,
+    channels: &syn::Ident,
+    fields: &[ChannelField],
+) -> TokenStream {
+    let ident = input.ident;
+    let names = fields.iter().map(|f| &f.field.name);
+    let has_managed = input.managed().next().is_some();
+    let inits = fields.iter().map(|f| {
+        let name = f.field.ident;
+        let init = &f.init;
+        quote!(#name: #init)
+    });
+
+    let apply = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
+        quote! {
+            let __n = __updates.iter().filter(|__u| __u.#name.is_some()).count();
+            if __n > 0
+                && ::stategraph::__private::update_channel(
+                    __channels.#get(),
+                    &mut self.#name,
+                    __n,
+                    __updates.iter_mut().filter_map(|__u| __u.#name.take()),
+                )?
+            {
+                __changed.insert(#i);
+            }
+        }
+    });
+    let notify = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
+        quote! {
+            if !__skip.contains(#i)
+                && ::stategraph::__private::notify_channel(__channels.#get(), &mut self.#name)?
+            {
+                __changed.insert(#i);
+            }
+        }
+    });
+    let finish = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
+        quote! {
+            if ::stategraph::channels::Channel::finish(__channels.#get(), &mut self.#name) {
+                __changed.insert(#i);
+            }
+        }
+    });
+    let available = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_ref);
+        quote! {
+            #i => ::stategraph::channels::Channel::is_available(__channels.#get(), &self.#name),
+        }
+    });
+    let managed = input.managed().map(|(f, m)| {
+        let name = f.ident;
+        match m {
+            Managed::RemainingSteps => quote! {
+                self.#name = ::stategraph::RemainingSteps(__managed.remaining_steps);
+            },
+            Managed::IsLastStep => quote! {
+                self.#name = ::stategraph::IsLastStep(__managed.is_last_step);
+            },
+        }
+    });
+    let set_managed = has_managed.then(|| {
+        quote! {
+            fn set_managed(&mut self, __managed: &::stategraph::ManagedValues) {
+                #(#managed)*
+            }
+        }
+    });
+    let saved = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_ref);
+        let key = &f.field.name;
+        quote! {
+            if __fields.is_none_or(|__set| __set.contains(#i)) {
+                if let ::core::option::Option::Some(__saved) =
+                    ::stategraph::channels::Channel::checkpoint(__channels.#get(), &self.#name)
+                {
+                    __visitor.visit(#i, #key, &__saved);
+                }
+            }
+        }
+    });
+    let restore = fields.iter().map(|f| {
+        let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
+        quote! {
+            #i => __restore_channel(__channels.#get(), &mut self.#name, __saved),
+        }
+    });
+    let no_field = format!("`{ident}` has no channel with index {{}}");
+
+    quote! {
+        #[automatically_derived]
+        impl ::stategraph::State for #ident {
+            type Update = #update;
+            type Channels = #channels;
+
+            const FIELDS: &'static [&'static str] = &[#(#names),*];
+            const HAS_MANAGED: bool = #has_managed;
+
+            fn new_channels() -> Self::Channels {
+                #channels {
+                    #(#inits,)*
+                }
+            }
+
+            fn apply_updates(
+                &mut self,
+                __channels: &mut Self::Channels,
+                __updates: &mut [Self::Update],
+                __changed: &mut ::stategraph::FieldSet,
+            ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                #({ #apply })*
+                ::core::result::Result::Ok(())
+            }
+
+            fn notify_new_step(
+                &mut self,
+                __channels: &mut Self::Channels,
+                __skip: &::stategraph::FieldSet,
+                __changed: &mut ::stategraph::FieldSet,
+            ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                #(#notify)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn finish(
+                &mut self,
+                __channels: &mut Self::Channels,
+                __changed: &mut ::stategraph::FieldSet,
+            ) {
+                #(#finish)*
+            }
+
+            fn is_available(&self, __channels: &Self::Channels, __field: usize) -> bool {
+                match __field {
+                    #(#available)*
+                    _ => false,
+                }
+            }
+
+            #set_managed
+
+            fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
+                &self,
+                __channels: &Self::Channels,
+                __fields: ::core::option::Option<&::stategraph::FieldSet>,
+                __visitor: &mut __V,
+            ) {
+                #(#saved)*
+            }
+
+            fn restore_field<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                &mut self,
+                __channels: &mut Self::Channels,
+                __field: usize,
+                __saved: ::core::option::Option<__D>,
+            ) -> ::core::result::Result<(), __D::Error> {
+                match __field {
+                    #(#restore)*
+                    _ => ::core::result::Result::Err(
+                        <__D::Error as ::stategraph::__private::serde::de::Error>::custom(
+                            ::core::format_args!(#no_field, __field),
+                        ),
+                    ),
+                }
+            }
+        }
+    }
+}
+
+fn update_impl(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let ident = input.ident;
+    let names: Vec<_> = fields.iter().map(|f| f.field.ident).collect();
+    let indices: Vec<_> = fields.iter().map(|f| &f.index).collect();
+    // Untracked values are never persisted, so their types need not be serialisable;
+    // their writes are left out of `visit_writes` and cannot be read back.
+    let visits = fields.iter().filter(|f| !f.untracked).map(|f| {
+        let (name, i, key) = (f.field.ident, &f.index, &f.field.name);
+        let span = f.field.ty.span();
+        let visit = quote_spanned!(span=> __visitor.visit(#i, #key, __write));
+        quote! {
+            if let ::core::option::Option::Some(__write) = &self.#name {
+                #visit;
+            }
+        }
+    });
+    let reads = fields.iter().map(|f| {
+        let (name, i, key) = (f.field.ident, &f.index, &f.field.name);
+        if f.untracked {
+            let msg = format!(
+                "the write to `{key}` of `{ident}` cannot be restored: the field is \
+                 #[channel(untracked)], its values are never serialised"
+            );
+            quote! {
+                #i => ::core::result::Result::Err(
+                    <__D::Error as ::stategraph::__private::serde::de::Error>::custom(#msg),
+                ),
+            }
+        } else {
+            let write = &f.write;
+            let span = f.field.ty.span();
+            let de = quote_spanned! {span=>
+                <#write as ::stategraph::__private::serde::Deserialize>::deserialize(__write)
+            };
+            quote! {
+                #i => {
+                    let mut __update = <Self as ::core::default::Default>::default();
+                    __update.#name = ::core::option::Option::Some(#de?);
+                    ::core::result::Result::Ok(__update)
+                }
+            }
+        }
+    });
+    let no_field = format!("`{ident}` has no channel with index {{}}");
+    quote! {
+        #[automatically_derived]
+        impl ::stategraph::StateUpdate for #update {
+            fn is_empty(&self) -> bool {
+                true #(&& self.#names.is_none())*
+            }
+
+            fn written_fields(&self, __into: &mut ::stategraph::FieldSet) {
+                #(
+                    if self.#names.is_some() {
+                        __into.insert(#indices);
+                    }
+                )*
+            }
+
+            fn visit_writes<__V: ::stategraph::state::FieldVisitor>(&self, __visitor: &mut __V) {
+                #(#visits)*
+            }
+
+            fn from_field_write<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                __field: usize,
+                __write: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                match __field {
+                    #(#reads)*
+                    _ => ::core::result::Result::Err(
+                        <__D::Error as ::stategraph::__private::serde::de::Error>::custom(
+                            ::core::format_args!(#no_field, __field),
+                        ),
+                    ),
+                }
+            }
+        }
+    }
+}

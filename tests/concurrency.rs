@@ -1,0 +1,116 @@
+//! Tasks of one superstep run concurrently, and their writes are applied in a
+//! deterministic order (SEMANTICS.md §2.6, §2.7).
+
+use stategraph::prelude::*;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Barrier;
+
+fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Out {
+    #[reducer(concat)]
+    order: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_of_one_step_run_at_the_same_time() {
+    // Each task waits for the other: this completes only if both run concurrently.
+    let barrier = Arc::new(Barrier::new(2));
+    let (b1, b2) = (Arc::clone(&barrier), Arc::clone(&barrier));
+    let app = StateGraph::<Out>::new()
+        .add_async_node_fn("left", move |_: Arc<Out>, _| {
+            let b = Arc::clone(&b1);
+            async move {
+                b.wait().await;
+                Out::update().order(vec!["left".into()])
+            }
+        })
+        .add_async_node_fn("right", move |_: Arc<Out>, _| {
+            let b = Arc::clone(&b2);
+            async move {
+                b.wait().await;
+                Out::update().order(vec!["right".into()])
+            }
+        })
+        .add_edge(START, "left")
+        .add_edge(START, "right")
+        .compile()
+        .unwrap();
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        app.invoke(Out::update(), &RunConfig::new()),
+    )
+    .await
+    .expect("the two tasks deadlocked: they did not run concurrently")
+    .unwrap();
+    assert_eq!(out.order, ["left", "right"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_follow_task_order_not_completion_order() {
+    // "a_slow" finishes last but sorts first by name: its write comes first.
+    let app = StateGraph::<Out>::new()
+        .add_async_node_fn("a_slow", |_: Arc<Out>, _| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Out::update().order(vec!["a_slow".into()])
+        })
+        .add_node_fn("b_fast", |_: &Out| {
+            Out::update().order(vec!["b_fast".into()])
+        })
+        .add_edge(START, "a_slow")
+        .add_edge(START, "b_fast")
+        .compile()
+        .unwrap();
+    for _ in 0..5 {
+        let out = app.invoke(Out::update(), &RunConfig::new()).await.unwrap();
+        assert_eq!(out.order, ["a_slow", "b_fast"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_task_cancels_its_slow_sibling() {
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&finished);
+    let app = StateGraph::<Out>::new()
+        .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+            let flag = Arc::clone(&flag);
+            async move {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .add_node_fn("fail", |_: &Out| -> Result<(), NodeError> {
+            Err(NodeError::msg("no"))
+        })
+        .add_edge(START, "slow")
+        .add_edge(START, "fail")
+        .compile()
+        .unwrap();
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        app.invoke(Out::update(), &RunConfig::new()),
+    )
+    .await
+    .expect("the failure did not cancel the sibling")
+    .unwrap_err();
+    assert!(err.to_string().contains("node `fail` failed"), "{err}");
+    assert!(!finished.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+#[test]
+fn a_graph_runs_on_a_non_tokio_executor() {
+    let app = StateGraph::<Out>::new()
+        .add_node_fn("x", |_: &Out| Out::update().order(vec!["x".into()]))
+        .add_node_fn("y", |_: &Out| Out::update().order(vec!["y".into()]))
+        .add_edge(START, "x")
+        .add_edge(START, "y")
+        .compile()
+        .unwrap();
+    let out = futures::executor::block_on(app.invoke(Out::update(), &RunConfig::new())).unwrap();
+    assert_eq!(out.order, ["x", "y"]);
+}

@@ -1,0 +1,8 @@
+use stategraph::prelude::*;
+
+#[derive(Goto, Clone, Copy)]
+struct Route {
+    next: &'static str,
+}
+
+fn main() {}

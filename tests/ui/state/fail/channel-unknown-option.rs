@@ -1,0 +1,9 @@
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default)]
+struct Agent {
+    #[channel(ephemeral(gaurd = false))]
+    scratch: String,
+}
+
+fn main() {}

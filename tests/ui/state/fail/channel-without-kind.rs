@@ -1,0 +1,9 @@
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default)]
+struct Agent {
+    #[channel]
+    scratch: String,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default)]
+struct Agent(Vec<String>, u32);
+
+fn main() {}

@@ -1,0 +1,6 @@
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default)]
+struct Agent;
+
+fn main() {}
