@@ -3,9 +3,26 @@
 
 use std::time::Instant;
 
-/// A built workload: run it once, check a run's output.
+/// A built workload: `run` does one timed run; `check` validates its output, untimed.
 pub struct Workload {
-    pub run: Box<dyn FnMut() -> Result<(), String>>,
+    pub run: Box<dyn FnMut() -> Result<Box<dyn std::any::Any>, String>>,
+    pub check: Box<dyn Fn(Box<dyn std::any::Any>) -> Result<(), String>>,
+}
+
+impl Workload {
+    /// A workload from a typed run and check.
+    pub fn new<T: 'static>(
+        mut run: impl FnMut() -> Result<T, String> + 'static,
+        check: impl Fn(T) -> Result<(), String> + 'static,
+    ) -> Self {
+        Workload {
+            run: Box::new(move || run().map(|t| Box::new(t) as Box<dyn std::any::Any>)),
+            check: Box::new(move |out| match out.downcast::<T>() {
+                Ok(t) => check(*t),
+                Err(_) => Err("the run returned an unexpected type".to_owned()),
+            }),
+        }
+    }
 }
 
 /// The peak resident set size of this process, in KiB (`ru_maxrss` on Linux).
@@ -31,9 +48,10 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
     let mut i = 0;
     while i < target {
         let t0 = Instant::now();
-        let outcome = (workload.run)();
+        let output = (workload.run)();
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         times.push(ms);
+        let outcome = output.and_then(|out| (workload.check)(out));
         if let Err(reason) = outcome {
             eprintln!("FAIL {name} run {i}: {reason}");
             failures.push(format!("run {i}: {reason}"));

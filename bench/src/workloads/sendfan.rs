@@ -31,10 +31,9 @@ pub fn build(n: u64) -> Workload {
         .compile()
         .unwrap_or_else(|e| panic!("sendfan graph: {e}"));
     let rt = runtime();
-    Workload {
-        run: Box::new(move || {
-            let (last, chunks) =
-                rt.block_on(stream_values(&graph, FanState::update().out(vec![])))?;
+    Workload::new(
+        move || rt.block_on(stream_values(&graph, FanState::update().out(vec![]))),
+        move |(last, chunks)| {
             expect(last.out.len() == n as usize, || {
                 format!("len(out)={}", last.out.len())
             })?;
@@ -45,6 +44,6 @@ pub fn build(n: u64) -> Workload {
             expect(chunks == 2, || {
                 format!("{chunks} values chunks, expected 2")
             })
-        }),
-    }
+        },
+    )
 }

@@ -35,20 +35,22 @@ pub fn build(n: usize) -> Workload {
     graph = graph.add_edge(format!("node_{}", n - 1), END);
     let graph = graph.compile().unwrap_or_else(|e| panic!("seq graph: {e}"));
     let rt = runtime();
-    Workload {
-        run: Box::new(move || {
-            counter.store(0, Ordering::Relaxed);
+    let runs = Arc::clone(&counter);
+    Workload::new(
+        move || {
+            runs.store(0, Ordering::Relaxed);
             let input = Seq::update().value("seq".into()).items(vec![]);
-            let (last, chunks) = rt.block_on(stream_values(&graph, input))?;
-            expect(counter.load(Ordering::Relaxed) == n, || {
-                format!("counter={} expected {n}", counter.load(Ordering::Relaxed))
-            })?;
+            let out = rt.block_on(stream_values(&graph, input))?;
+            Ok((out, runs.load(Ordering::Relaxed)))
+        },
+        move |((last, chunks), count)| {
+            expect(count == n, || format!("counter={count} expected {n}"))?;
             expect(last.value == "seq" && last.items.is_empty(), || {
                 format!("final state {last:?}")
             })?;
             expect(chunks == 1, || {
                 format!("{chunks} values chunks, expected 1")
             })
-        }),
-    }
+        },
+    )
 }

@@ -49,13 +49,22 @@ fn new_if_some<T>(a: Option<T>, b: Option<T>) -> Option<T> {
     b.or(a)
 }
 
-fn union(a: Map<String, Value>, b: Map<String, Value>) -> Map<String, Value> {
-    if a.is_empty() {
-        return b;
+/// Map union, new keys win. Values are shared like Python's `{**a, **b}`: when the
+/// new map already has every old key, the union *is* the new map (O(keys), no copy).
+fn union(a: Item, b: Item) -> Item {
+    match (&*a, &*b) {
+        (Value::Object(old), Value::Object(new)) => {
+            if old.keys().all(|k| new.contains_key(k)) {
+                b
+            } else {
+                let mut merged = old.clone();
+                merged.extend(new.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Arc::new(Value::Object(merged))
+            }
+        }
+        (_, Value::Object(_)) => b,
+        _ => a,
     }
-    let mut a = a;
-    a.extend(b);
-    a
 }
 
 #[derive(State, Clone, Debug, Serialize, Deserialize)]
@@ -83,10 +92,10 @@ struct Wide {
     #[reducer(new_if_some)]
     email_thread_id: Option<String>,
     #[reducer(union)]
-    slack_participants: Map<String, Value>,
+    slack_participants: Item,
     bot_id: Option<String>,
     #[reducer(union)]
-    notified_assignees: Map<String, Value>,
+    notified_assignees: Item,
 }
 
 impl Default for Wide {
@@ -104,20 +113,20 @@ impl Default for Wide {
             user_info: None,
             crm_info: None,
             email_thread_id: None,
-            slack_participants: Map::new(),
+            slack_participants: Arc::new(Value::Object(Map::new())),
             bot_id: None,
-            notified_assignees: Map::new(),
+            notified_assignees: Arc::new(Value::Object(Map::new())),
         }
     }
 }
 
-/// What `read_write` read: a list, or a single value (maybe null).
-enum Read {
-    List(Vec<Item>),
+/// What `read_write` read: a list, or a single value (maybe null), by reference.
+enum Read<'a> {
+    List(&'a [Item]),
     Single(Item),
 }
 
-impl Read {
+impl Read<'_> {
     fn single(&self) -> Item {
         match self {
             Read::List(l) => l.last().cloned().unwrap_or_else(|| Arc::new(Value::Null)),
@@ -127,33 +136,35 @@ impl Read {
 
     fn as_list(&self) -> Vec<Item> {
         match self {
-            Read::List(l) => l.clone(),
+            Read::List(l) => l.to_vec(),
             Read::Single(v) => vec![Arc::clone(v)],
         }
     }
 }
 
-fn read(state: &Wide, field: &str) -> Read {
-    let null = || Arc::new(Value::Null);
+fn read<'a>(state: &'a Wide, field: &str) -> Read<'a> {
     match field {
-        "messages" => Read::List(state.messages.clone()),
-        "trigger_events" => Read::List(state.trigger_events.clone()),
-        "categorizations" => Read::List(state.categorizations.clone()),
-        "responses" => Read::List(state.responses.clone()),
-        "autoresponse" => Read::Single(state.autoresponse.clone().unwrap_or_else(null)),
+        "messages" => Read::List(&state.messages),
+        "trigger_events" => Read::List(&state.trigger_events),
+        "categorizations" => Read::List(&state.categorizations),
+        "responses" => Read::List(&state.responses),
+        "autoresponse" => Read::Single(
+            state
+                .autoresponse
+                .clone()
+                .unwrap_or_else(|| Arc::new(Value::Null)),
+        ),
         other => unreachable!("no node reads {other}"),
     }
 }
 
-fn random_string(n: usize) -> String {
-    (0..n).map(|_| fastrand::lowercase()).collect()
+/// Equality with CPython's identity shortcut: the same object is equal to itself.
+fn same(a: &Item, b: &Item) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
 }
 
-fn as_map(item: &Item) -> Map<String, Value> {
-    match &**item {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    }
+fn random_string(n: usize) -> String {
+    (0..n).map(|_| fastrand::lowercase()).collect()
 }
 
 /// The generic node body of WORKLOADS.md: read one field, write several.
@@ -170,8 +181,8 @@ fn read_write(state: &Wide, from: &str, writes: &[&str], n: usize) -> WideUpdate
             "relevant_rules" => u.relevant_rules(Some(val.as_list())),
             "user_info" => u.user_info(Some(val.single())),
             "crm_info" => u.crm_info(Some(val.single())),
-            "slack_participants" => u.slack_participants(as_map(&val.single())),
-            "notified_assignees" => u.notified_assignees(as_map(&val.single())),
+            "slack_participants" => u.slack_participants(val.single()),
+            "notified_assignees" => u.notified_assignees(val.single()),
             "autoresponse" => u.autoresponse(Some(val.single())),
             "issue" => u.issue(Some(val.single())),
             "primary_issue_medium" => u.primary_issue_medium(random_string(n)),
@@ -267,10 +278,13 @@ pub fn build(n: usize) -> Workload {
     }
     let expected_chunks = 1 + 5 * rounds;
     let rt = runtime();
-    Workload {
-        run: Box::new(move || {
-            let input = Wide::update().messages(vec![Arc::clone(&msg)]);
-            let (last, chunks) = rt.block_on(stream_values(&graph, input))?;
+    let input_msg = Arc::clone(&msg);
+    Workload::new(
+        move || {
+            let input = Wide::update().messages(vec![Arc::clone(&input_msg)]);
+            rt.block_on(stream_values(&graph, input))
+        },
+        move |(last, chunks)| {
             for (name, len, want) in [
                 ("messages", last.messages.len(), m),
                 ("trigger_events", last.trigger_events.len(), t),
@@ -281,13 +295,13 @@ pub fn build(n: usize) -> Workload {
             }
             let docs = last.memory_docs.as_ref().map_or(0, Vec::len);
             expect(docs == t, || format!("len(memory_docs)={docs}"))?;
-            expect(last.messages.iter().all(|x| **x == *msg), || {
+            expect(last.messages.iter().all(|x| same(x, &msg)), || {
                 "messages content differs".into()
             })?;
             expect(
                 last.relevant_rules
                     .as_ref()
-                    .is_some_and(|r| r.len() == 1 && *r[0] == *msg),
+                    .is_some_and(|r| r.len() == 1 && same(&r[0], &msg)),
                 || "relevant_rules".into(),
             )?;
             for (name, v) in [
@@ -296,15 +310,14 @@ pub fn build(n: usize) -> Workload {
                 ("user_info", &last.user_info),
                 ("crm_info", &last.crm_info),
             ] {
-                expect(v.as_ref().is_some_and(|v| **v == *msg), || {
+                expect(v.as_ref().is_some_and(|v| same(v, &msg)), || {
                     format!("{name} != input message")
                 })?;
             }
-            let msg_map = as_map(&msg);
-            expect(last.slack_participants == msg_map, || {
+            expect(same(&last.slack_participants, &msg), || {
                 "slack_participants".into()
             })?;
-            expect(last.notified_assignees == msg_map, || {
+            expect(same(&last.notified_assignees, &msg), || {
                 "notified_assignees".into()
             })?;
             for (name, v) in [
@@ -317,6 +330,6 @@ pub fn build(n: usize) -> Workload {
             expect(chunks == expected_chunks, || {
                 format!("{chunks} values chunks, expected {expected_chunks}")
             })
-        }),
-    }
+        },
+    )
 }

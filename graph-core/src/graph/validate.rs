@@ -70,13 +70,12 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
 
     let state_type = TypeId::of::<S>();
     let state_name = std::any::type_name::<S>();
-    let node_input = |name: &str| {
-        graph
-            .nodes
-            .iter()
-            .find(|n| n.name == name)
-            .map(|n| n.runner.input_type())
-    };
+    let inputs: std::collections::HashMap<&str, (TypeId, &'static str)> = graph
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.runner.input_type()))
+        .collect();
+    let node_input = |name: &str| inputs.get(name).copied();
     let mut pull_targets: Vec<(String, String)> = Vec::new();
     let mut has_entry = false;
 

@@ -41,16 +41,19 @@ pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
     format_hex_uuid(v)
 }
 
+/// `8-4-4-4-12` lowercase hex, without going through `format!` (hot path: one
+/// call per task).
 fn format_hex_uuid(v: u128) -> String {
-    let h = format!("{v:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xF)]));
+    }
+    out
 }
 
 /// Builds task ids with one reusable buffer.
@@ -109,6 +112,13 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 36);
+    }
+
+    #[test]
+    fn uuid_formatting_matches_the_canonical_form() {
+        let v = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128;
+        assert_eq!(format_hex_uuid(v), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(format_hex_uuid(0), "00000000-0000-0000-0000-000000000000");
     }
 
     #[test]

@@ -60,6 +60,36 @@ impl std::future::Future for YieldOnce {
     }
 }
 
+/// Channel versions, indexed by channel id (0 = never written). The maximum is
+/// tracked so a step's next version costs O(1), not O(channels).
+#[derive(Clone)]
+pub(crate) struct Versions {
+    values: Vec<u64>,
+    max: u64,
+}
+
+impl Versions {
+    fn new(n: usize) -> Self {
+        Versions {
+            values: vec![0; n],
+            max: 0,
+        }
+    }
+
+    fn set(&mut self, channel: usize, version: u64) {
+        self.values[channel] = version;
+        self.max = self.max.max(version);
+    }
+}
+
+impl std::ops::Index<usize> for Versions {
+    type Output = u64;
+
+    fn index(&self, channel: usize) -> &u64 {
+        &self.values[channel]
+    }
+}
+
 /// One task of a superstep.
 pub(crate) struct Task<S: State> {
     pub(crate) node: usize,
@@ -77,7 +107,7 @@ pub(crate) struct Run<S: State> {
     control: Vec<ControlChannel>,
     start_input: Option<S::Update>,
     sends: Vec<Send>,
-    versions: Vec<u64>,
+    versions: Versions,
     /// Per node: the version of each trigger when the node last ran.
     seen: Vec<Option<Vec<u64>>>,
     /// Channels updated (and available) by the previous step.
@@ -117,7 +147,7 @@ impl<S: State> Run<S> {
             control,
             start_input: None,
             sends: Vec::new(),
-            versions: vec![0; n],
+            versions: Versions::new(n),
             updated: FieldSet::with_capacity(n),
             live_branches: Vec::new(),
             step,
@@ -193,15 +223,16 @@ impl<S: State> Run<S> {
         let nv = self.next_version();
         let start = self.graph.start_channel();
         self.start_input = Some(update);
-        self.versions[start] = nv;
+        self.versions.set(start, nv);
         self.updated.clear();
         self.updated.insert(start);
         self.checkpoint = ids::checkpoint_id(self.step);
         self.step += 1;
     }
 
+    /// The version every channel changed by this step gets (one per step, §2.2).
     fn next_version(&self) -> u64 {
-        self.versions.iter().copied().max().unwrap_or(0) + 1
+        self.versions.max + 1
     }
 
     fn channel_available(&self, c: usize) -> bool {
@@ -260,7 +291,7 @@ impl<S: State> Run<S> {
             });
         }
 
-        if self.versions.iter().all(|v| *v == 0) {
+        if self.versions.max == 0 {
             return Ok(tasks);
         }
         let mut candidates: Vec<usize> = Vec::new();

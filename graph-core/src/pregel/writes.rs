@@ -118,7 +118,7 @@ impl<S: State> Run<S> {
         consumed.dedup();
         for c in consumed {
             if self.control[c - base].consume() {
-                self.versions[c] = nv;
+                self.versions.set(c, nv);
             }
         }
 
@@ -212,7 +212,7 @@ impl<S: State> Run<S> {
         for (c, n) in triggers {
             let channel = &mut self.control[c - base];
             if channel.trigger(n)? {
-                self.versions[c] = nv;
+                self.versions.set(c, nv);
                 if channel.is_available() {
                     updated.insert(c);
                     if channel.is_ephemeral() && !self.live_branches.contains(&c) {
@@ -224,7 +224,7 @@ impl<S: State> Run<S> {
         for (c, names) in joins {
             let channel = &mut self.control[c - base];
             if channel.join(names)? {
-                self.versions[c] = nv;
+                self.versions.set(c, nv);
                 if channel.is_available() {
                     updated.insert(c);
                 }
@@ -236,7 +236,7 @@ impl<S: State> Run<S> {
             let changed = !self.sends.is_empty() || !sends.is_empty();
             self.sends = sends;
             if changed {
-                self.versions[tasks_channel] = nv;
+                self.versions.set(tasks_channel, nv);
                 if !self.sends.is_empty() {
                     updated.insert(tasks_channel);
                 }
@@ -250,11 +250,11 @@ impl<S: State> Run<S> {
         let start = graph.start_channel();
         if self.start_input.is_some() && !updated.contains(start) {
             self.start_input = None;
-            self.versions[start] = nv;
+            self.versions.set(start, nv);
         }
         if !self.sends.is_empty() && !updated.contains(tasks_channel) {
             self.sends.clear();
-            self.versions[tasks_channel] = nv;
+            self.versions.set(tasks_channel, nv);
         }
         let (control_channels, versions) = (&mut self.control, &mut self.versions);
         self.live_branches.retain(|&c| {
@@ -262,7 +262,7 @@ impl<S: State> Run<S> {
                 return true;
             }
             if control_channels[c - base].new_step() {
-                versions[c] = nv;
+                versions.set(c, nv);
             }
             false
         });
@@ -274,7 +274,7 @@ impl<S: State> Run<S> {
             self.mark(&changed, nv, &mut updated);
             for (i, channel) in self.control.iter_mut().enumerate() {
                 if channel.has_finish() && channel.finish() {
-                    self.versions[base + i] = nv;
+                    self.versions.set(base + i, nv);
                     if channel.is_available() {
                         updated.insert(base + i);
                     }
@@ -298,7 +298,7 @@ impl<S: State> Run<S> {
     /// Bumps the version of every changed field and records the available ones.
     fn mark(&mut self, changed: &FieldSet, nv: u64, updated: &mut FieldSet) {
         for f in changed.iter() {
-            self.versions[f] = nv;
+            self.versions.set(f, nv);
             if self.state.is_available(&self.fields, f) {
                 updated.insert(f);
             }
