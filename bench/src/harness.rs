@@ -3,10 +3,13 @@
 
 use std::time::Instant;
 
+/// The output of one run, handed to the check.
+type RunOutput = Box<dyn std::any::Any>;
+
 /// A built workload: `run` does one timed run; `check` validates its output, untimed.
 pub struct Workload {
-    pub run: Box<dyn FnMut() -> Result<Box<dyn std::any::Any>, String>>,
-    pub check: Box<dyn Fn(Box<dyn std::any::Any>) -> Result<(), String>>,
+    pub run: Box<dyn FnMut() -> Result<RunOutput, String>>,
+    pub check: Box<dyn Fn(RunOutput) -> Result<(), String>>,
 }
 
 impl Workload {
@@ -16,7 +19,7 @@ impl Workload {
         check: impl Fn(T) -> Result<(), String> + 'static,
     ) -> Self {
         Workload {
-            run: Box::new(move || run().map(|t| Box::new(t) as Box<dyn std::any::Any>)),
+            run: Box::new(move || run().map(|t| Box::new(t) as RunOutput)),
             check: Box::new(move |out| match out.downcast::<T>() {
                 Ok(t) => check(*t),
                 Err(_) => Err("the run returned an unexpected type".to_owned()),
