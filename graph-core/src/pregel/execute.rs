@@ -28,6 +28,20 @@ fn panic_message(payload: &(dyn Any + std::marker::Send)) -> String {
     }
 }
 
+/// Polls a node's future once, catching a panic; `None` when it is still pending.
+async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutput<S>, Failure>> {
+    futures::future::poll_fn(|cx| {
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
+        std::task::Poll::Ready(match polled {
+            Ok(std::task::Poll::Ready(Ok(out))) => Some(Ok(out)),
+            Ok(std::task::Poll::Ready(Err(e))) => Some(Err(Failure::Error(e))),
+            Ok(std::task::Poll::Pending) => None,
+            Err(panic) => Some(Err(Failure::Panic(panic_message(&*panic)))),
+        })
+    })
+    .await
+}
+
 async fn guarded<S: State>(fut: NodeFuture<S>) -> Result<NodeOutput<S>, Failure> {
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(Ok(out)) => Ok(out),
@@ -116,38 +130,54 @@ impl<S: State> Run<S> {
 
     /// Runs every task of the step; returns their outputs in task order, or the
     /// first failure (after cancelling the tasks still running).
+    ///
+    /// Each task's future is first polled once, inline: a node that completes
+    /// without waiting (every sync node, most async ones) costs no task spawn and
+    /// no cross-thread wake-up. Futures still pending after that poll — nodes really
+    /// waiting on I/O — then run concurrently as tokio tasks.
     pub(super) async fn execute(
         &mut self,
         tasks: &mut [Task<S>],
     ) -> Result<Vec<NodeOutput<S>>, GraphError> {
         let custom = self.custom_sink();
-        let mut futures = Vec::with_capacity(tasks.len());
-        for task in tasks.iter_mut() {
-            match self.start(task, &custom) {
-                Ok(f) => futures.push(f),
-                Err(failure) => return Err(self.failure(task, failure)),
+        let mut slots: Vec<Option<Result<NodeOutput<S>, Failure>>> =
+            (0..tasks.len()).map(|_| None).collect();
+        let mut pending: Vec<(usize, NodeFuture<S>)> = Vec::new();
+        for (i, task) in tasks.iter_mut().enumerate() {
+            let result = match self.start(task, &custom) {
+                Ok(mut fut) => match poll_once(&mut fut).await {
+                    Some(result) => result,
+                    None => {
+                        pending.push((i, fut));
+                        continue;
+                    }
+                },
+                Err(failure) => Err(failure),
+            };
+            if let Err(failure) = result {
+                // The tasks not started yet are dropped without running.
+                return Err(self.failure(task, failure));
             }
+            slots[i] = Some(result);
         }
 
-        let results: Vec<Result<NodeOutput<S>, Failure>> = if futures.len() == 1 {
-            let fut = futures.pop().map(guarded);
-            match fut {
-                Some(f) => vec![f.await],
-                None => Vec::new(),
+        if pending.len() == 1 {
+            if let Some((i, fut)) = pending.pop() {
+                slots[i] = Some(guarded(fut).await);
             }
-        } else if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let handles: Vec<_> = futures
+        } else if let (false, Ok(handle)) =
+            (pending.is_empty(), tokio::runtime::Handle::try_current())
+        {
+            let (indices, handles): (Vec<usize>, Vec<_>) = pending
                 .into_iter()
-                .map(|f| handle.spawn(guarded(f)))
-                .collect();
+                .map(|(i, f)| (i, handle.spawn(guarded(f))))
+                .unzip();
             // Dropping the run (cancellation) or failing early aborts what still runs.
-            let _abort = AbortOnDrop(handles.iter().map(|h| h.abort_handle()).collect());
-            let mut slots: Vec<Option<Result<NodeOutput<S>, Failure>>> =
-                (0..handles.len()).map(|_| None).collect();
+            let abort = AbortOnDrop(handles.iter().map(|h| h.abort_handle()).collect());
             let mut waiting: FuturesUnordered<_> = handles
                 .into_iter()
-                .enumerate()
-                .map(|(i, h)| async move { (i, h.await) })
+                .zip(indices)
+                .map(|(h, i)| async move { (i, h.await) })
                 .collect();
             while let Some((i, joined)) = waiting.next().await {
                 let result = match joined {
@@ -156,17 +186,21 @@ impl<S: State> Run<S> {
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
                 if let Err(failure) = result {
-                    _abort.abort_all();
+                    abort.abort_all();
                     while waiting.next().await.is_some() {}
                     return Err(self.failure(&tasks[i], failure));
                 }
                 slots[i] = Some(result);
             }
-            slots.into_iter().flatten().collect()
-        } else {
-            // No tokio runtime: run the tasks concurrently on the caller's executor.
-            futures::future::join_all(futures.into_iter().map(guarded)).await
-        };
+        } else if !pending.is_empty() {
+            // No tokio runtime: run the rest concurrently on the caller's executor.
+            let (indices, futures): (Vec<usize>, Vec<_>) = pending.into_iter().unzip();
+            let done = futures::future::join_all(futures.into_iter().map(guarded)).await;
+            for (i, result) in indices.into_iter().zip(done) {
+                slots[i] = Some(result);
+            }
+        }
+        let results: Vec<Result<NodeOutput<S>, Failure>> = slots.into_iter().flatten().collect();
 
         let mut outputs = Vec::with_capacity(results.len());
         for (task, result) in tasks.iter().zip(results) {
