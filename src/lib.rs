@@ -47,7 +47,108 @@
 //! ```
 
 pub use graph_core::*;
-pub use graph_macros::{node, Goto, State};
+
+/// Derives [`State`](trait@State) for a struct: each field becomes a channel.
+///
+/// - no attribute: `LastValue` (one write per superstep, the new value replaces the old);
+/// - `#[reducer(path)]`: writes are folded with `path`, which must be usable as
+///   `fn(T, T) -> T` for the field type `T` (checked at compile time);
+/// - `#[channel(kind)]`: another channel kind: `topic`, `topic(accumulate)`,
+///   `ephemeral`, `ephemeral(guard = false)`, `untracked`, `untracked(guard = false)`,
+///   `any_value`, `last_value`, `last_value_after_finish`;
+/// - a field of type [`RemainingSteps`] or [`IsLastStep`] is a managed value, filled
+///   in by the engine before every superstep.
+///
+/// It also generates `<Name>Update`, the typed partial update, with a builder
+/// (`Name::update().field(value)`, and `field_overwrite(value)` for reducer fields).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// fn add(a: u32, b: u32) -> u32 { a + b }
+///
+/// #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+/// struct Counter {
+///     #[reducer(add)]
+///     total: u32,
+///     label: String,
+///     #[channel(topic)]
+///     events: Vec<String>,
+/// }
+///
+/// let update = Counter::update().total(2).label("x".into());
+/// assert_eq!(format!("{update:?}"), r#"CounterUpdate { total: 2, label: "x" }"#);
+/// ```
+pub use graph_macros::State;
+
+/// Derives [`GotoTarget`] for an enum: the set of places a node may route to.
+///
+/// Each unit variant names a node, in snake_case (`ToolCall` → `tool_call`);
+/// `#[goto(end)]` marks `END`, `#[goto(name = "x")]` names the node explicitly.
+/// A node returning `Command<ThisEnum>` declares these targets: `compile()` checks
+/// every one of them exists.
+///
+/// ```
+/// use stategraph::prelude::*;
+/// use stategraph::{Destination, GotoTarget};
+///
+/// #[derive(Goto, Clone, Copy, Debug)]
+/// enum Route {
+///     ToolCall,
+///     #[goto(name = "human-review")]
+///     Review,
+///     #[goto(end)]
+///     Done,
+/// }
+///
+/// assert_eq!(Route::ToolCall.destination(), Destination::Node("tool_call"));
+/// assert_eq!(Route::Review.destination(), Destination::Node("human-review"));
+/// assert_eq!(Route::Done.destination(), Destination::End);
+/// ```
+pub use graph_macros::Goto;
+
+/// Turns a fn (async or not) into a graph node named after the fn.
+///
+/// The first parameter is the node's input: the state (`&S` or `S`), or a payload
+/// type for a node started only by [`send`]. An optional second parameter takes the
+/// [`Context`] (`&Context` or `Context`). The return type is the state's update,
+/// `Command<G>` (the macro fills in the update type), `Vec<Command<G>>`, `Send`s,
+/// `()`, `Option` or `Result` of these; any `std::error::Error` can be the error.
+///
+/// The name can then be used as a value: `add_node(agent)`, `add_edge(agent, tools)`,
+/// `send(worker, item)`; the body stays callable as `agent::call(..)`.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Doc { text: String }
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("empty document")]
+/// struct Empty;
+///
+/// #[node]
+/// async fn shout(doc: &Doc, ctx: &Context) -> Result<DocUpdate, Empty> {
+///     if doc.text.is_empty() {
+///         return Err(Empty);
+///     }
+///     ctx.write_custom(format!("step {}", ctx.step()));
+///     Ok(Doc::update().text(doc.text.to_uppercase()))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let graph = StateGraph::<Doc>::new()
+///     .add_node(shout)
+///     .add_edge(START, shout)
+///     .compile()
+///     .unwrap();
+/// let doc = graph.invoke(Doc::update().text("hi".into()), &RunConfig::new()).await.unwrap();
+/// assert_eq!(doc.text, "HI");
+/// # }
+/// ```
+pub use graph_macros::node;
 
 /// Everything a graph definition needs, in one import.
 ///

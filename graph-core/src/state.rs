@@ -14,7 +14,8 @@ use serde::{Deserializer, Serialize};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a graph state",
     label = "this type does not implement `State`",
-    note = "add `#[derive(State)]` to the struct `{Self}` (its fields become the graph's channels)"
+    note = "add `#[derive(State)]` to the struct `{Self}` (its fields become the graph's channels)",
+    note = "if `{Self}` is the payload of a node started by `send`, name the graph's state with `#[node(state = MyState)]`"
 )]
 pub trait State: Clone + Default + Send + Sync + 'static {
     /// A partial update: one optional write per field.
