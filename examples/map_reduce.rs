@@ -23,8 +23,8 @@ struct Document {
     report: String,
 }
 
-/// The input of one map task.
-#[derive(Clone, Debug)]
+/// The input of one map task (serialisable: pending Sends are checkpointed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Chunk {
     index: usize,
     words: Vec<String>,

@@ -1,7 +1,9 @@
 //! Routing: [`GotoTarget`] (the typed set of places a node may go), [`Command`]
 //! (update + goto in one return value) and [`Send`] (a task with its own input).
 
+use crate::checkpoint::Blob;
 use crate::node::{IntoNodeSpec, NodeSpec};
+use serde::Serialize;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::fmt;
@@ -96,31 +98,70 @@ pub struct Send {
     payload: Arc<dyn Any + std::marker::Send + Sync>,
     payload_type: TypeId,
     payload_type_name: &'static str,
+    encode: fn(&(dyn Any + std::marker::Send + Sync)) -> Result<Blob, serde_json::Error>,
+}
+
+/// Serialises a payload known to be an `I` (checkpoints store pending Sends).
+fn encode_payload<I: Any + Serialize>(
+    payload: &(dyn Any + std::marker::Send + Sync),
+) -> Result<Blob, serde_json::Error> {
+    match payload.downcast_ref::<I>() {
+        Some(value) => Blob::encode(value),
+        None => Err(serde::ser::Error::custom("a Send payload changed type")),
+    }
 }
 
 impl Send {
     /// A task for `node` (a `#[node]` fn) with `input`; the payload type is checked
     /// at compile time.
-    pub fn new<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Self {
+    pub fn new<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Self
+    where
+        <N::Spec as NodeSpec>::Input: Serialize,
+    {
         Self::erased(node.into_spec().name(), input)
     }
 
     /// A task for the node named `node`; the payload type is checked when it runs
     /// (use it for closure nodes; prefer [`Send::new`]).
-    pub fn to_named<I: Any + std::marker::Send + Sync>(
+    pub fn to_named<I: Any + std::marker::Send + Sync + Serialize>(
         node: impl Into<Cow<'static, str>>,
         input: I,
     ) -> Self {
         Self::erased(node.into(), input)
     }
 
-    fn erased<I: Any + std::marker::Send + Sync>(node: Cow<'static, str>, input: I) -> Self {
+    fn erased<I: Any + std::marker::Send + Sync + Serialize>(
+        node: Cow<'static, str>,
+        input: I,
+    ) -> Self {
         Send {
             node,
             payload: Arc::new(input),
             payload_type: TypeId::of::<I>(),
             payload_type_name: std::any::type_name::<I>(),
+            encode: encode_payload::<I>,
         }
+    }
+
+    /// Rebuilds a Send from a checkpoint: the payload was decoded by its node.
+    pub(crate) fn restored(
+        node: Cow<'static, str>,
+        payload: Arc<dyn Any + std::marker::Send + Sync>,
+        payload_type: (TypeId, &'static str),
+        encode: fn(&(dyn Any + std::marker::Send + Sync)) -> Result<Blob, serde_json::Error>,
+    ) -> Self {
+        Send {
+            node,
+            payload,
+            payload_type: payload_type.0,
+            payload_type_name: payload_type.1,
+            encode,
+        }
+    }
+
+    /// The payload serialised, as stored in checkpoints.
+    pub fn encode_payload(&self) -> Result<Blob, serde_json::Error> {
+        (self.encode)(&*self.payload)
     }
 
     /// The target node's name.
@@ -167,7 +208,10 @@ impl fmt::Debug for Send {
 /// let fan_out: Vec<stategraph::Send> = (1..=3).map(|n| send(square, n)).collect();
 /// assert_eq!(fan_out[0].node(), "square");
 /// ```
-pub fn send<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Send {
+pub fn send<M, N: IntoNodeSpec<M>>(node: N, input: <N::Spec as NodeSpec>::Input) -> Send
+where
+    <N::Spec as NodeSpec>::Input: Serialize,
+{
     Send::new(node, input)
 }
 

@@ -11,6 +11,20 @@ pub fn default_recursion_limit() -> u64 {
         .unwrap_or(10_007)
 }
 
+/// When a run stores its checkpoints (SEMANTICS.md §2.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Every checkpoint is stored before the next superstep starts.
+    Sync,
+    /// Checkpoints are stored as the run goes (today: like `Sync`, in order).
+    #[default]
+    Async,
+    /// Only the final checkpoint is stored, when the run ends (or fails); the
+    /// writes of tasks that completed are stored too when a step fails.
+    Exit,
+}
+
 /// Settings of one `invoke` / `stream` call.
 ///
 /// ```
@@ -28,6 +42,7 @@ pub struct RunConfig {
     recursion_limit: u64,
     metadata: Map<String, Value>,
     configurable: Map<String, Value>,
+    durability: Durability,
 }
 
 impl Default for RunConfig {
@@ -39,6 +54,7 @@ impl Default for RunConfig {
             recursion_limit: default_recursion_limit(),
             metadata: Map::new(),
             configurable: Map::new(),
+            durability: Durability::default(),
         }
     }
 }
@@ -85,6 +101,17 @@ impl RunConfig {
     pub fn configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.configurable.insert(key.into(), value.into());
         self
+    }
+
+    /// Sets when checkpoints are stored.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// The durability mode.
+    pub fn get_durability(&self) -> Durability {
+        self.durability
     }
 
     /// The thread id, if any.

@@ -246,6 +246,14 @@ pub enum GraphError {
     /// A configuration value is out of range.
     #[error("invalid run configuration: {0}")]
     InvalidConfig(String),
+
+    /// The checkpointer failed, or stored data could not be read back.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
+
+    /// An operation needs a checkpointer and the graph has none.
+    #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
+    NoCheckpointer(&'static str),
 }
 
 impl GraphError {

@@ -15,6 +15,7 @@
 //! - [`stream`]: the typed events a run reports.
 
 pub mod channels;
+pub mod checkpoint;
 pub mod command;
 pub mod config;
 pub mod context;
@@ -22,6 +23,7 @@ pub mod error;
 pub mod graph;
 pub mod node;
 pub(crate) mod pregel;
+pub mod snapshot;
 pub mod state;
 pub mod stream;
 
@@ -33,11 +35,12 @@ pub use channels::{Overwrite, ReducerWrite, TopicWrite};
 pub use command::{
     send, Command, CommandGraph, Destination, GotoTarget, NoGoto, Route, Send, Targets,
 };
-pub use config::RunConfig;
+pub use config::{Durability, RunConfig};
 pub use context::Context;
 pub use error::{EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError};
-pub use graph::{CompiledGraph, NodeOptions, StateGraph};
+pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
+pub use snapshot::{SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
 pub use stream::{StreamEvent, StreamMode, StreamModes};
 

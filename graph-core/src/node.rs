@@ -1,10 +1,12 @@
 //! Nodes: [`NodeSpec`] (name and input type), [`Node`] (how to run it for a state),
 //! [`IntoNodeOutput`] (what a node may return), and closure nodes.
 
+use crate::checkpoint::Blob;
 use crate::command::{Command, CommandGraph, Destination, GotoTarget, Route, Send, Targets};
 use crate::context::Context;
 use crate::error::NodeError;
 use crate::state::State;
+use serde::{de::DeserializeOwned, Serialize};
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::future::Future;
@@ -415,11 +417,34 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError>;
     fn input_type(&self) -> (TypeId, &'static str);
     fn targets(&self) -> Targets;
+    /// Decodes a `Send` payload for this node from a checkpoint.
+    fn decode_send(
+        &self,
+        name: Cow<'static, str>,
+        payload: &Blob,
+    ) -> Result<Send, serde_json::Error>;
 }
 
 pub(crate) struct NodeBox<N>(pub(crate) N);
 
-impl<S: State, N: Node<S>> ErasedNode<S> for NodeBox<N> {
+impl<S: State, N: Node<S>> ErasedNode<S> for NodeBox<N>
+where
+    N::Input: Serialize + DeserializeOwned,
+{
+    fn decode_send(
+        &self,
+        name: Cow<'static, str>,
+        payload: &Blob,
+    ) -> Result<Send, serde_json::Error> {
+        let input: N::Input = payload.decode()?;
+        Ok(Send::restored(
+            name,
+            Arc::new(input),
+            self.input_type(),
+            encode_input::<N::Input>,
+        ))
+    }
+
     fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError> {
         let any: Arc<dyn Any + std::marker::Send + Sync> = match input {
             TaskInput::State(s) => s,
@@ -441,5 +466,14 @@ impl<S: State, N: Node<S>> ErasedNode<S> for NodeBox<N> {
 
     fn targets(&self) -> Targets {
         self.0.targets()
+    }
+}
+
+fn encode_input<I: Any + Serialize>(
+    payload: &(dyn Any + std::marker::Send + Sync),
+) -> Result<Blob, serde_json::Error> {
+    match payload.downcast_ref::<I>() {
+        Some(value) => Blob::encode(value),
+        None => Err(serde::ser::Error::custom("a Send payload changed type")),
     }
 }

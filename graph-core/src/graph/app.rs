@@ -1,9 +1,11 @@
 //! [`CompiledGraph`]: a validated graph, ready to `invoke` or `stream`.
 
 use super::compiled::Graph;
+use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use crate::config::RunConfig;
 use crate::error::GraphError;
 use crate::pregel::{EventSink, Run};
+use crate::snapshot::StateSnapshot;
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamModes};
 use futures::Stream;
@@ -16,12 +18,14 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 /// A compiled graph. Cheap to clone; every clone runs the same graph.
 pub struct CompiledGraph<S: State> {
     graph: Arc<Graph<S>>,
+    saver: Option<Arc<dyn Checkpointer>>,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
     fn clone(&self) -> Self {
         CompiledGraph {
             graph: Arc::clone(&self.graph),
+            saver: self.saver.clone(),
         }
     }
 }
@@ -35,10 +39,16 @@ impl<S: State> std::fmt::Debug for CompiledGraph<S> {
 }
 
 impl<S: State> CompiledGraph<S> {
-    pub(crate) fn new(graph: Graph<S>) -> Self {
+    pub(crate) fn new(graph: Graph<S>, saver: Option<Arc<dyn Checkpointer>>) -> Self {
         CompiledGraph {
             graph: Arc::new(graph),
+            saver,
         }
+    }
+
+    /// The graph's checkpointer, if it was compiled with one.
+    pub fn checkpointer(&self) -> Option<&Arc<dyn Checkpointer>> {
+        self.saver.as_ref()
     }
 
     /// The names of the graph's nodes, in the order they were added.
@@ -55,9 +65,80 @@ impl<S: State> CompiledGraph<S> {
         input: impl Into<Option<S::Update>>,
         config: &RunConfig,
     ) -> Result<S, GraphError> {
-        let run = Run::new(Arc::clone(&self.graph), config.clone(), None)?;
+        let run = Run::new(
+            Arc::clone(&self.graph),
+            config.clone(),
+            None,
+            self.saver.clone(),
+        )?;
         let state = run.run(input.into()).await?;
         Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// The state of a thread: its latest checkpoint (or the one `config` names),
+    /// with what runs next. An unknown thread gives an empty snapshot.
+    pub async fn get_state(&self, config: &RunConfig) -> Result<StateSnapshot<S>, GraphError> {
+        let saver = self
+            .saver
+            .as_ref()
+            .ok_or(GraphError::NoCheckpointer("get_state"))?;
+        let target = Self::target(config)?;
+        let run = Run::new(Arc::clone(&self.graph), config.clone(), None, None)?;
+        match saver.get_tuple(&target).await? {
+            Some(tuple) => run.snapshot_of(&tuple, target.checkpoint_id.is_none()),
+            None => match &target.checkpoint_id {
+                Some(id) => Err(GraphError::Checkpoint(CheckpointError::NotFound {
+                    thread_id: target.thread_id.clone(),
+                    checkpoint_ns: target.checkpoint_ns.clone(),
+                    checkpoint_id: id.clone(),
+                })),
+                None => Ok(StateSnapshot {
+                    values: S::default(),
+                    next: Vec::new(),
+                    config: target,
+                    metadata: None,
+                    created_at: None,
+                    parent_config: None,
+                    tasks: Vec::new(),
+                }),
+            },
+        }
+    }
+
+    /// Every checkpoint of a thread, newest first (filter, `before` and `limit` in
+    /// `options`), each as a snapshot without pending writes applied.
+    pub async fn get_state_history(
+        &self,
+        config: &RunConfig,
+        options: &ListOptions,
+    ) -> Result<Vec<StateSnapshot<S>>, GraphError> {
+        let saver = self
+            .saver
+            .as_ref()
+            .ok_or(GraphError::NoCheckpointer("get_state_history"))?;
+        let mut target = Self::target(config)?;
+        target.checkpoint_id = None;
+        let tuples = saver.list(Some(&target), options).await?;
+        tuples
+            .iter()
+            .map(|tuple| {
+                Run::new(Arc::clone(&self.graph), config.clone(), None, None)?
+                    .snapshot_of(tuple, false)
+            })
+            .collect()
+    }
+
+    fn target(config: &RunConfig) -> Result<CheckpointConfig, GraphError> {
+        let Some(thread_id) = config.thread_id() else {
+            return Err(GraphError::InvalidConfig(
+                "reading state needs a thread: use RunConfig::thread(..)".to_owned(),
+            ));
+        };
+        Ok(CheckpointConfig {
+            thread_id: thread_id.to_owned(),
+            checkpoint_ns: config.get_checkpoint_ns().to_owned(),
+            checkpoint_id: config.get_checkpoint_id().map(str::to_owned),
+        })
     }
 
     /// Runs the graph, reporting the events of `modes` as they happen.
@@ -79,8 +160,9 @@ impl<S: State> CompiledGraph<S> {
         let input = input.into();
         let graph = Arc::clone(&self.graph);
         let config = config.clone();
+        let saver = self.saver.clone();
         let run = async move {
-            let run = Run::new(graph, config, Some(sink))?;
+            let run = Run::new(graph, config, Some(sink), saver)?;
             run.run(input).await.map(drop)
         };
         GraphStream {

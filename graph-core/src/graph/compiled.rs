@@ -50,6 +50,8 @@ pub(crate) struct Graph<S: State> {
     pub(crate) node_by_name: HashMap<Arc<str>, usize>,
     /// Names of all channels: fields, `__start__`, `__pregel_tasks`, then control.
     pub(crate) channel_names: Vec<Arc<str>>,
+    /// Channel id by name.
+    pub(crate) channel_ids: HashMap<Arc<str>, usize>,
     /// Kinds of control channels, indexed from [`Graph::control_base`].
     pub(crate) control: Vec<ControlKind>,
     /// Nodes triggered by each channel.
@@ -188,9 +190,15 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         nodes[i].rank = rank;
     }
 
+    let channel_ids = channel_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (Arc::clone(n), i))
+        .collect();
     Graph {
         nodes,
         node_by_name,
+        channel_ids,
         channel_names,
         control,
         trigger_to_nodes,

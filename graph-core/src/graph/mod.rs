@@ -14,6 +14,7 @@ pub use branch::{BranchRoute, IntoRoutes};
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
+use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
 use crate::context::Context;
 use crate::error::GraphError;
@@ -22,10 +23,29 @@ use crate::node::{
 };
 use crate::state::State;
 use branch::{BranchFn, Router};
+use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
+
+/// A checkpointer value or a shared one (`Arc<dyn Checkpointer>`).
+pub trait IntoCheckpointer {
+    /// The shared checkpointer.
+    fn into_checkpointer(self) -> Arc<dyn Checkpointer>;
+}
+
+impl<C: Checkpointer> IntoCheckpointer for C {
+    fn into_checkpointer(self) -> Arc<dyn Checkpointer> {
+        Arc::new(self)
+    }
+}
+
+impl IntoCheckpointer for Arc<dyn Checkpointer> {
+    fn into_checkpointer(self) -> Arc<dyn Checkpointer> {
+        self
+    }
+}
 
 /// Options of [`StateGraph::add_node_with`].
 #[derive(Debug, Clone, Default)]
@@ -115,6 +135,7 @@ impl<S: State> StateGraph<S> {
     where
         N: IntoNodeSpec<M>,
         N::Spec: Node<S>,
+        <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
     {
         self.add_node_with(node, NodeOptions::default())
     }
@@ -124,6 +145,7 @@ impl<S: State> StateGraph<S> {
     where
         N: IntoNodeSpec<M>,
         N::Spec: Node<S>,
+        <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
     {
         let node = node.into_spec();
         let name = options.name.unwrap_or_else(|| node.name()).into_owned();
@@ -140,24 +162,37 @@ impl<S: State> StateGraph<S> {
     /// for a node reached only by `Send::to_named`.
     pub fn add_node_fn<I, M, F>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
     where
-        I: Any + std::marker::Send + Sync,
+        I: Any + std::marker::Send + Sync + Serialize + DeserializeOwned,
         M: 'static,
         F: NodeFn<S, I, M>,
-        FnNode<F, I, M>: Node<S>,
+        FnNode<F, I, M>: Node<S> + NodeSpec<Input = I>,
     {
-        self.add_node(FnNode::<F, I, M>::new(name.into(), f))
+        self.push_node(FnNode::<F, I, M>::new(name.into(), f), false)
     }
 
     /// Adds an async closure as a node; it receives its input by `Arc` and an owned
     /// [`Context`], so the future it returns can be `'static`.
     pub fn add_async_node_fn<I, F, Fut, R>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
     where
-        I: Any + std::marker::Send + Sync,
+        I: Any + std::marker::Send + Sync + Serialize + DeserializeOwned,
         F: Fn(Arc<I>, Context) -> Fut + std::marker::Send + Sync + 'static,
         Fut: Future<Output = R> + std::marker::Send + 'static,
         R: IntoNodeOutput<S>,
     {
-        self.add_node(FnNode::<F, I, AsyncFn<Fut>>::new(name.into(), f))
+        self.push_node(FnNode::<F, I, AsyncFn<Fut>>::new(name.into(), f), false)
+    }
+
+    fn push_node<N>(mut self, node: N, defer: bool) -> Self
+    where
+        N: Node<S>,
+        N::Input: Serialize + DeserializeOwned,
+    {
+        self.nodes.push(NodeDef {
+            name: node.name().into_owned(),
+            runner: Arc::new(NodeBox(node)),
+            defer,
+        });
+        self
     }
 
     /// Adds an edge: after every source has run, `target` runs.
@@ -197,6 +232,7 @@ impl<S: State> StateGraph<S> {
     where
         N: IntoNodeSpec<M>,
         N::Spec: Node<S>,
+        <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
     {
         let mut previous: Option<String> = None;
         for node in nodes {
@@ -219,7 +255,21 @@ impl<S: State> StateGraph<S> {
     /// Every problem found is reported in one [`GraphError::InvalidGraph`].
     pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
         validate::validate(&self)?;
-        Ok(CompiledGraph::new(compiled::build(self)))
+        Ok(CompiledGraph::new(compiled::build(self), None))
+    }
+
+    /// Validates the graph and compiles it with a checkpointer: every run then needs
+    /// a thread (`RunConfig::thread(..)`), continues that thread's latest checkpoint,
+    /// and can be inspected with `get_state` / `get_state_history`.
+    pub fn compile_with(
+        self,
+        saver: impl IntoCheckpointer,
+    ) -> Result<CompiledGraph<S>, GraphError> {
+        validate::validate(&self)?;
+        Ok(CompiledGraph::new(
+            compiled::build(self),
+            Some(saver.into_checkpointer()),
+        ))
     }
 
     pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {

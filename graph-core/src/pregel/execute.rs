@@ -1,6 +1,7 @@
 //! Running the tasks of one superstep: concurrently on tokio when there are several,
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
+use super::writes::{TaskResult, TaskWrites};
 use super::{Run, Task};
 use crate::context::{Context, CustomSink};
 use crate::error::{GraphError, NodeError};
@@ -108,8 +109,8 @@ impl<S: State> Run<S> {
         let (Some(runner), Some(input)) = (spec.runner.as_ref(), task.input.take()) else {
             // `__start__`: forwards the input to the state fields.
             let mut out = NodeOutput::default();
-            if let Some(update) = &self.start_input {
-                out.updates.push(update.clone());
+            if let Some(updates) = &self.start_input {
+                out.updates.extend(updates.iter().cloned());
             }
             return Ok(Box::pin(std::future::ready(Ok(out))));
         };
@@ -128,8 +129,9 @@ impl<S: State> Run<S> {
         }
     }
 
-    /// Runs every task of the step; returns their outputs in task order, or the
-    /// first failure (after cancelling the tasks still running).
+    /// Runs every task of the step that has no restored writes; returns each task's
+    /// result in task order. On the first failure, returns the error with the
+    /// outputs of the tasks that had completed (tasks still running are cancelled).
     ///
     /// Each task's future is first polled once, inline: a node that completes
     /// without waiting (every sync node, most async ones) costs no task spawn and
@@ -138,12 +140,19 @@ impl<S: State> Run<S> {
     pub(super) async fn execute(
         &mut self,
         tasks: &mut [Task<S>],
-    ) -> Result<Vec<NodeOutput<S>>, GraphError> {
+        restored: Vec<Option<TaskWrites<S>>>,
+    ) -> Result<Vec<TaskResult<S>>, (GraphError, Vec<(usize, NodeOutput<S>)>)> {
         let custom = self.custom_sink();
-        let mut slots: Vec<Option<Result<NodeOutput<S>, Failure>>> =
-            (0..tasks.len()).map(|_| None).collect();
+        let mut slots: Vec<Option<TaskResult<S>>> = restored
+            .into_iter()
+            .map(|r| r.map(TaskResult::Restored))
+            .collect();
         let mut pending: Vec<(usize, NodeFuture<S>)> = Vec::new();
+        let mut failure: Option<(usize, Failure)> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
+            if slots[i].is_some() {
+                continue;
+            }
             let result = match self.start(task, &custom) {
                 Ok(mut fut) => match poll_once(&mut fut).await {
                     Some(result) => result,
@@ -154,22 +163,29 @@ impl<S: State> Run<S> {
                 },
                 Err(failure) => Err(failure),
             };
-            if let Err(failure) = result {
-                // The tasks not started yet are dropped without running.
-                return Err(self.failure(task, failure));
+            match result {
+                Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                Err(f) => {
+                    // Tasks not started yet, or still pending, are dropped unrun.
+                    failure = Some((i, f));
+                    pending.clear();
+                    break;
+                }
             }
-            slots[i] = Some(result);
         }
 
-        if pending.len() == 1 {
+        if failure.is_none() && pending.len() == 1 {
             if let Some((i, fut)) = pending.pop() {
-                slots[i] = Some(guarded(fut).await);
+                match guarded(fut).await {
+                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                    Err(f) => failure = Some((i, f)),
+                }
             }
         } else if let (false, Ok(handle)) =
             (pending.is_empty(), tokio::runtime::Handle::try_current())
         {
             let (indices, handles): (Vec<usize>, Vec<_>) = pending
-                .into_iter()
+                .drain(..)
                 .map(|(i, f)| (i, handle.spawn(guarded(f))))
                 .unzip();
             // Dropping the run (cancellation) or failing early aborts what still runs.
@@ -185,30 +201,42 @@ impl<S: State> Run<S> {
                     Err(e) if e.is_panic() => Err(Failure::Panic(panic_message(&*e.into_panic()))),
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
-                if let Err(failure) = result {
-                    abort.abort_all();
-                    while waiting.next().await.is_some() {}
-                    return Err(self.failure(&tasks[i], failure));
+                match result {
+                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                    Err(f) => {
+                        abort.abort_all();
+                        while waiting.next().await.is_some() {}
+                        failure = Some((i, f));
+                        break;
+                    }
                 }
-                slots[i] = Some(result);
             }
         } else if !pending.is_empty() {
             // No tokio runtime: run the rest concurrently on the caller's executor.
-            let (indices, futures): (Vec<usize>, Vec<_>) = pending.into_iter().unzip();
+            let (indices, futures): (Vec<usize>, Vec<_>) = pending.drain(..).unzip();
             let done = futures::future::join_all(futures.into_iter().map(guarded)).await;
             for (i, result) in indices.into_iter().zip(done) {
-                slots[i] = Some(result);
+                match result {
+                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                    Err(f) => {
+                        failure.get_or_insert((i, f));
+                    }
+                }
             }
         }
-        let results: Vec<Result<NodeOutput<S>, Failure>> = slots.into_iter().flatten().collect();
 
-        let mut outputs = Vec::with_capacity(results.len());
-        for (task, result) in tasks.iter().zip(results) {
-            match result {
-                Ok(out) => outputs.push(out),
-                Err(failure) => return Err(self.failure(task, failure)),
-            }
+        if let Some((i, f)) = failure {
+            let error = self.failure(&tasks[i], f);
+            let finished = slots
+                .into_iter()
+                .enumerate()
+                .filter_map(|(j, r)| match r {
+                    Some(TaskResult::Output(out)) => Some((j, out)),
+                    _ => None,
+                })
+                .collect();
+            return Err((error, finished));
         }
-        Ok(outputs)
+        Ok(slots.into_iter().flatten().collect())
     }
 }

@@ -35,6 +35,42 @@ pub(crate) fn checkpoint_id(step: i64) -> [u8; 16] {
     out
 }
 
+/// Parses a hyphenated UUID string into its 16 bytes.
+pub(crate) fn parse_uuid(text: &str) -> Option<[u8; 16]> {
+    let hex: String = text.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok().map(u128::to_be_bytes)
+}
+
+/// The current time as ISO-8601 UTC with microseconds (`2024-01-01T00:00:00.000000+00:00`).
+pub(crate) fn now_iso8601() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let micros = now.subsec_micros();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// Formats 16 bytes as a hyphenated UUID string.
 pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
     let v = u128::from_be_bytes(*bytes);
@@ -112,6 +148,21 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 36);
+    }
+
+    #[test]
+    fn uuids_round_trip_through_text() {
+        let id = checkpoint_id(7);
+        assert_eq!(parse_uuid(&format_uuid(&id)), Some(id));
+        assert_eq!(parse_uuid("not a uuid"), None);
+    }
+
+    #[test]
+    fn timestamps_are_iso8601_utc() {
+        let ts = now_iso8601();
+        assert_eq!(ts.len(), "2026-11-30T05:00:00.000000+00:00".len(), "{ts}");
+        assert!(ts.ends_with("+00:00") && ts.as_bytes()[10] == b'T', "{ts}");
+        assert!(ts.as_str() > "2024-01-01", "{ts}");
     }
 
     #[test]

@@ -4,10 +4,15 @@
 mod control;
 mod execute;
 pub(crate) mod ids;
+mod persist;
+mod snapshot;
 mod writes;
 
+use crate::checkpoint::{
+    Blob, CheckpointConfig, CheckpointSource, CheckpointTuple, Checkpointer, PendingWrite,
+};
 use crate::command::Send;
-use crate::config::RunConfig;
+use crate::config::{Durability, RunConfig};
 use crate::error::GraphError;
 use crate::graph::compiled::Graph;
 use crate::node::TaskInput;
@@ -17,6 +22,7 @@ use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
+use writes::TaskResult;
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {
@@ -98,6 +104,14 @@ pub(crate) struct Task<S: State> {
     pub(crate) input: Option<TaskInput<S>>,
 }
 
+/// Where a run persists: the saver, and the checkpoint its next put descends from.
+struct Persistence {
+    saver: Arc<dyn Checkpointer>,
+    /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
+    config: CheckpointConfig,
+    durability: Durability,
+}
+
 /// The live state of one run of a compiled graph.
 pub(crate) struct Run<S: State> {
     graph: Arc<Graph<S>>,
@@ -105,20 +119,36 @@ pub(crate) struct Run<S: State> {
     state: Arc<S>,
     fields: S::Channels,
     control: Vec<ControlChannel>,
-    start_input: Option<S::Update>,
+    /// The `__start__` channel: the graph input, one update per written field.
+    start_input: Option<Vec<S::Update>>,
     sends: Vec<Send>,
     versions: Versions,
+    /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
+    restored_versions: Vec<Option<(u64, Arc<str>)>>,
+    /// The random fraction of version strings made by this run.
+    version_salt: f64,
+    /// Channel versions at the last stored checkpoint (to know what changed).
+    saved_versions: Vec<u64>,
     /// Per node: the version of each trigger when the node last ran.
     seen: Vec<Option<Vec<u64>>>,
     /// Channels updated (and available) by the previous step.
     updated: FieldSet,
+    /// Whether `updated` is known (false right after loading an old checkpoint).
+    updated_known: bool,
     /// Control channels of the ephemeral kind currently holding a value.
     live_branches: Vec<usize>,
     step: i64,
     stop: i64,
+    /// The id of the current checkpoint (the state the next step starts from).
     checkpoint: [u8; 16],
+    /// Whether the current checkpoint has been stored.
+    checkpoint_saved: bool,
+    /// Source and step of the current checkpoint (stored later under `exit`).
+    pending_source: CheckpointSource,
+    checkpoint_step: i64,
     ids: TaskIds,
     events: Option<Arc<EventSink<S>>>,
+    persistence: Option<Persistence>,
 }
 
 impl<S: State> Run<S> {
@@ -126,18 +156,37 @@ impl<S: State> Run<S> {
         graph: Arc<Graph<S>>,
         config: RunConfig,
         events: Option<EventSink<S>>,
+        saver: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Self, GraphError> {
-        let limit = config.get_recursion_limit();
-        if limit < 1 {
+        if config.get_recursion_limit() < 1 {
             return Err(GraphError::InvalidConfig(
                 "recursion_limit must be at least 1".to_owned(),
             ));
         }
+        let persistence = match saver {
+            Some(saver) => {
+                let Some(thread_id) = config.thread_id() else {
+                    return Err(GraphError::InvalidConfig(
+                        "Checkpointer requires one or more of the following 'configurable' keys: \
+                         thread_id, checkpoint_ns, checkpoint_id (use RunConfig::thread(..))"
+                            .to_owned(),
+                    ));
+                };
+                Some(Persistence {
+                    saver,
+                    config: CheckpointConfig {
+                        thread_id: thread_id.to_owned(),
+                        // A root run always uses the root namespace.
+                        checkpoint_ns: String::new(),
+                        checkpoint_id: config.get_checkpoint_id().map(str::to_owned),
+                    },
+                    durability: config.get_durability(),
+                })
+            }
+            None => None,
+        };
         let n = graph.num_channels();
         let control = graph.control.iter().map(ControlChannel::new).collect();
-        // A fresh thread: the empty checkpoint has step -2, so the input step is -1.
-        let step: i64 = -1;
-        let stop = step.saturating_add(i64::try_from(limit).unwrap_or(i64::MAX - 1)) + 1;
         Ok(Run {
             seen: vec![None; graph.nodes.len()],
             graph,
@@ -148,17 +197,25 @@ impl<S: State> Run<S> {
             start_input: None,
             sends: Vec::new(),
             versions: Versions::new(n),
+            restored_versions: vec![None; n],
+            version_salt: fastrand::f64(),
+            saved_versions: vec![0; n],
             updated: FieldSet::with_capacity(n),
+            updated_known: true,
             live_branches: Vec::new(),
-            step,
-            stop,
-            checkpoint: ids::checkpoint_id(step),
+            step: -1,
+            stop: 0,
+            checkpoint: [0; 16],
+            checkpoint_saved: false,
+            pending_source: CheckpointSource::Input,
+            checkpoint_step: -1,
             ids: TaskIds::default(),
             events: events.map(Arc::new),
+            persistence,
         })
     }
 
-    /// Runs to completion from `input` and returns the final state.
+    /// Runs to completion from `input` (or resumes when `None`); returns the state.
     pub(crate) async fn run(self, input: Option<S::Update>) -> Result<Arc<S>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
@@ -166,16 +223,47 @@ impl<S: State> Run<S> {
     }
 
     async fn run_steps(mut self, input: Option<S::Update>) -> Result<Arc<S>, GraphError> {
-        match input {
-            Some(update) => self.apply_input(update),
-            None => {
+        let loaded = self.load().await?;
+        let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
+        let has_versions = self.versions.max > 0;
+        let mut pending: Vec<PendingWrite> = Vec::new();
+        match (input, &loaded) {
+            (Some(update), Some(tuple)) => {
+                // New input on an existing thread: tasks still pending at the loaded
+                // checkpoint are discarded (their triggers are marked seen).
+                self.stop = self.step + limit + 1;
+                let discarded = self.prepare()?;
+                let results = discarded
+                    .iter()
+                    .map(|_| TaskResult::Restored(Default::default()))
+                    .collect();
+                let bump = !discarded.is_empty();
+                self.apply(&discarded, results, Some(vec![update]), bump)?;
+                self.save(CheckpointSource::Input, Some(tuple)).await?;
+                self.step += 1;
+            }
+            (Some(update), None) => {
+                self.stop = self.step + limit + 1;
+                self.apply(&[], Vec::new(), Some(vec![update]), false)?;
+                self.save(CheckpointSource::Input, None).await?;
+                self.step += 1;
+            }
+            (None, Some(tuple)) if has_versions => {
+                // Resume: re-enter the loaded checkpoint's step; completed tasks'
+                // writes are restored instead of re-running them.
+                self.stop = self.step + limit + 1;
+                pending = tuple.pending_writes.clone();
+            }
+            (None, _) => {
                 return Err(GraphError::EmptyInput(
                     "Received no input for __start__".to_owned(),
                 ))
             }
         }
+
         loop {
             if self.step > self.stop {
+                self.save_on_exit().await?;
                 return Err(GraphError::RecursionLimit {
                     limit: self.config.get_recursion_limit(),
                 });
@@ -188,7 +276,7 @@ impl<S: State> Run<S> {
                 };
                 Arc::make_mut(&mut self.state).set_managed(&managed);
             }
-            let tasks = self.prepare()?;
+            let mut tasks = self.prepare()?;
             if tasks.is_empty() {
                 break;
             }
@@ -198,11 +286,21 @@ impl<S: State> Run<S> {
                 checkpoint = %ids::format_uuid(&self.checkpoint),
                 "superstep"
             );
-            let mut tasks = tasks;
+            let restored = match (&loaded, pending.is_empty()) {
+                (Some(tuple), false) => self.restore_pending(tuple, &tasks, &pending)?,
+                _ => tasks.iter().map(|_| None).collect(),
+            };
+            pending.clear();
             let sent_before = self.events.as_ref().map_or(0, |e| e.sent());
-            let outputs = self.execute(&mut tasks).await?;
-            self.apply(tasks, outputs)?;
-            self.checkpoint = ids::checkpoint_id(self.step);
+            let results = match self.execute(&mut tasks, restored).await {
+                Ok(results) => results,
+                Err((failure, finished)) => {
+                    self.persist_failure(&tasks, finished, &failure).await?;
+                    return Err(failure);
+                }
+            };
+            self.apply(&tasks, results, None, true)?;
+            self.save(CheckpointSource::Loop, None).await?;
             self.step += 1;
             if self
                 .events
@@ -215,22 +313,153 @@ impl<S: State> Run<S> {
                 YieldOnce(false).await;
             }
         }
+        self.save_on_exit().await?;
         Ok(self.state)
     }
 
-    /// Writes the input to `__start__` (a pseudo task without triggers: no step bump).
-    fn apply_input(&mut self, update: S::Update) {
-        let nv = self.next_version();
-        let start = self.graph.start_channel();
-        self.start_input = Some(update);
-        self.versions.set(start, nv);
-        self.updated.clear();
-        self.updated.insert(start);
-        self.checkpoint = ids::checkpoint_id(self.step);
-        self.step += 1;
+    /// Loads the thread's checkpoint (the addressed one, or the latest).
+    async fn load(&mut self) -> Result<Option<CheckpointTuple>, GraphError> {
+        let Some(p) = &self.persistence else {
+            self.checkpoint = ids::checkpoint_id(self.step);
+            return Ok(None);
+        };
+        let tuple = p.saver.get_tuple(&p.config).await?;
+        match &tuple {
+            Some(tuple) => {
+                self.restore(tuple)?;
+                self.checkpoint_step = tuple.metadata.step;
+                self.pending_source = tuple.metadata.source;
+                self.step = tuple.metadata.step + 1;
+                if let Some(bytes) = ids::parse_uuid(&tuple.checkpoint.id) {
+                    self.checkpoint = bytes;
+                }
+                self.checkpoint_saved = true;
+                if let Some(p) = &mut self.persistence {
+                    p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
+                }
+            }
+            None => {
+                if let Some(id) = &p.config.checkpoint_id {
+                    return Err(GraphError::Checkpoint(
+                        crate::checkpoint::CheckpointError::NotFound {
+                            thread_id: p.config.thread_id.clone(),
+                            checkpoint_ns: p.config.checkpoint_ns.clone(),
+                            checkpoint_id: id.clone(),
+                        },
+                    ));
+                }
+                self.checkpoint = ids::checkpoint_id(self.step);
+            }
+        }
+        Ok(tuple)
     }
 
-    /// The version every channel changed by this step gets (one per step, §2.2).
+    /// Writes restored for tasks that completed before the run stopped (`None` for
+    /// tasks that must run: no writes, or an error write).
+    fn restore_pending(
+        &self,
+        tuple: &CheckpointTuple,
+        tasks: &[Task<S>],
+        pending: &[PendingWrite],
+    ) -> Result<Vec<Option<writes::TaskWrites<S>>>, GraphError> {
+        let mut out = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            let rows: Vec<&PendingWrite> =
+                pending.iter().filter(|w| w.task_id == task.id).collect();
+            let failed = rows.iter().any(|w| w.channel == persist::ERROR);
+            if rows.is_empty() || failed {
+                out.push(None);
+            } else {
+                out.push(Some(self.decode_writes(tuple, &rows)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates the checkpoint of the current state and stores it as the durability
+    /// mode says; the step's new checkpoint id is taken either way.
+    async fn save(
+        &mut self,
+        source: CheckpointSource,
+        _base: Option<&CheckpointTuple>,
+    ) -> Result<(), GraphError> {
+        self.checkpoint = ids::checkpoint_id(self.step);
+        self.checkpoint_saved = false;
+        self.pending_source = source;
+        self.checkpoint_step = self.step;
+        match &self.persistence {
+            Some(p) if p.durability != Durability::Exit => self.put_current(source).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Stores the current checkpoint (if not stored yet).
+    async fn put_current(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
+        if self.checkpoint_saved {
+            return Ok(());
+        }
+        let Some(p) = &self.persistence else {
+            return Ok(());
+        };
+        let id = ids::format_uuid(&self.checkpoint);
+        let updated = self.updated_known.then_some(&self.updated);
+        let (checkpoint, new_versions) = self.create_checkpoint(id, updated)?;
+        let metadata = self.metadata(source, self.checkpoint_step);
+        let stored = p
+            .saver
+            .put(&p.config, checkpoint, metadata, new_versions)
+            .await?;
+        self.saved_versions = (0..self.graph.num_channels())
+            .map(|c| self.versions[c])
+            .collect();
+        self.checkpoint_saved = true;
+        if let Some(p) = &mut self.persistence {
+            p.config = stored;
+        }
+        Ok(())
+    }
+
+    /// Durability `exit`: the run's final checkpoint is stored when it ends.
+    async fn save_on_exit(&mut self) -> Result<(), GraphError> {
+        let source = self.pending_source;
+        self.put_current(source).await
+    }
+
+    /// A step failed: store the checkpoint it started from (if not stored yet), the
+    /// writes of the tasks that completed, and the error of the one that failed, so a
+    /// resume re-runs only the failed task.
+    async fn persist_failure(
+        &mut self,
+        tasks: &[Task<S>],
+        finished: Vec<(usize, crate::node::NodeOutput<S>)>,
+        failure: &GraphError,
+    ) -> Result<(), GraphError> {
+        if self.persistence.is_none() {
+            return Ok(());
+        }
+        let source = self.pending_source;
+        self.put_current(source).await?;
+        let mut rows: Vec<(String, Vec<(String, Blob)>)> = Vec::new();
+        for (i, out) in finished {
+            let writes = self.resolve_alone(&tasks[i], out)?;
+            rows.push((tasks[i].id.clone(), self.encode_writes(&writes)?));
+        }
+        if let GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. } =
+            failure
+        {
+            let text = Blob::encode(&failure.to_string()).map_err(|e| {
+                GraphError::Checkpoint(crate::checkpoint::CheckpointError::Storage(e.into()))
+            })?;
+            rows.push((task_id.clone(), vec![(persist::ERROR.to_owned(), text)]));
+        }
+        if let Some(p) = &self.persistence {
+            for (task_id, writes) in rows {
+                p.saver.put_writes(&p.config, writes, &task_id).await?;
+            }
+        }
+        Ok(())
+    }
+
     fn next_version(&self) -> u64 {
         self.versions.max + 1
     }
@@ -295,11 +524,15 @@ impl<S: State> Run<S> {
             return Ok(tasks);
         }
         let mut candidates: Vec<usize> = Vec::new();
-        for c in self.updated.iter() {
-            candidates.extend_from_slice(&graph.trigger_to_nodes[c]);
+        if self.updated_known {
+            for c in self.updated.iter() {
+                candidates.extend_from_slice(&graph.trigger_to_nodes[c]);
+            }
+            candidates.sort_unstable_by_key(|n| graph.nodes[*n].rank);
+            candidates.dedup();
+        } else {
+            candidates.extend(0..graph.nodes.len());
         }
-        candidates.sort_unstable_by_key(|n| graph.nodes[*n].rank);
-        candidates.dedup();
         let mut parts: Vec<&str> = Vec::with_capacity(8);
         for node in candidates {
             let spec = &graph.nodes[node];

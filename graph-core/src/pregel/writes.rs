@@ -15,10 +15,33 @@ use crate::{END, START};
 use std::sync::Arc;
 
 /// A write to an engine-owned channel.
-pub(super) enum ControlWrite {
+pub(crate) enum ControlWrite {
     Trigger(usize),
     Join(usize, Arc<str>),
     Send(Send),
+}
+
+/// Everything one task wrote: state updates and engine-channel writes.
+pub(crate) struct TaskWrites<S: State> {
+    pub(crate) updates: Vec<S::Update>,
+    pub(crate) control: Vec<ControlWrite>,
+}
+
+impl<S: State> Default for TaskWrites<S> {
+    fn default() -> Self {
+        TaskWrites {
+            updates: Vec::new(),
+            control: Vec::new(),
+        }
+    }
+}
+
+/// How a task's writes reach `apply`.
+pub(crate) enum TaskResult<S: State> {
+    /// A node just ran: its routes, edges and routers are still to be resolved.
+    Output(NodeOutput<S>),
+    /// Writes restored from pending writes (the task does not run again).
+    Restored(TaskWrites<S>),
 }
 
 /// Turns a node name from a `Command` goto into a trigger write.
@@ -66,15 +89,88 @@ fn route<S: State>(
     Ok(())
 }
 
+/// The writes of a node's routes and static edges (not its conditional edges).
+fn routes_and_edges<S: State>(
+    graph: &Graph<S>,
+    node: usize,
+    out: &mut NodeOutput<S>,
+    writes: &mut Vec<ControlWrite>,
+) {
+    let spec = &graph.nodes[node];
+    for r in out.routes.drain(..) {
+        match r {
+            RouteWrite::Node(name) => goto_write(graph, &spec.name, &name, writes),
+            RouteWrite::Send(s) => writes.push(ControlWrite::Send(s)),
+        }
+    }
+    for edge in &spec.edges {
+        writes.push(match edge {
+            EdgeWrite::Branch(c) => ControlWrite::Trigger(*c),
+            EdgeWrite::Join(c, name) => ControlWrite::Join(*c, Arc::clone(name)),
+        });
+    }
+}
+
 impl<S: State> Run<S> {
+    /// Resolves one finished task's writes on its own (routers read a private copy
+    /// with only this task's updates). Used where the copy-free strategies of
+    /// `apply` do not fit: persisting the writes of a step that failed.
+    pub(crate) fn resolve_alone(
+        &self,
+        task: &Task<S>,
+        mut out: NodeOutput<S>,
+    ) -> Result<TaskWrites<S>, GraphError> {
+        let graph = &self.graph;
+        let mut control = Vec::new();
+        routes_and_edges(graph, task.node, &mut out, &mut control);
+        if !graph.nodes[task.node].branches.is_empty() {
+            if out.updates.iter().all(|u| u.is_empty()) {
+                route(graph, task.node, &self.state, &mut control)?;
+            } else {
+                let mut fresh = (*self.state).clone();
+                let mut channels = self.fields.clone();
+                let mut own = out.updates.clone();
+                fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
+                route(graph, task.node, &fresh, &mut control)?;
+            }
+        }
+        Ok(TaskWrites {
+            updates: out.updates,
+            control,
+        })
+    }
+
+    /// Applies one superstep's writes. `input`, when given, is written to
+    /// `__start__`; `bump` is false only for a step without triggers (input on a
+    /// fresh thread), which neither clears nor finishes channels.
     pub(super) fn apply(
         &mut self,
-        tasks: Vec<Task<S>>,
-        mut outputs: Vec<NodeOutput<S>>,
+        tasks: &[Task<S>],
+        results: Vec<TaskResult<S>>,
+        input: Option<Vec<S::Update>>,
+        bump: bool,
     ) -> Result<(), GraphError> {
         let graph = Arc::clone(&self.graph);
         let mut order: Vec<usize> = (0..tasks.len()).collect();
         order.sort_by(|a, b| tasks[*a].path.cmp(&tasks[*b].path));
+
+        let mut outputs: Vec<NodeOutput<S>> = Vec::with_capacity(results.len());
+        let mut control: Vec<Vec<ControlWrite>> = (0..tasks.len()).map(|_| Vec::new()).collect();
+        let mut restored = vec![false; tasks.len()];
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                TaskResult::Output(out) => outputs.push(out),
+                TaskResult::Restored(writes) => {
+                    restored[i] = true;
+                    control[i] = writes.control;
+                    outputs.push(NodeOutput {
+                        updates: writes.updates,
+                        routes: Vec::new(),
+                        parent: None,
+                    });
+                }
+            }
+        }
 
         if let Some(events) = self
             .events
@@ -92,7 +188,7 @@ impl<S: State> Run<S> {
         }
 
         // versions_seen: each PULL task saw its triggers' current versions.
-        for task in &tasks {
+        for task in tasks {
             if let TaskPath::Pull(_) = task.path {
                 let triggers = &graph.nodes[task.node].triggers;
                 let seen = self.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
@@ -122,7 +218,7 @@ impl<S: State> Run<S> {
             }
         }
 
-        // Control writes, per task: Command routes, static edges, conditional edges.
+        // Control writes of tasks that ran: Command routes, static edges, routers.
         // A router reads the state with only its own task's writes applied: the
         // current state if the task wrote no field; the state after this step's field
         // writes if the task was the step's only writer; otherwise a private copy.
@@ -130,39 +226,27 @@ impl<S: State> Run<S> {
             .iter()
             .map(|o| o.updates.iter().any(|u| !u.is_empty()))
             .collect();
-        let writers = wrote_fields.iter().filter(|w| **w).count();
-        let mut control: Vec<Vec<ControlWrite>> = (0..tasks.len()).map(|_| Vec::new()).collect();
+        let writers = wrote_fields.iter().filter(|w| **w).count() + usize::from(input.is_some());
         let mut route_after_fields: Option<usize> = None;
         for &ti in &order {
-            let spec = &graph.nodes[tasks[ti].node];
-            let out = &mut outputs[ti];
-            let writes = &mut control[ti];
-            for r in out.routes.drain(..) {
-                match r {
-                    RouteWrite::Node(name) => goto_write(&graph, &spec.name, &name, writes),
-                    RouteWrite::Send(s) => writes.push(ControlWrite::Send(s)),
-                }
+            if restored[ti] {
+                continue;
             }
-            for edge in &spec.edges {
-                writes.push(match edge {
-                    EdgeWrite::Branch(c) => ControlWrite::Trigger(*c),
-                    EdgeWrite::Join(c, name) => ControlWrite::Join(*c, Arc::clone(name)),
-                });
-            }
-            if spec.branches.is_empty() {
+            let node = tasks[ti].node;
+            routes_and_edges(&graph, node, &mut outputs[ti], &mut control[ti]);
+            if graph.nodes[node].branches.is_empty() {
                 continue;
             }
             if !wrote_fields[ti] {
-                route(&graph, tasks[ti].node, &self.state, writes)?;
+                route(&graph, node, &self.state, &mut control[ti])?;
             } else if writers == 1 {
                 route_after_fields = Some(ti);
             } else {
                 let mut fresh = (*self.state).clone();
                 let mut channels = self.fields.clone();
-                let mut own = out.updates.clone();
-                let mut ignored = FieldSet::default();
-                fresh.apply_updates(&mut channels, &mut own, &mut ignored)?;
-                route(&graph, tasks[ti].node, &fresh, writes)?;
+                let mut own = outputs[ti].updates.clone();
+                fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
+                route(&graph, node, &fresh, &mut control[ti])?;
             }
         }
 
@@ -184,6 +268,14 @@ impl<S: State> Run<S> {
         }
         if let Some(ti) = route_after_fields {
             route(&graph, tasks[ti].node, &self.state, &mut control[ti])?;
+        }
+
+        // Graph input goes to `__start__` (an ephemeral channel).
+        let start = graph.start_channel();
+        if let Some(input) = input {
+            self.start_input = Some(input);
+            self.versions.set(start, nv);
+            updated.insert(start);
         }
 
         // Control channels, grouped by channel, in task order.
@@ -243,40 +335,45 @@ impl<S: State> Run<S> {
             }
         }
 
-        // A new step: channels not written in it hear `update([])`.
-        changed.clear();
-        Arc::make_mut(&mut self.state).notify_new_step(&mut self.fields, &updated, &mut changed)?;
-        self.mark(&changed, nv, &mut updated);
-        let start = graph.start_channel();
-        if self.start_input.is_some() && !updated.contains(start) {
-            self.start_input = None;
-            self.versions.set(start, nv);
-        }
-        if !self.sends.is_empty() && !updated.contains(tasks_channel) {
-            self.sends.clear();
-            self.versions.set(tasks_channel, nv);
-        }
-        let (control_channels, versions) = (&mut self.control, &mut self.versions);
-        self.live_branches.retain(|&c| {
-            if updated.contains(c) {
-                return true;
-            }
-            if control_channels[c - base].new_step() {
-                versions.set(c, nv);
-            }
-            false
-        });
-
-        // Nothing triggers a node any more: finish (publishes deferred nodes).
-        if !updated.intersects(&graph.triggers_any) {
+        if bump {
+            // A new step: channels not written in it hear `update([])`.
             changed.clear();
-            Arc::make_mut(&mut self.state).finish(&mut self.fields, &mut changed);
+            Arc::make_mut(&mut self.state).notify_new_step(
+                &mut self.fields,
+                &updated,
+                &mut changed,
+            )?;
             self.mark(&changed, nv, &mut updated);
-            for (i, channel) in self.control.iter_mut().enumerate() {
-                if channel.has_finish() && channel.finish() {
-                    self.versions.set(base + i, nv);
-                    if channel.is_available() {
-                        updated.insert(base + i);
+            if self.start_input.is_some() && !updated.contains(start) {
+                self.start_input = None;
+                self.versions.set(start, nv);
+            }
+            if !self.sends.is_empty() && !updated.contains(tasks_channel) {
+                self.sends.clear();
+                self.versions.set(tasks_channel, nv);
+            }
+            let (control_channels, versions) = (&mut self.control, &mut self.versions);
+            self.live_branches.retain(|&c| {
+                if updated.contains(c) {
+                    return true;
+                }
+                if control_channels[c - base].new_step() {
+                    versions.set(c, nv);
+                }
+                false
+            });
+
+            // Nothing triggers a node any more: finish (publishes deferred nodes).
+            if !updated.intersects(&graph.triggers_any) {
+                changed.clear();
+                Arc::make_mut(&mut self.state).finish(&mut self.fields, &mut changed);
+                self.mark(&changed, nv, &mut updated);
+                for (i, channel) in self.control.iter_mut().enumerate() {
+                    if channel.has_finish() && channel.finish() {
+                        self.versions.set(base + i, nv);
+                        if channel.is_available() {
+                            updated.insert(base + i);
+                        }
                     }
                 }
             }
@@ -292,6 +389,7 @@ impl<S: State> Run<S> {
             }
         }
         self.updated = updated;
+        self.updated_known = true;
         Ok(())
     }
 

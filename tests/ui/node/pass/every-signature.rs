@@ -64,7 +64,7 @@ fn owned_input(state: Agent) -> AgentUpdate {
     Agent::update().turns(state.turns * 2)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkItem {
     id: u32,
 }

@@ -1,0 +1,1251 @@
+//! A conformance suite for [`Checkpointer`] implementations, written once and run
+//! against every saver (memory, SQLite, ...). It covers what LangGraph's
+//! checkpoint-conformance spec covers: put / get_tuple round trips through the
+//! per-version blob layout, latest vs by id, parent chains, namespaces, `list`
+//! (ordering, filters, `before`, `limit`), pending writes (insert-if-absent,
+//! special replacement, ordering, attachment), `delete_thread`, and idempotence.
+//!
+//! Every property is its own `pub async fn`, and [`run_all`] runs them in turn.
+//! Each one works on fresh, randomly named threads, so the suite can run on a saver
+//! that already holds data (or twice on the same saver). Failures panic with a
+//! message naming the property that broke.
+//!
+//! ```
+//! # use graph_core::checkpoint::{conformance, InMemorySaver};
+//! # futures::executor::block_on(async {
+//! conformance::run_all(&InMemorySaver::new()).await;
+//! # });
+//! ```
+
+use super::{
+    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
+};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// LangGraph's task id for writes not tied to a task.
+const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// Runs every property of the suite against `saver`.
+pub async fn run_all(saver: &dyn Checkpointer) {
+    put_get_round_trip(saver).await;
+    unchanged_channels_come_from_earlier_versions(saver).await;
+    get_tuple_latest_and_by_id(saver).await;
+    missing_thread_and_checkpoint(saver).await;
+    parent_chain(saver).await;
+    namespaces_isolated(saver).await;
+    list_newest_first(saver).await;
+    list_all_threads(saver).await;
+    list_metadata_filter(saver).await;
+    list_before_and_limit(saver).await;
+    put_writes_regular_and_special(saver).await;
+    pending_writes_ordered(saver).await;
+    pending_writes_attached_to_their_checkpoint(saver).await;
+    delete_thread_removes_every_namespace(saver).await;
+    idempotent_put_and_put_writes(saver).await;
+    value_fidelity(saver).await;
+}
+
+/// A thread name no other property (or earlier run) uses.
+fn unique_thread(property: &str) -> String {
+    format!("conformance-{property}-{:016x}", fastrand::u64(..))
+}
+
+/// A UUIDv6-shaped id, increasing in creation order within the process.
+fn next_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!(
+        "1f{:06x}-{:04x}-6000-8000-{:012x}",
+        (base >> 16) & 0xff_ffff,
+        base & 0xffff,
+        n
+    )
+}
+
+/// LangGraph's `"{n:032}.{random:016}"` channel version.
+fn version(n: u64) -> ChannelVersion {
+    format!("{n:032}.{:016}", 0.25)
+}
+
+fn blob(value: Value) -> Blob {
+    match Blob::encode(&value) {
+        Ok(b) => b,
+        Err(e) => panic!("conformance: cannot encode {value}: {e}"),
+    }
+}
+
+fn meta(source: CheckpointSource, step: i64, extra: Value) -> CheckpointMetadata {
+    let extra = match extra {
+        Value::Object(map) => map,
+        Value::Null => serde_json::Map::new(),
+        other => panic!("conformance: metadata extra must be an object, got {other}"),
+    };
+    CheckpointMetadata {
+        source,
+        step,
+        parents: BTreeMap::new(),
+        extra,
+    }
+}
+
+fn loop_meta(step: i64) -> CheckpointMetadata {
+    meta(CheckpointSource::Loop, step, Value::Null)
+}
+
+/// Writes a chain of checkpoints the way the Pregel loop does: each `put` carries
+/// values only for the channels that changed, and the full state is tracked here
+/// so the expected checkpoint can be compared with what the saver returns.
+struct ThreadWriter<'a> {
+    saver: &'a dyn Checkpointer,
+    config: CheckpointConfig,
+    values: BTreeMap<String, Blob>,
+    versions: BTreeMap<String, ChannelVersion>,
+    next_version: u64,
+}
+
+impl<'a> ThreadWriter<'a> {
+    fn new(saver: &'a dyn Checkpointer, thread_id: &str, ns: &str) -> Self {
+        ThreadWriter {
+            saver,
+            config: CheckpointConfig {
+                thread_id: thread_id.to_owned(),
+                checkpoint_ns: ns.to_owned(),
+                checkpoint_id: None,
+            },
+            values: BTreeMap::new(),
+            versions: BTreeMap::new(),
+            next_version: 1,
+        }
+    }
+
+    /// Puts a checkpoint where `changes` changed (`None`: the channel became empty)
+    /// as the child of the current one; returns the full checkpoint expected back.
+    async fn step(
+        &mut self,
+        changes: &[(&str, Option<Value>)],
+        metadata: CheckpointMetadata,
+    ) -> Checkpoint {
+        let id = next_id();
+        self.step_with_id(id, changes, metadata).await
+    }
+
+    async fn step_with_id(
+        &mut self,
+        id: String,
+        changes: &[(&str, Option<Value>)],
+        metadata: CheckpointMetadata,
+    ) -> Checkpoint {
+        let v = version(self.next_version);
+        self.next_version += 1;
+        let mut new_versions = BTreeMap::new();
+        let mut changed_values = BTreeMap::new();
+        for (channel, value) in changes {
+            self.versions.insert((*channel).to_owned(), v.clone());
+            new_versions.insert((*channel).to_owned(), v.clone());
+            match value {
+                Some(value) => {
+                    let b = blob(value.clone());
+                    self.values.insert((*channel).to_owned(), b.clone());
+                    changed_values.insert((*channel).to_owned(), b);
+                }
+                None => {
+                    self.values.remove(*channel);
+                }
+            }
+        }
+        let mut versions_seen = BTreeMap::new();
+        versions_seen.insert("__input__".to_owned(), BTreeMap::new());
+        versions_seen.insert("node".to_owned(), self.versions.clone());
+        let mut updated: Vec<String> = changes.iter().map(|(c, _)| (*c).to_owned()).collect();
+        updated.sort();
+        let sent = Checkpoint {
+            v: 4,
+            id: id.clone(),
+            ts: format!("2024-07-31T20:14:19.{:06}+00:00", self.next_version),
+            channel_values: changed_values,
+            channel_versions: self.versions.clone(),
+            versions_seen,
+            updated_channels: Some(updated),
+        };
+        let expected = Checkpoint {
+            channel_values: self.values.clone(),
+            ..sent.clone()
+        };
+        let stored = match self
+            .saver
+            .put(&self.config, sent, metadata, new_versions)
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => panic!("put of checkpoint {id} failed: {e}"),
+        };
+        assert_eq!(
+            stored,
+            self.config.at(id.clone()),
+            "put must return the config of the stored checkpoint (same thread and namespace, its id)"
+        );
+        self.config = stored;
+        expected
+    }
+
+    /// Continues from `id` (a fork) with the state as it was there.
+    fn rewind(&mut self, checkpoint: &Checkpoint) {
+        self.config = self.config.at(checkpoint.id.clone());
+        self.values = checkpoint.channel_values.clone();
+        self.versions = checkpoint.channel_versions.clone();
+    }
+}
+
+async fn get(saver: &dyn Checkpointer, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+    match saver.get_tuple(config).await {
+        Ok(t) => t,
+        Err(e) => panic!("get_tuple({config:?}) failed: {e}"),
+    }
+}
+
+async fn must_get(saver: &dyn Checkpointer, config: &CheckpointConfig) -> CheckpointTuple {
+    match get(saver, config).await {
+        Some(t) => t,
+        None => panic!("get_tuple({config:?}) returned None for a stored checkpoint"),
+    }
+}
+
+async fn list(
+    saver: &dyn Checkpointer,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Vec<CheckpointTuple> {
+    match saver.list(config, options).await {
+        Ok(l) => l,
+        Err(e) => panic!("list({config:?}, {options:?}) failed: {e}"),
+    }
+}
+
+async fn put_writes(
+    saver: &dyn Checkpointer,
+    config: &CheckpointConfig,
+    writes: &[(&str, Value)],
+    task_id: &str,
+) {
+    let writes = writes
+        .iter()
+        .map(|(c, v)| ((*c).to_owned(), blob(v.clone())))
+        .collect();
+    if let Err(e) = saver.put_writes(config, writes, task_id).await {
+        panic!("put_writes({config:?}, task {task_id}) failed: {e}");
+    }
+}
+
+fn ids(tuples: &[CheckpointTuple]) -> Vec<String> {
+    tuples
+        .iter()
+        .map(|t| t.checkpoint.id.clone())
+        .collect::<Vec<_>>()
+}
+
+fn ids_of(checkpoints: &[&Checkpoint]) -> Vec<String> {
+    checkpoints.iter().map(|c| c.id.clone()).collect()
+}
+
+fn write(task_id: &str, channel: &str, value: Value) -> PendingWrite {
+    PendingWrite {
+        task_id: task_id.to_owned(),
+        channel: channel.to_owned(),
+        value: blob(value),
+    }
+}
+
+/// The writes of `task_id`, in the order the saver returned them.
+fn writes_of<'w>(writes: &'w [PendingWrite], task_id: &str) -> Vec<&'w PendingWrite> {
+    writes.iter().filter(|w| w.task_id == task_id).collect()
+}
+
+fn sorted(mut writes: Vec<PendingWrite>) -> Vec<PendingWrite> {
+    writes.sort_by(|a, b| {
+        (&a.task_id, &a.channel, a.value.as_str()).cmp(&(&b.task_id, &b.channel, b.value.as_str()))
+    });
+    writes
+}
+
+/// `put` then `get_tuple` gives back the checkpoint, its metadata and configs.
+pub async fn put_get_round_trip(saver: &dyn Checkpointer) {
+    let thread = unique_thread("round-trip");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let metadata = meta(
+        CheckpointSource::Input,
+        -1,
+        json!({"user": "alice", "score": 1.5, "flag": true}),
+    );
+    let expected = w
+        .step(
+            &[
+                ("__start__", Some(json!({"question": "hi"}))),
+                ("count", Some(json!(0))),
+            ],
+            metadata.clone(),
+        )
+        .await;
+    let got = must_get(saver, &CheckpointConfig::thread(&thread)).await;
+    assert_eq!(
+        got.checkpoint, expected,
+        "round trip: get_tuple must return the checkpoint that was put"
+    );
+    assert_eq!(
+        got.metadata, metadata,
+        "round trip: get_tuple must return the metadata that was put"
+    );
+    assert_eq!(
+        got.config,
+        CheckpointConfig::thread(&thread).at(expected.id.clone()),
+        "round trip: the returned config names thread, namespace and checkpoint id"
+    );
+    assert_eq!(
+        got.parent_config, None,
+        "round trip: the first checkpoint of a thread has no parent"
+    );
+    assert!(
+        got.pending_writes.is_empty(),
+        "round trip: a checkpoint without put_writes has no pending writes"
+    );
+}
+
+/// The blob-layout contract: `put` carries values only for the channels in
+/// `new_versions`; the others come back from the blobs of earlier versions, and a
+/// channel that became empty has no value.
+pub async fn unchanged_channels_come_from_earlier_versions(saver: &dyn Checkpointer) {
+    let thread = unique_thread("blob-layout");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let first = w
+        .step(
+            &[
+                ("messages", Some(json!(["m1", "m2"]))),
+                ("count", Some(json!(1))),
+                ("scratch", Some(json!({"tmp": true}))),
+            ],
+            loop_meta(0),
+        )
+        .await;
+    let second = w.step(&[("count", Some(json!(2)))], loop_meta(1)).await;
+    let third = w
+        .step(
+            &[
+                ("messages", Some(json!(["m1", "m2", "m3"]))),
+                ("scratch", None),
+            ],
+            loop_meta(2),
+        )
+        .await;
+    for expected in [&first, &second, &third] {
+        let got = must_get(
+            saver,
+            &CheckpointConfig::thread(&thread).at(expected.id.clone()),
+        )
+        .await;
+        assert_eq!(
+            got.checkpoint.channel_values, expected.channel_values,
+            "blob layout: checkpoint {} must have every channel's value, including \
+             channels unchanged since an earlier checkpoint (read from that version's blob)",
+            expected.id
+        );
+        assert_eq!(
+            got.checkpoint, *expected,
+            "blob layout: checkpoint {} must round-trip",
+            expected.id
+        );
+    }
+    assert!(
+        !third.channel_values.contains_key("scratch"),
+        "conformance suite bug: scratch should be empty"
+    );
+    assert!(
+        third.channel_versions.contains_key("scratch"),
+        "conformance suite bug: scratch should keep its version"
+    );
+}
+
+/// Without an id, `get_tuple` returns the checkpoint with the greatest id (not the
+/// one put last); with an id, exactly that one.
+pub async fn get_tuple_latest_and_by_id(saver: &dyn Checkpointer) {
+    let thread = unique_thread("latest");
+    let low = next_id();
+    let high = next_id();
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let newer = w
+        .step_with_id(high.clone(), &[("a", Some(json!("high")))], loop_meta(1))
+        .await;
+    let mut w2 = ThreadWriter::new(saver, &thread, "");
+    // A version of its own: blobs are keyed by (thread, namespace, channel, version).
+    w2.next_version = 7;
+    let older = w2
+        .step_with_id(low.clone(), &[("a", Some(json!("low")))], loop_meta(0))
+        .await;
+    let latest = must_get(saver, &CheckpointConfig::thread(&thread)).await;
+    assert_eq!(
+        latest.checkpoint, newer,
+        "get_tuple without checkpoint_id must return the greatest id of the thread, even if it was not put last"
+    );
+    assert_eq!(
+        latest.config.checkpoint_id.as_deref(),
+        Some(high.as_str()),
+        "get_tuple without checkpoint_id must return a config with the found id"
+    );
+    let by_id = must_get(saver, &CheckpointConfig::thread(&thread).at(low.clone())).await;
+    assert_eq!(
+        by_id.checkpoint, older,
+        "get_tuple with checkpoint_id must return that checkpoint"
+    );
+}
+
+/// A missing thread, namespace or checkpoint id is `None` (and an empty list).
+pub async fn missing_thread_and_checkpoint(saver: &dyn Checkpointer) {
+    let thread = unique_thread("missing");
+    assert!(
+        get(saver, &CheckpointConfig::thread(&thread))
+            .await
+            .is_none(),
+        "get_tuple of a thread that was never written must be None"
+    );
+    assert!(
+        get(saver, &CheckpointConfig::thread(&thread).at(next_id()))
+            .await
+            .is_none(),
+        "get_tuple of a checkpoint id in a thread that was never written must be None"
+    );
+    assert!(
+        list(
+            saver,
+            Some(&CheckpointConfig::thread(&thread)),
+            &ListOptions::default()
+        )
+        .await
+        .is_empty(),
+        "list of a thread that was never written must be empty"
+    );
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    assert!(
+        get(saver, &CheckpointConfig::thread(&thread).at(next_id()))
+            .await
+            .is_none(),
+        "get_tuple of a checkpoint id that does not exist in an existing thread must be None"
+    );
+    let other_ns = CheckpointConfig {
+        checkpoint_ns: "never:written".to_owned(),
+        ..CheckpointConfig::thread(&thread)
+    };
+    assert!(
+        get(saver, &other_ns).await.is_none(),
+        "get_tuple of a namespace that was never written must be None"
+    );
+    assert!(
+        saver.delete_thread(&unique_thread("never")).await.is_ok(),
+        "delete_thread of a thread that was never written must succeed"
+    );
+}
+
+/// `parent_config` points at the checkpoint `put` was given as parent, forming a
+/// chain (with forks) back to the root.
+pub async fn parent_chain(saver: &dyn Checkpointer) {
+    let thread = unique_thread("parents");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let c1 = w.step(&[("a", Some(json!(1)))], loop_meta(-1)).await;
+    let c2 = w.step(&[("a", Some(json!(2)))], loop_meta(0)).await;
+    let c3 = w.step(&[("b", Some(json!(3)))], loop_meta(1)).await;
+    w.rewind(&c1);
+    let fork = w
+        .step(
+            &[("a", Some(json!(20)))],
+            meta(CheckpointSource::Fork, 0, Value::Null),
+        )
+        .await;
+
+    let root = CheckpointConfig::thread(&thread);
+    let mut chain = Vec::new();
+    let mut next = Some(root.at(c3.id.clone()));
+    while let Some(config) = next {
+        let t = must_get(saver, &config).await;
+        chain.push(t.checkpoint.id.clone());
+        assert!(
+            chain.len() <= 3,
+            "parent chain must end at the root checkpoint"
+        );
+        next = t.parent_config;
+    }
+    assert_eq!(
+        chain,
+        ids_of(&[&c3, &c2, &c1]),
+        "following parent_config from the newest checkpoint must visit each ancestor once"
+    );
+    let f = must_get(saver, &root.at(fork.id.clone())).await;
+    assert_eq!(
+        f.parent_config,
+        Some(root.at(c1.id.clone())),
+        "a fork's parent_config must be the checkpoint it was forked from"
+    );
+    assert_eq!(
+        f.checkpoint, fork,
+        "a fork must see its parent's values plus its own change"
+    );
+    let latest = must_get(saver, &root).await;
+    assert_eq!(
+        latest.checkpoint.id, fork.id,
+        "the latest checkpoint is the greatest id, whatever branch it is on"
+    );
+    let history = list(saver, Some(&root), &ListOptions::default()).await;
+    assert_eq!(
+        ids(&history),
+        ids_of(&[&fork, &c3, &c2, &c1]),
+        "list must show every branch, ordered by id (not by ancestry)"
+    );
+}
+
+/// Namespaces of one thread are separate: same ids, channels and versions do not
+/// mix; a config names one namespace.
+pub async fn namespaces_isolated(saver: &dyn Checkpointer) {
+    let thread = unique_thread("namespaces");
+    let shared_id = next_id();
+    let mut root = ThreadWriter::new(saver, &thread, "");
+    let mut child = ThreadWriter::new(saver, &thread, "child:6f1c");
+    let r = root
+        .step_with_id(
+            shared_id.clone(),
+            &[("x", Some(json!("root")))],
+            loop_meta(0),
+        )
+        .await;
+    let mut child_meta = loop_meta(0);
+    child_meta.parents.insert(String::new(), r.id.clone());
+    let c = child
+        .step_with_id(
+            shared_id.clone(),
+            &[("x", Some(json!("child")))],
+            child_meta.clone(),
+        )
+        .await;
+    let r2 = root
+        .step(&[("y", Some(json!("root2")))], loop_meta(1))
+        .await;
+
+    let root_cfg = CheckpointConfig::thread(&thread);
+    let child_cfg = CheckpointConfig {
+        checkpoint_ns: "child:6f1c".to_owned(),
+        ..root_cfg.clone()
+    };
+    let got_child = must_get(saver, &child_cfg).await;
+    assert_eq!(
+        got_child.checkpoint, c,
+        "a namespace's latest checkpoint must not see another namespace's checkpoints or blobs"
+    );
+    assert_eq!(
+        got_child.metadata, child_meta,
+        "a subgraph checkpoint keeps its `parents` metadata"
+    );
+    assert_eq!(
+        got_child.config.checkpoint_ns, "child:6f1c",
+        "the returned config must keep the namespace"
+    );
+    let got_root_same_id = must_get(saver, &root_cfg.at(shared_id.clone())).await;
+    assert_eq!(
+        got_root_same_id.checkpoint, r,
+        "the same checkpoint id in two namespaces must address two checkpoints"
+    );
+    let got_child_same_id = must_get(saver, &child_cfg.at(shared_id.clone())).await;
+    assert_eq!(
+        got_child_same_id.checkpoint, c,
+        "the same checkpoint id in two namespaces must address two checkpoints"
+    );
+    assert_eq!(
+        must_get(saver, &root_cfg).await.checkpoint,
+        r2,
+        "the root namespace's latest checkpoint must ignore the child namespace"
+    );
+    assert_eq!(
+        ids(&list(saver, Some(&root_cfg), &ListOptions::default()).await),
+        ids_of(&[&r2, &r]),
+        "list with a config must only show that config's namespace"
+    );
+    assert_eq!(
+        ids(&list(saver, Some(&child_cfg), &ListOptions::default()).await),
+        ids_of(&[&c]),
+        "list with a child namespace must only show that namespace"
+    );
+}
+
+/// `list` of a thread is newest first (id descending).
+pub async fn list_newest_first(saver: &dyn Checkpointer) {
+    let thread = unique_thread("list-order");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let mut put = Vec::new();
+    for step in 0..5 {
+        put.push(w.step(&[("n", Some(json!(step)))], loop_meta(step)).await);
+    }
+    let got = list(
+        saver,
+        Some(&CheckpointConfig::thread(&thread)),
+        &ListOptions::default(),
+    )
+    .await;
+    let expected: Vec<String> = put.iter().rev().map(|c| c.id.clone()).collect();
+    assert_eq!(
+        ids(&got),
+        expected,
+        "list must return newest first (id descending)"
+    );
+    for (t, c) in got.iter().zip(put.iter().rev()) {
+        assert_eq!(
+            t.checkpoint, *c,
+            "list must return complete checkpoints (values of unchanged channels too)"
+        );
+        assert_eq!(
+            t.config,
+            CheckpointConfig::thread(&thread).at(c.id.clone()),
+            "each listed tuple carries its own config"
+        );
+    }
+    assert_eq!(
+        got.last().and_then(|t| t.parent_config.clone()),
+        None,
+        "the oldest listed checkpoint has no parent"
+    );
+    assert_eq!(
+        got.first().and_then(|t| t.parent_config.clone()),
+        Some(CheckpointConfig::thread(&thread).at(put[3].id.clone())),
+        "listed tuples carry their parent_config"
+    );
+    let one = list(
+        saver,
+        Some(&CheckpointConfig::thread(&thread).at(put[2].id.clone())),
+        &ListOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        ids(&one),
+        vec![put[2].id.clone()],
+        "list with a checkpoint_id in the config must return only that checkpoint"
+    );
+}
+
+/// `list(None)` lists every thread and namespace, newest first.
+pub async fn list_all_threads(saver: &dyn Checkpointer) {
+    let t1 = unique_thread("all-a");
+    let t2 = unique_thread("all-b");
+    let mut a = ThreadWriter::new(saver, &t1, "");
+    let mut b = ThreadWriter::new(saver, &t2, "");
+    let mut sub = ThreadWriter::new(saver, &t2, "sub:1");
+    let a1 = a.step(&[("v", Some(json!("a1")))], loop_meta(0)).await;
+    let b1 = b.step(&[("v", Some(json!("b1")))], loop_meta(0)).await;
+    let s1 = sub.step(&[("v", Some(json!("s1")))], loop_meta(0)).await;
+    let a2 = a.step(&[("v", Some(json!("a2")))], loop_meta(1)).await;
+    let all = list(saver, None, &ListOptions::default()).await;
+    for pair in all.windows(2) {
+        assert!(
+            pair[0].checkpoint.id >= pair[1].checkpoint.id,
+            "list(None) must be ordered newest first across threads: {} before {}",
+            pair[0].checkpoint.id,
+            pair[1].checkpoint.id
+        );
+    }
+    let ours: Vec<&CheckpointTuple> = all
+        .iter()
+        .filter(|t| t.config.thread_id == t1 || t.config.thread_id == t2)
+        .collect();
+    let got: Vec<(String, String, String)> = ours
+        .iter()
+        .map(|t| {
+            (
+                t.config.thread_id.clone(),
+                t.config.checkpoint_ns.clone(),
+                t.checkpoint.id.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (t1.clone(), String::new(), a2.id.clone()),
+            (t2.clone(), "sub:1".to_owned(), s1.id.clone()),
+            (t2.clone(), String::new(), b1.id.clone()),
+            (t1.clone(), String::new(), a1.id.clone()),
+        ],
+        "list(None) must include every thread and namespace, newest first"
+    );
+    let sub_tuple = ours
+        .iter()
+        .find(|t| t.checkpoint.id == s1.id)
+        .map(|t| t.checkpoint.clone());
+    assert_eq!(
+        sub_tuple,
+        Some(s1),
+        "list(None) must return each namespace's own values"
+    );
+}
+
+/// `filter` keeps checkpoints whose metadata has every given entry.
+pub async fn list_metadata_filter(saver: &dyn Checkpointer) {
+    let thread = unique_thread("filter");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let input = w
+        .step(
+            &[("a", Some(json!(0)))],
+            meta(CheckpointSource::Input, -1, Value::Null),
+        )
+        .await;
+    let alice = w
+        .step(
+            &[("a", Some(json!(1)))],
+            meta(
+                CheckpointSource::Loop,
+                0,
+                json!({"user": "alice", "flag": true, "score": 1.5}),
+            ),
+        )
+        .await;
+    let bob = w
+        .step(
+            &[("a", Some(json!(2)))],
+            meta(
+                CheckpointSource::Loop,
+                1,
+                json!({"user": "bob", "flag": false, "score": 1}),
+            ),
+        )
+        .await;
+    let update = w
+        .step(
+            &[("a", Some(json!(3)))],
+            meta(
+                CheckpointSource::Update,
+                2,
+                json!({"user": "alice", "nested": {"k": [1, 2]}}),
+            ),
+        )
+        .await;
+    let config = CheckpointConfig::thread(&thread);
+    let cases: Vec<(Value, Vec<&Checkpoint>)> = vec![
+        (json!({}), vec![&update, &bob, &alice, &input]),
+        (json!({"source": "loop"}), vec![&bob, &alice]),
+        (json!({"source": "input"}), vec![&input]),
+        (json!({"step": 1}), vec![&bob]),
+        (json!({"step": -1}), vec![&input]),
+        (json!({"user": "alice"}), vec![&update, &alice]),
+        (json!({"source": "loop", "user": "alice"}), vec![&alice]),
+        (json!({"source": "update", "user": "bob"}), vec![]),
+        (json!({"flag": true}), vec![&alice]),
+        (json!({"flag": false}), vec![&bob]),
+        (json!({"score": 1.5}), vec![&alice]),
+        (json!({"nested": {"k": [1, 2]}}), vec![&update]),
+        (json!({"user": "carol"}), vec![]),
+        (json!({"no_such_key": "x"}), vec![]),
+    ];
+    for (filter, expected) in cases {
+        let Value::Object(filter) = filter else {
+            unreachable!("filters above are objects")
+        };
+        let options = ListOptions {
+            filter: filter.clone(),
+            ..ListOptions::default()
+        };
+        let got = list(saver, Some(&config), &options).await;
+        assert_eq!(
+            ids(&got),
+            ids_of(&expected),
+            "list with metadata filter {filter:?} must return exactly the matching checkpoints, newest first"
+        );
+    }
+    let mut filter = serde_json::Map::new();
+    filter.insert("source".to_owned(), json!("loop"));
+    let options = ListOptions {
+        filter,
+        limit: Some(1),
+        ..ListOptions::default()
+    };
+    assert_eq!(
+        ids(&list(saver, Some(&config), &options).await),
+        ids_of(&[&bob]),
+        "limit must apply after the metadata filter"
+    );
+    let mut filter = serde_json::Map::new();
+    filter.insert("user".to_owned(), json!("alice"));
+    let in_all = list(
+        saver,
+        None,
+        &ListOptions {
+            filter,
+            ..ListOptions::default()
+        },
+    )
+    .await;
+    let ours: Vec<String> = in_all
+        .iter()
+        .filter(|t| t.config.thread_id == thread)
+        .map(|t| t.checkpoint.id.clone())
+        .collect();
+    assert_eq!(
+        ours,
+        ids_of(&[&update, &alice]),
+        "list(None) must apply the metadata filter too"
+    );
+}
+
+/// `before` keeps ids strictly less than the given one; `limit` caps the result.
+pub async fn list_before_and_limit(saver: &dyn Checkpointer) {
+    let thread = unique_thread("before");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let mut c = Vec::new();
+    for step in 0..5 {
+        c.push(w.step(&[("n", Some(json!(step)))], loop_meta(step)).await);
+    }
+    let config = CheckpointConfig::thread(&thread);
+    let opts = |before: Option<&Checkpoint>, limit: Option<usize>| ListOptions {
+        before: before.map(|b| b.id.clone()),
+        limit,
+        ..ListOptions::default()
+    };
+    let cases: Vec<(ListOptions, Vec<&Checkpoint>, &str)> = vec![
+        (opts(Some(&c[3]), None), vec![&c[2], &c[1], &c[0]], "before"),
+        (
+            opts(Some(&c[3]), Some(2)),
+            vec![&c[2], &c[1]],
+            "before + limit",
+        ),
+        (opts(Some(&c[0]), None), vec![], "before the oldest"),
+        (opts(None, Some(2)), vec![&c[4], &c[3]], "limit"),
+        (opts(None, Some(0)), vec![], "limit 0"),
+        (
+            opts(None, Some(50)),
+            vec![&c[4], &c[3], &c[2], &c[1], &c[0]],
+            "limit above the count",
+        ),
+    ];
+    for (options, expected, what) in cases {
+        assert_eq!(
+            ids(&list(saver, Some(&config), &options).await),
+            ids_of(&expected),
+            "list with {what} ({options:?}) must return ids strictly before `before`, newest first, at most `limit`"
+        );
+    }
+    // An id between two stored ones, that is not stored itself.
+    let between = format!("{}~", c[1].id);
+    assert_eq!(
+        ids(&list(
+            saver,
+            Some(&config),
+            &ListOptions {
+                before: Some(between),
+                ..ListOptions::default()
+            }
+        )
+        .await),
+        ids_of(&[&c[1], &c[0]]),
+        "`before` compares ids as strings; it need not name a stored checkpoint"
+    );
+}
+
+/// Regular writes are inserted if absent (a retry does not duplicate or change
+/// them); special writes (`__error__`, `__interrupt__`, ...) replace.
+pub async fn put_writes_regular_and_special(saver: &dyn Checkpointer) {
+    let thread = unique_thread("writes");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    w.step(&[("a", Some(json!(0)))], loop_meta(0)).await;
+    let at = w.config.clone();
+
+    put_writes(saver, &at, &[("a", json!(1)), ("b", json!(2))], "task-1").await;
+    put_writes(saver, &at, &[("a", json!(10)), ("c", json!(30))], "task-1").await;
+    put_writes(
+        saver,
+        &at,
+        &[("__error__", json!("first failure"))],
+        "task-2",
+    )
+    .await;
+    put_writes(
+        saver,
+        &at,
+        &[("__error__", json!("second failure"))],
+        "task-2",
+    )
+    .await;
+    put_writes(
+        saver,
+        &at,
+        &[("__interrupt__", json!([{"value": "q1", "id": "i1"}]))],
+        "task-3",
+    )
+    .await;
+    put_writes(
+        saver,
+        &at,
+        &[("__interrupt__", json!([{"value": "q2", "id": "i2"}]))],
+        "task-3",
+    )
+    .await;
+    put_writes(saver, &at, &[("__resume__", json!(["yes"]))], NULL_TASK_ID).await;
+    put_writes(
+        saver,
+        &at,
+        &[("__resume__", json!(["yes", "no"]))],
+        NULL_TASK_ID,
+    )
+    .await;
+    // A mixed batch: the regular write is kept, the special one replaced.
+    put_writes(
+        saver,
+        &at,
+        &[("x", json!(1)), ("__error__", json!("e1"))],
+        "task-4",
+    )
+    .await;
+    put_writes(
+        saver,
+        &at,
+        &[("x", json!(2)), ("__error__", json!("e2"))],
+        "task-4",
+    )
+    .await;
+
+    let got = must_get(saver, &at).await.pending_writes;
+    let expected = vec![
+        write("task-1", "a", json!(1)),
+        write("task-1", "b", json!(2)),
+        write("task-2", "__error__", json!("second failure")),
+        write(
+            "task-3",
+            "__interrupt__",
+            json!([{"value": "q2", "id": "i2"}]),
+        ),
+        write(NULL_TASK_ID, "__resume__", json!(["yes", "no"])),
+        write("task-4", "x", json!(1)),
+        write("task-4", "__error__", json!("e2")),
+    ];
+    assert_eq!(
+        sorted(got.clone()),
+        sorted(expected),
+        "put_writes: regular writes are kept when (task, index) exists; special writes replace"
+    );
+    assert!(
+        saver
+            .put_writes(
+                &CheckpointConfig::thread(&thread),
+                vec![("a".to_owned(), Blob::null())],
+                "task-1"
+            )
+            .await
+            .is_err(),
+        "put_writes without a checkpoint id must be an error"
+    );
+}
+
+/// A task's writes come back in the order it made them.
+pub async fn pending_writes_ordered(saver: &dyn Checkpointer) {
+    let thread = unique_thread("writes-order");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    w.step(&[("a", Some(json!(0)))], loop_meta(0)).await;
+    let at = w.config.clone();
+    let many: Vec<(&str, Value)> = (0..12).map(|i| ("topic", json!(i))).collect();
+    put_writes(saver, &at, &many, "task-a").await;
+    put_writes(
+        saver,
+        &at,
+        &[("z", json!("z")), ("a", json!("a"))],
+        "task-b",
+    )
+    .await;
+    let got = must_get(saver, &at).await.pending_writes;
+    let a: Vec<Value> = writes_of(&got, "task-a")
+        .iter()
+        .map(|w| w.value.decode().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(
+        a,
+        (0..12).map(|i| json!(i)).collect::<Vec<_>>(),
+        "a task's writes must come back in the order of put_writes (index order, not lexical)"
+    );
+    let b: Vec<&str> = writes_of(&got, "task-b")
+        .iter()
+        .map(|w| w.channel.as_str())
+        .collect();
+    assert_eq!(
+        b,
+        vec!["z", "a"],
+        "a task's writes keep their order, not sorted by channel"
+    );
+    let a_pos = got.iter().position(|w| w.task_id == "task-b");
+    let last_a = got.iter().rposition(|w| w.task_id == "task-a");
+    assert!(
+        matches!((last_a, a_pos), (Some(x), Some(y)) if x < y),
+        "writes of tasks put in task-id order come back grouped in that order"
+    );
+}
+
+/// Writes belong to one checkpoint of one namespace and come back with it (in
+/// `get_tuple` and `list`), not with its parent, child or namesake.
+pub async fn pending_writes_attached_to_their_checkpoint(saver: &dyn Checkpointer) {
+    let thread = unique_thread("writes-attach");
+    let shared_id = next_id();
+    let mut root = ThreadWriter::new(saver, &thread, "");
+    let c1 = root
+        .step_with_id(shared_id.clone(), &[("a", Some(json!(1)))], loop_meta(0))
+        .await;
+    let c1_cfg = root.config.clone();
+    let c2 = root.step(&[("a", Some(json!(2)))], loop_meta(1)).await;
+    let c2_cfg = root.config.clone();
+    let mut child = ThreadWriter::new(saver, &thread, "child:1");
+    child
+        .step_with_id(shared_id.clone(), &[("a", Some(json!("c")))], loop_meta(0))
+        .await;
+    let child_cfg = child.config.clone();
+
+    put_writes(saver, &c1_cfg, &[("a", json!("on c1"))], "t1").await;
+    put_writes(saver, &c2_cfg, &[("a", json!("on c2"))], "t2").await;
+    put_writes(saver, &child_cfg, &[("a", json!("on child"))], "t3").await;
+
+    let check = |tuple: &CheckpointTuple, expected: Vec<PendingWrite>, what: &str| {
+        assert_eq!(
+            tuple.pending_writes, expected,
+            "pending writes of {what} must be exactly the writes put against it"
+        );
+    };
+    check(
+        &must_get(saver, &c1_cfg).await,
+        vec![write("t1", "a", json!("on c1"))],
+        "c1",
+    );
+    check(
+        &must_get(saver, &c2_cfg).await,
+        vec![write("t2", "a", json!("on c2"))],
+        "c2",
+    );
+    check(
+        &must_get(saver, &child_cfg).await,
+        vec![write("t3", "a", json!("on child"))],
+        "the child namespace's checkpoint with the same id",
+    );
+    let listed = list(
+        saver,
+        Some(&CheckpointConfig::thread(&thread)),
+        &ListOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        ids(&listed),
+        ids_of(&[&c2, &c1]),
+        "list of the root namespace"
+    );
+    check(
+        &listed[0],
+        vec![write("t2", "a", json!("on c2"))],
+        "c2 (listed)",
+    );
+    check(
+        &listed[1],
+        vec![write("t1", "a", json!("on c1"))],
+        "c1 (listed)",
+    );
+}
+
+/// `delete_thread` removes checkpoints, blobs and writes of every namespace of the
+/// thread, and nothing of other threads.
+pub async fn delete_thread_removes_every_namespace(saver: &dyn Checkpointer) {
+    let doomed = unique_thread("delete");
+    let kept = unique_thread("keep");
+    let mut d_root = ThreadWriter::new(saver, &doomed, "");
+    let mut d_child = ThreadWriter::new(saver, &doomed, "child:1");
+    let mut k_root = ThreadWriter::new(saver, &kept, "");
+    d_root
+        .step(&[("a", Some(json!("doomed")))], loop_meta(0))
+        .await;
+    d_child
+        .step(&[("a", Some(json!("doomed child")))], loop_meta(0))
+        .await;
+    let k = k_root
+        .step(&[("a", Some(json!("kept")))], loop_meta(0))
+        .await;
+    put_writes(saver, &d_root.config, &[("a", json!("w"))], "t").await;
+    put_writes(saver, &k_root.config, &[("a", json!("kw"))], "t").await;
+
+    if let Err(e) = saver.delete_thread(&doomed).await {
+        panic!("delete_thread({doomed}) failed: {e}");
+    }
+    let root_cfg = CheckpointConfig::thread(&doomed);
+    let child_cfg = CheckpointConfig {
+        checkpoint_ns: "child:1".to_owned(),
+        ..root_cfg.clone()
+    };
+    assert!(
+        get(saver, &root_cfg).await.is_none(),
+        "after delete_thread, get_tuple of the thread must be None"
+    );
+    assert!(
+        get(saver, &child_cfg).await.is_none(),
+        "after delete_thread, the thread's other namespaces must be gone too"
+    );
+    assert!(
+        list(saver, Some(&root_cfg), &ListOptions::default())
+            .await
+            .is_empty(),
+        "after delete_thread, the thread's history must be empty"
+    );
+    assert!(
+        list(saver, None, &ListOptions::default())
+            .await
+            .iter()
+            .all(|t| t.config.thread_id != doomed),
+        "after delete_thread, list(None) must not show the thread"
+    );
+    let k_got = must_get(saver, &CheckpointConfig::thread(&kept)).await;
+    assert_eq!(
+        k_got.checkpoint, k,
+        "delete_thread must not touch other threads"
+    );
+    assert_eq!(
+        k_got.pending_writes,
+        vec![write("t", "a", json!("kw"))],
+        "delete_thread must not touch other threads' writes"
+    );
+
+    // Reusing the thread id with the same versions must not resurrect old blobs
+    // or writes.
+    let mut again = ThreadWriter::new(saver, &doomed, "");
+    let fresh = again
+        .step(&[("b", Some(json!("fresh")))], loop_meta(0))
+        .await;
+    let got = must_get(saver, &root_cfg).await;
+    assert_eq!(
+        got.checkpoint, fresh,
+        "a thread re-created after delete_thread must not see the old values"
+    );
+    assert!(
+        got.pending_writes.is_empty(),
+        "a thread re-created after delete_thread must not see the old writes"
+    );
+    let mut again_child = ThreadWriter::new(saver, &doomed, "child:1");
+    let fresh_child = again_child
+        .step(&[("b", Some(json!(1)))], loop_meta(0))
+        .await;
+    let got = must_get(saver, &child_cfg).await;
+    assert_eq!(
+        got.checkpoint, fresh_child,
+        "a namespace re-created after delete_thread must not see the old values (channel `a` had version 1)"
+    );
+}
+
+/// Putting the same checkpoint or the same writes twice stores them once.
+pub async fn idempotent_put_and_put_writes(saver: &dyn Checkpointer) {
+    let thread = unique_thread("idempotent");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let c1 = w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    let c1_cfg = w.config.clone();
+    let c2 = w.step(&[("a", Some(json!(2)))], loop_meta(1)).await;
+    // Same id, same parent, same content again (a retried put).
+    let mut again = ThreadWriter::new(saver, &thread, "");
+    again.rewind(&c1);
+    again.next_version = 2;
+    let c2_again = again
+        .step_with_id(c2.id.clone(), &[("a", Some(json!(2)))], loop_meta(1))
+        .await;
+    assert_eq!(
+        c2_again, c2,
+        "conformance suite bug: the retried put must be identical"
+    );
+    let history = list(
+        saver,
+        Some(&CheckpointConfig::thread(&thread)),
+        &ListOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        ids(&history),
+        ids_of(&[&c2, &c1]),
+        "putting the same checkpoint twice must store it once"
+    );
+    assert_eq!(
+        history[0].checkpoint, c2,
+        "a re-put checkpoint must read back unchanged"
+    );
+    assert_eq!(
+        history[0].parent_config,
+        Some(c1_cfg.clone()),
+        "a re-put checkpoint keeps its parent"
+    );
+    let at = CheckpointConfig::thread(&thread).at(c2.id.clone());
+    for _ in 0..3 {
+        put_writes(saver, &at, &[("a", json!(5)), ("b", json!(6))], "task").await;
+        put_writes(saver, &at, &[("__error__", json!("boom"))], "task").await;
+    }
+    let got = must_get(saver, &at).await.pending_writes;
+    assert_eq!(
+        sorted(got),
+        sorted(vec![
+            write("task", "a", json!(5)),
+            write("task", "b", json!(6)),
+            write("task", "__error__", json!("boom")),
+        ]),
+        "repeating put_writes must not duplicate writes"
+    );
+}
+
+/// Values and metadata survive exactly: nesting, unicode, escapes, numbers, and a
+/// channel holding `null` (which differs from an empty channel).
+pub async fn value_fidelity(saver: &dyn Checkpointer) {
+    let thread = unique_thread("fidelity");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let values = [
+        (
+            "nested",
+            json!({"a": [1, 2, {"b": null}], "c": {"d": [true, false]}}),
+        ),
+        ("unicode", json!("héllo wörld ✓ 日本語 🚀")),
+        (
+            "escapes",
+            json!("quote \" backslash \\ newline \n tab \t nul \u{0}"),
+        ),
+        ("big", json!(9_007_199_254_740_993_u64)),
+        ("negative", json!(-42)),
+        ("float", json!(0.1)),
+        ("null_value", Value::Null),
+        ("empty_list", json!([])),
+        ("empty_object", json!({})),
+        ("channel with spaces/and.dots", json!("ok")),
+    ];
+    let changes: Vec<(&str, Option<Value>)> =
+        values.iter().map(|(c, v)| (*c, Some(v.clone()))).collect();
+    let metadata = meta(
+        CheckpointSource::Update,
+        7,
+        json!({"note": "ünïcode ✓", "deep": {"x": [1, "two"]}}),
+    );
+    let c = w.step(&changes, metadata.clone()).await;
+    let got = must_get(saver, &w.config).await;
+    assert_eq!(got.checkpoint, c, "values must round-trip exactly");
+    assert_eq!(got.metadata, metadata, "metadata must round-trip exactly");
+    assert_eq!(
+        got.checkpoint.channel_values.get("null_value"),
+        Some(&Blob::null()),
+        "a channel holding null must come back as null, not as empty"
+    );
+    put_writes(
+        saver,
+        &w.config,
+        &[
+            ("nested", values[0].1.clone()),
+            ("unicode", values[1].1.clone()),
+        ],
+        "task",
+    )
+    .await;
+    let got = must_get(saver, &w.config).await.pending_writes;
+    assert_eq!(
+        got,
+        vec![
+            write("task", "nested", values[0].1.clone()),
+            write("task", "unicode", values[1].1.clone()),
+        ],
+        "write values must round-trip exactly"
+    );
+}

@@ -1,0 +1,272 @@
+//! [`InMemorySaver`]: checkpoints in process memory, with LangGraph's blob layout.
+
+use super::{
+    metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
+    CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
+    SPECIAL_WRITES,
+};
+use futures::future::BoxFuture;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+/// A checkpoint as stored: values live in the blob table, keyed by version.
+#[derive(Clone)]
+struct Stored {
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    parent_id: Option<String>,
+}
+
+/// One pending write row.
+#[derive(Clone)]
+struct WriteRow {
+    task_id: String,
+    idx: i64,
+    channel: String,
+    value: Blob,
+}
+
+#[derive(Default)]
+struct Store {
+    /// thread → namespace → checkpoint id → checkpoint (ids sort by creation).
+    checkpoints: BTreeMap<String, BTreeMap<String, BTreeMap<String, Stored>>>,
+    /// (thread, namespace, channel, version) → value (`None`: the channel was empty).
+    blobs: HashMap<(String, String, String, ChannelVersion), Option<Blob>>,
+    /// (thread, namespace, checkpoint id) → writes in insertion order.
+    writes: HashMap<(String, String, String), Vec<WriteRow>>,
+}
+
+/// Checkpoints kept in memory, serialised (values are stored as JSON text, once per
+/// channel version). Lost when the process exits; use the SQLite saver to keep them.
+///
+/// ```
+/// use stategraph::checkpoint::InMemorySaver;
+/// let saver = InMemorySaver::new();
+/// # let _ = saver;
+/// ```
+#[derive(Default)]
+pub struct InMemorySaver {
+    store: Mutex<Store>,
+}
+
+impl std::fmt::Debug for InMemorySaver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemorySaver").finish_non_exhaustive()
+    }
+}
+
+impl InMemorySaver {
+    /// An empty saver.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way
+        // that breaks their invariants (each mutation is a single insert/remove).
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Store {
+    fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
+        let mut checkpoint = stored.checkpoint.clone();
+        for (channel, version) in &checkpoint.channel_versions {
+            let key = (
+                thread.to_owned(),
+                ns.to_owned(),
+                channel.clone(),
+                version.clone(),
+            );
+            if let Some(Some(blob)) = self.blobs.get(&key) {
+                checkpoint
+                    .channel_values
+                    .insert(channel.clone(), blob.clone());
+            }
+        }
+        let pending_writes = self
+            .writes
+            .get(&(thread.to_owned(), ns.to_owned(), id.to_owned()))
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| PendingWrite {
+                        task_id: r.task_id.clone(),
+                        channel: r.channel.clone(),
+                        value: r.value.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let config = CheckpointConfig {
+            thread_id: thread.to_owned(),
+            checkpoint_ns: ns.to_owned(),
+            checkpoint_id: Some(id.to_owned()),
+        };
+        let parent_config = stored.parent_id.as_ref().map(|p| config.at(p.clone()));
+        CheckpointTuple {
+            config,
+            checkpoint,
+            metadata: stored.metadata.clone(),
+            parent_config,
+            pending_writes,
+        }
+    }
+}
+
+impl Checkpointer for InMemorySaver {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
+        Box::pin(async move {
+            let store = self.lock();
+            let Some(by_id) = store
+                .checkpoints
+                .get(&config.thread_id)
+                .and_then(|t| t.get(&config.checkpoint_ns))
+            else {
+                return Ok(None);
+            };
+            let found = match &config.checkpoint_id {
+                Some(id) => by_id.get_key_value(id),
+                None => by_id.iter().next_back(),
+            };
+            Ok(found.map(|(id, stored)| {
+                store.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
+            }))
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
+        Box::pin(async move {
+            let store = self.lock();
+            let mut out = Vec::new();
+            for (thread, namespaces) in &store.checkpoints {
+                if config.is_some_and(|c| &c.thread_id != thread) {
+                    continue;
+                }
+                for (ns, by_id) in namespaces {
+                    // A config always names a namespace; "" is the root's.
+                    if config.is_some_and(|c| &c.checkpoint_ns != ns) {
+                        continue;
+                    }
+                    for (id, stored) in by_id.iter().rev() {
+                        if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
+                            if want != id {
+                                continue;
+                            }
+                        }
+                        if options.before.as_ref().is_some_and(|b| id >= b) {
+                            continue;
+                        }
+                        if !metadata_matches(&stored.metadata, &options.filter) {
+                            continue;
+                        }
+                        out.push(store.tuple(thread, ns, id, stored));
+                    }
+                }
+            }
+            out.sort_by(|a, b| b.config.checkpoint_id.cmp(&a.config.checkpoint_id));
+            if let Some(limit) = options.limit {
+                out.truncate(limit);
+            }
+            Ok(out)
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: BTreeMap<String, ChannelVersion>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            let mut store = self.lock();
+            let thread = &config.thread_id;
+            let ns = &config.checkpoint_ns;
+            let values = std::mem::take(&mut checkpoint.channel_values);
+            for (channel, version) in new_versions {
+                let blob = values.get(&channel).cloned();
+                store
+                    .blobs
+                    .insert((thread.clone(), ns.clone(), channel, version), blob);
+            }
+            let id = checkpoint.id.clone();
+            store
+                .checkpoints
+                .entry(thread.clone())
+                .or_default()
+                .entry(ns.clone())
+                .or_default()
+                .insert(
+                    id.clone(),
+                    Stored {
+                        checkpoint,
+                        metadata,
+                        parent_id: config.checkpoint_id.clone(),
+                    },
+                );
+            Ok(config.at(id))
+        })
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            let Some(id) = config.checkpoint_id.clone() else {
+                return Err(CheckpointError::Unsupported(format!(
+                    "put_writes for thread `{}` needs a checkpoint id",
+                    config.thread_id
+                )));
+            };
+            let mut store = self.lock();
+            let rows = store
+                .writes
+                .entry((config.thread_id.clone(), config.checkpoint_ns.clone(), id))
+                .or_default();
+            for (position, (channel, value)) in writes.into_iter().enumerate() {
+                let idx = write_index(&channel, position);
+                let special = SPECIAL_WRITES.iter().any(|(c, _)| *c == channel);
+                match rows
+                    .iter_mut()
+                    .find(|r| r.task_id == task_id && r.idx == idx)
+                {
+                    Some(row) if special => {
+                        row.channel = channel;
+                        row.value = value;
+                    }
+                    Some(_) => {}
+                    None => rows.push(WriteRow {
+                        task_id: task_id.to_owned(),
+                        idx,
+                        channel,
+                        value,
+                    }),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            let mut store = self.lock();
+            store.checkpoints.remove(thread_id);
+            store.blobs.retain(|(t, ..), _| t != thread_id);
+            store.writes.retain(|(t, ..), _| t != thread_id);
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,495 @@
+//! The loop's side of persistence: LangGraph-format checkpoints from the live state
+//! (serialising only channels whose version changed), restoring a run from one, and
+//! encoding a task's writes as pending writes.
+
+use super::control::ControlChannel;
+use super::writes::{ControlWrite, TaskWrites};
+use super::Run;
+use crate::channels::Channel;
+use crate::checkpoint::{
+    Blob, ChannelVersion, Checkpoint, CheckpointMetadata, CheckpointSource, CheckpointTuple,
+    PendingWrite,
+};
+use crate::error::GraphError;
+use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Special channels of pending writes (SEMANTICS.md §0).
+pub(crate) const NO_WRITES: &str = "__no_writes__";
+pub(crate) const ERROR: &str = "__error__";
+pub(crate) const TASKS: &str = "__pregel_tasks";
+
+/// Collects one blob per visited field.
+struct BlobCollector<'a> {
+    out: &'a mut Vec<(String, Blob)>,
+    error: Option<serde_json::Error>,
+}
+
+impl FieldVisitor for BlobCollector<'_> {
+    fn visit<T: Serialize + ?Sized>(&mut self, _field: usize, name: &'static str, value: &T) {
+        match Blob::encode(value) {
+            Ok(blob) => self.out.push((name.to_owned(), blob)),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
+    GraphError::Checkpoint(crate::checkpoint::CheckpointError::Storage(
+        format!("cannot serialise {what}: {e}").into(),
+    ))
+}
+
+fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display) -> GraphError {
+    GraphError::Checkpoint(crate::checkpoint::CheckpointError::Corrupt {
+        thread_id: tuple.config.thread_id.clone(),
+        checkpoint_id: tuple.checkpoint.id.clone(),
+        what,
+        source: e.to_string().into(),
+    })
+}
+
+/// The integer part of a version string (`"000…0012.0.1234"` → 12).
+pub(crate) fn parse_version(text: &str) -> Option<u64> {
+    text.split('.').next()?.trim().parse().ok()
+}
+
+impl<S: State> Run<S> {
+    /// The text of version `n` of channel `c`: as restored, or in LangGraph's format
+    /// with this run's random fraction (distinct runs never collide on a blob key).
+    pub(crate) fn version_text(&self, c: usize, n: u64) -> ChannelVersion {
+        match &self.restored_versions[c] {
+            Some((v, text)) if *v == n => text.to_string(),
+            _ => format!("{n:032}.{:016}", self.version_salt),
+        }
+    }
+
+    /// A checkpoint of the live state. Channel values are serialised only for the
+    /// channels whose version differs from the last saved checkpoint (`new_versions`);
+    /// the saver keeps the others from earlier puts.
+    pub(crate) fn create_checkpoint(
+        &self,
+        id: String,
+        updated: Option<&FieldSet>,
+    ) -> Result<(Checkpoint, BTreeMap<String, ChannelVersion>), GraphError> {
+        let graph = &self.graph;
+        let mut channel_versions = BTreeMap::new();
+        let mut new_versions = BTreeMap::new();
+        let mut changed_fields = FieldSet::default();
+        let mut changed_control: Vec<usize> = Vec::new();
+        for c in 0..graph.num_channels() {
+            let v = self.versions[c];
+            if v == 0 {
+                continue;
+            }
+            let name = graph.channel_names[c].to_string();
+            let text = self.version_text(c, v);
+            if self.saved_versions.get(c).copied() != Some(v) {
+                new_versions.insert(name.clone(), text.clone());
+                if c < graph.num_fields() {
+                    changed_fields.insert(c);
+                } else {
+                    changed_control.push(c);
+                }
+            }
+            channel_versions.insert(name, text);
+        }
+
+        let mut values: Vec<(String, Blob)> = Vec::new();
+        let mut collector = BlobCollector {
+            out: &mut values,
+            error: None,
+        };
+        self.state
+            .visit_saved(&self.fields, Some(&changed_fields), &mut collector);
+        if let Some(e) = collector.error {
+            return Err(encode_error("a state field", e));
+        }
+        for c in changed_control {
+            if let Some(blob) = self.control_value(c)? {
+                values.push((graph.channel_names[c].to_string(), blob));
+            }
+        }
+
+        let mut versions_seen: BTreeMap<String, BTreeMap<String, ChannelVersion>> = BTreeMap::new();
+        versions_seen.insert("__input__".to_owned(), BTreeMap::new());
+        for (node, seen) in self.seen.iter().enumerate() {
+            let Some(seen) = seen else { continue };
+            let spec = &graph.nodes[node];
+            let entry = versions_seen.entry(spec.name.to_string()).or_default();
+            for (i, &c) in spec.triggers.iter().enumerate() {
+                if seen[i] > 0 {
+                    entry.insert(
+                        graph.channel_names[c].to_string(),
+                        self.version_text(c, seen[i]),
+                    );
+                }
+            }
+        }
+
+        let updated_channels = updated.map(|u| {
+            let mut names: Vec<String> = u
+                .iter()
+                .map(|c| graph.channel_names[c].to_string())
+                .collect();
+            names.sort();
+            names
+        });
+        Ok((
+            Checkpoint {
+                v: 4,
+                id,
+                ts: super::ids::now_iso8601(),
+                channel_values: values.into_iter().collect(),
+                channel_versions,
+                versions_seen,
+                updated_channels,
+            },
+            new_versions,
+        ))
+    }
+
+    /// The checkpoint form of an engine channel, `None` when empty.
+    fn control_value(&self, c: usize) -> Result<Option<Blob>, GraphError> {
+        let graph = &self.graph;
+        let encode = |v: &dyn erased::Ser| v.blob().map_err(|e| encode_error("a channel", e));
+        if c == graph.start_channel() {
+            let Some(updates) = &self.start_input else {
+                return Ok(None);
+            };
+            let mut pairs = Vec::new();
+            let mut collector = BlobCollector {
+                out: &mut pairs,
+                error: None,
+            };
+            for update in updates {
+                update.visit_writes(&mut collector);
+            }
+            if let Some(e) = collector.error {
+                return Err(encode_error("the input", e));
+            }
+            let map: BTreeMap<String, Blob> = pairs.into_iter().collect();
+            return encode(&map).map(Some);
+        }
+        if c == graph.tasks_channel() {
+            let mut sends = Vec::with_capacity(self.sends.len());
+            for s in &self.sends {
+                let arg = s
+                    .encode_payload()
+                    .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                sends.push(SendForm {
+                    node: s.node().to_owned(),
+                    arg,
+                });
+            }
+            return encode(&sends).map(Some);
+        }
+        let saved = match &self.control[c - graph.control_base()] {
+            ControlChannel::Branch(ch) => ch.checkpoint(&()).map(|v| encode(&v)),
+            ControlChannel::DeferredBranch(ch) => ch.checkpoint(&()).map(|v| encode(&v)),
+            ControlChannel::Join(ch, seen) => ch.checkpoint(seen).map(|v| encode(&v)),
+            ControlChannel::DeferredJoin(ch, seen) => ch.checkpoint(seen).map(|v| encode(&v)),
+        };
+        saved.transpose()
+    }
+
+    /// Restores every channel, version and `versions_seen` entry from `tuple`.
+    pub(crate) fn restore(&mut self, tuple: &CheckpointTuple) -> Result<(), GraphError> {
+        let graph = Arc::clone(&self.graph);
+        let cp = &tuple.checkpoint;
+        for (name, text) in &cp.channel_versions {
+            let Some(&c) = graph.channel_ids.get(name.as_str()) else {
+                tracing::warn!(channel = %name, "checkpoint has a channel this graph does not know; ignoring it");
+                continue;
+            };
+            let n = parse_version(text).ok_or_else(|| {
+                decode_error(tuple, format!("the version of channel `{name}`"), text)
+            })?;
+            self.versions.set(c, n);
+            self.restored_versions[c] = Some((n, Arc::from(text.as_str())));
+            let value = cp.channel_values.get(name);
+            if c < graph.num_fields() {
+                let state = Arc::make_mut(&mut self.state);
+                let result = match value {
+                    Some(blob) => {
+                        let mut de = serde_json::Deserializer::from_str(blob.as_str());
+                        state.restore_field(&mut self.fields, c, Some(&mut de))
+                    }
+                    None => state.restore_field::<&mut serde_json::Deserializer<
+                        serde_json::de::StrRead<'_>,
+                    >>(&mut self.fields, c, None),
+                };
+                result.map_err(|e| decode_error(tuple, format!("state field `{name}`"), e))?;
+            } else if c == graph.start_channel() {
+                self.start_input = match value {
+                    Some(blob) => Some(
+                        self.decode_input(blob)
+                            .map_err(|e| decode_error(tuple, "the pending input".to_owned(), e))?,
+                    ),
+                    None => None,
+                };
+            } else if c == graph.tasks_channel() {
+                self.sends = match value {
+                    Some(blob) => self
+                        .decode_sends(blob)
+                        .map_err(|e| decode_error(tuple, "the pending Sends".to_owned(), e))?,
+                    None => Vec::new(),
+                };
+            } else {
+                let what = || format!("channel `{name}`");
+                let channel = &mut self.control[c - graph.control_base()];
+                match channel {
+                    ControlChannel::Branch(ch) => ch.restore(
+                        &mut (),
+                        decode_opt(value).map_err(|e| decode_error(tuple, what(), e))?,
+                    ),
+                    ControlChannel::DeferredBranch(ch) => ch.restore(
+                        &mut (),
+                        decode_opt(value).map_err(|e| decode_error(tuple, what(), e))?,
+                    ),
+                    ControlChannel::Join(ch, seen) => ch.restore(
+                        seen,
+                        decode_opt(value).map_err(|e| decode_error(tuple, what(), e))?,
+                    ),
+                    ControlChannel::DeferredJoin(ch, seen) => ch.restore(
+                        seen,
+                        decode_opt(value).map_err(|e| decode_error(tuple, what(), e))?,
+                    ),
+                }
+                if matches!(channel, ControlChannel::Branch(_)) && channel.is_available() {
+                    self.live_branches.push(c);
+                }
+            }
+        }
+        for (node_name, seen) in &cp.versions_seen {
+            let Some(&node) = graph.node_by_name.get(node_name.as_str()) else {
+                continue;
+            };
+            let triggers = &graph.nodes[node].triggers;
+            let entry = self.seen[node].get_or_insert_with(|| vec![0; triggers.len()]);
+            for (i, &c) in triggers.iter().enumerate() {
+                if let Some(text) = seen.get(&*graph.channel_names[c]) {
+                    entry[i] = parse_version(text).unwrap_or(0);
+                }
+            }
+        }
+        self.updated.clear();
+        self.updated_known = match &cp.updated_channels {
+            Some(names) => {
+                for name in names {
+                    if let Some(&c) = graph.channel_ids.get(name.as_str()) {
+                        self.updated.insert(c);
+                    }
+                }
+                true
+            }
+            None => false,
+        };
+        self.saved_versions = (0..graph.num_channels())
+            .map(|c| self.versions[c])
+            .collect();
+        Ok(())
+    }
+
+    /// The `__start__` channel's value: a map of field → write, one update per field.
+    fn decode_input(&self, blob: &Blob) -> Result<Vec<S::Update>, serde_json::Error> {
+        let map: BTreeMap<String, Blob> = blob.decode()?;
+        let mut updates = Vec::with_capacity(map.len());
+        for (field, value) in &map {
+            let Some(idx) = S::field_index(field) else {
+                continue;
+            };
+            let mut de = serde_json::Deserializer::from_str(value.as_str());
+            updates.push(S::Update::from_field_write(idx, &mut de)?);
+        }
+        Ok(updates)
+    }
+
+    fn decode_sends(&self, blob: &Blob) -> Result<Vec<crate::command::Send>, serde_json::Error> {
+        let forms: Vec<SendForm> = blob.decode()?;
+        let mut sends = Vec::with_capacity(forms.len());
+        for form in forms {
+            let Some(&node) = self.graph.node_by_name.get(form.node.as_str()) else {
+                tracing::warn!(node = %form.node, "a stored Send names a node this graph does not have; dropping it");
+                continue;
+            };
+            let Some(runner) = &self.graph.nodes[node].runner else {
+                continue;
+            };
+            sends.push(runner.decode_send(form.node.clone().into(), &form.arg)?);
+        }
+        Ok(sends)
+    }
+
+    /// A task's writes as pending-write rows (`NO_WRITES` when it wrote nothing).
+    pub(crate) fn encode_writes(
+        &self,
+        writes: &TaskWrites<S>,
+    ) -> Result<Vec<(String, Blob)>, GraphError> {
+        let mut rows = Vec::new();
+        let mut collector = BlobCollector {
+            out: &mut rows,
+            error: None,
+        };
+        for u in &writes.updates {
+            u.visit_writes(&mut collector);
+        }
+        if let Some(e) = collector.error {
+            return Err(encode_error("a node's update", e));
+        }
+        for w in &writes.control {
+            match w {
+                ControlWrite::Trigger(c) => {
+                    rows.push((self.graph.channel_names[*c].to_string(), Blob::null()))
+                }
+                ControlWrite::Join(c, name) => rows.push((
+                    self.graph.channel_names[*c].to_string(),
+                    Blob::encode(&**name).map_err(|e| encode_error("a join write", e))?,
+                )),
+                ControlWrite::Send(s) => {
+                    let arg = s
+                        .encode_payload()
+                        .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                    let form = SendForm {
+                        node: s.node().to_owned(),
+                        arg,
+                    };
+                    rows.push((
+                        TASKS.to_owned(),
+                        Blob::encode(&form).map_err(|e| encode_error("a Send", e))?,
+                    ));
+                }
+            }
+        }
+        if rows.is_empty() {
+            rows.push((NO_WRITES.to_owned(), Blob::null()));
+        }
+        Ok(rows)
+    }
+
+    /// Rebuilds a task's writes from its pending-write rows.
+    pub(crate) fn decode_writes(
+        &self,
+        tuple: &CheckpointTuple,
+        rows: &[&PendingWrite],
+    ) -> Result<TaskWrites<S>, GraphError> {
+        let graph = &self.graph;
+        let mut writes = TaskWrites::default();
+        for row in rows {
+            let what = || format!("a pending write to `{}`", row.channel);
+            if row.channel == NO_WRITES {
+                continue;
+            }
+            if row.channel == TASKS {
+                let form: SendForm = row
+                    .value
+                    .decode()
+                    .map_err(|e| decode_error(tuple, what(), e))?;
+                let Some(&node) = graph.node_by_name.get(form.node.as_str()) else {
+                    continue;
+                };
+                if let Some(runner) = &graph.nodes[node].runner {
+                    let send = runner
+                        .decode_send(form.node.clone().into(), &form.arg)
+                        .map_err(|e| decode_error(tuple, what(), e))?;
+                    writes.control.push(ControlWrite::Send(send));
+                }
+                continue;
+            }
+            let Some(&c) = graph.channel_ids.get(row.channel.as_str()) else {
+                tracing::warn!(channel = %row.channel, "a pending write names a channel this graph does not know; ignoring it");
+                continue;
+            };
+            if c < graph.num_fields() {
+                let mut de = serde_json::Deserializer::from_str(row.value.as_str());
+                let update = S::Update::from_field_write(c, &mut de)
+                    .map_err(|e| decode_error(tuple, what(), e))?;
+                writes.updates.push(update);
+            } else if c >= graph.control_base() {
+                match &self.control[c - graph.control_base()] {
+                    ControlChannel::Branch(_) | ControlChannel::DeferredBranch(_) => {
+                        writes.control.push(ControlWrite::Trigger(c))
+                    }
+                    ControlChannel::Join(..) | ControlChannel::DeferredJoin(..) => {
+                        let name: String = row
+                            .value
+                            .decode()
+                            .map_err(|e| decode_error(tuple, what(), e))?;
+                        writes.control.push(ControlWrite::Join(c, Arc::from(name)));
+                    }
+                }
+            }
+        }
+        Ok(writes)
+    }
+
+    /// The metadata of a checkpoint written by this run.
+    pub(crate) fn metadata(&self, source: CheckpointSource, step: i64) -> CheckpointMetadata {
+        let mut extra = serde_json::Map::new();
+        const EXCLUDED: &[&str] = &[
+            "thread_id",
+            "checkpoint_id",
+            "checkpoint_ns",
+            "checkpoint_map",
+            "langgraph_step",
+            "langgraph_node",
+            "langgraph_triggers",
+            "langgraph_path",
+            "langgraph_checkpoint_ns",
+        ];
+        for (k, v) in self
+            .config
+            .get_configurable()
+            .iter()
+            .chain(self.config.get_metadata().iter())
+        {
+            if k.starts_with("__") || EXCLUDED.contains(&k.as_str()) {
+                continue;
+            }
+            let v = match v {
+                serde_json::Value::String(s) => serde_json::Value::String(s.replace('\0', "")),
+                serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.clone(),
+                _ => continue,
+            };
+            extra.insert(k.clone(), v);
+        }
+        CheckpointMetadata {
+            source,
+            step,
+            parents: BTreeMap::new(),
+            extra,
+        }
+    }
+}
+
+fn decode_opt<T: serde::de::DeserializeOwned>(
+    blob: Option<&Blob>,
+) -> Result<Option<T>, serde_json::Error> {
+    blob.map(Blob::decode).transpose()
+}
+
+/// A `Send` as stored in `__pregel_tasks`.
+#[derive(Serialize, serde::Deserialize)]
+struct SendForm {
+    node: String,
+    arg: Blob,
+}
+
+mod erased {
+    use crate::checkpoint::Blob;
+
+    /// Object-safe serialisation to a [`Blob`].
+    pub(super) trait Ser {
+        fn blob(&self) -> Result<Blob, serde_json::Error>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn blob(&self) -> Result<Blob, serde_json::Error> {
+            Blob::encode(self)
+        }
+    }
+}

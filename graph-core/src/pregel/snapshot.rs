@@ -1,0 +1,83 @@
+//! Building [`StateSnapshot`]s from stored checkpoints (SEMANTICS.md §7.1, §7.2).
+
+use super::writes::TaskResult;
+use super::{persist, Run};
+use crate::checkpoint::{CheckpointTuple, PendingWrite};
+use crate::error::GraphError;
+use crate::snapshot::{SnapshotTask, StateSnapshot};
+use crate::state::State;
+use std::sync::Arc;
+
+impl<S: State> Run<S> {
+    /// The snapshot of `tuple`. With `apply_pending` (the latest checkpoint, no id
+    /// given), writes of tasks that completed are applied to the values.
+    pub(crate) fn snapshot_of(
+        mut self,
+        tuple: &CheckpointTuple,
+        apply_pending: bool,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        self.restore(tuple)?;
+        self.step = tuple.metadata.step + 1;
+        self.stop = self.step + 2;
+        if let Some(bytes) = super::ids::parse_uuid(&tuple.checkpoint.id) {
+            self.checkpoint = bytes;
+        }
+        let tasks = self.prepare()?;
+        let mut snapshot_tasks = Vec::with_capacity(tasks.len());
+        let mut next = Vec::new();
+        let mut with_writes = Vec::new();
+        let mut results = Vec::new();
+        for task in &tasks {
+            let rows: Vec<&PendingWrite> = tuple
+                .pending_writes
+                .iter()
+                .filter(|w| w.task_id == task.id)
+                .collect();
+            let error = rows.iter().find(|w| w.channel == persist::ERROR).map(|w| {
+                w.value
+                    .decode::<String>()
+                    .unwrap_or_else(|_| w.value.as_str().to_owned())
+            });
+            let writes: Vec<&PendingWrite> = rows
+                .iter()
+                .copied()
+                .filter(|w| w.channel != persist::ERROR)
+                .collect();
+            let name = self.graph.nodes[task.node].name.to_string();
+            let result = if writes.is_empty() {
+                next.push(name.clone());
+                None
+            } else {
+                let decoded = self.decode_writes(tuple, &writes)?;
+                let updates = decoded.updates.clone();
+                with_writes.push(super::Task {
+                    node: task.node,
+                    path: task.path.clone(),
+                    id: task.id.clone(),
+                    input: None,
+                });
+                results.push(TaskResult::Restored(decoded));
+                Some(updates)
+            };
+            snapshot_tasks.push(SnapshotTask {
+                id: task.id.clone(),
+                name,
+                error,
+                result,
+            });
+        }
+        if apply_pending && !with_writes.is_empty() {
+            self.apply(&with_writes, results, None, true)?;
+        }
+        let values = Arc::try_unwrap(self.state).unwrap_or_else(|s| (*s).clone());
+        Ok(StateSnapshot {
+            values,
+            next,
+            config: tuple.config.clone(),
+            metadata: Some(tuple.metadata.clone()),
+            created_at: Some(tuple.checkpoint.ts.clone()),
+            parent_config: tuple.parent_config.clone(),
+            tasks: snapshot_tasks,
+        })
+    }
+}

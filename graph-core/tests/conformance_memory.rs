@@ -1,0 +1,15 @@
+//! The saver conformance suite against the in-memory reference saver.
+
+use graph_core::checkpoint::{conformance, InMemorySaver};
+
+#[tokio::test]
+async fn in_memory_saver_passes_the_conformance_suite() {
+    conformance::run_all(&InMemorySaver::new()).await;
+}
+
+#[tokio::test]
+async fn the_suite_can_run_twice_on_one_saver() {
+    let saver = InMemorySaver::new();
+    conformance::run_all(&saver).await;
+    conformance::run_all(&saver).await;
+}
