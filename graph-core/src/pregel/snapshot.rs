@@ -44,19 +44,25 @@ impl<S: State> Run<S> {
                 .filter(|w| w.channel != persist::ERROR)
                 .collect();
             let name = self.graph.nodes[task.node].name.to_string();
+            // A task's stored result is always shown; only for the latest checkpoint
+            // are the writes attached (the task leaves `next`, values include them).
             let result = if writes.is_empty() {
                 next.push(name.clone());
                 None
             } else {
                 let decoded = self.decode_writes(tuple, &writes)?;
                 let updates = decoded.updates.clone();
-                with_writes.push(super::Task {
-                    node: task.node,
-                    path: task.path.clone(),
-                    id: task.id.clone(),
-                    input: None,
-                });
-                results.push(TaskResult::Restored(decoded));
+                if apply_pending {
+                    with_writes.push(super::Task {
+                        node: task.node,
+                        path: task.path.clone(),
+                        id: task.id.clone(),
+                        input: None,
+                    });
+                    results.push(TaskResult::Restored(decoded));
+                } else {
+                    next.push(name.clone());
+                }
                 Some(updates)
             };
             snapshot_tasks.push(SnapshotTask {

@@ -1,0 +1,383 @@
+//! Checkpointing with the in-memory saver: threads, resume after failure, history,
+//! durability (SEMANTICS.md §2.4–§2.10, §6, §7.1–§7.2; scenarios 14–16).
+
+use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
+use stategraph::prelude::*;
+use stategraph::Durability;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Value {
+    #[reducer(add)]
+    value: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("I'm not good")]
+struct ConnectionError;
+
+struct Flaky {
+    one_calls: Arc<AtomicUsize>,
+    two_calls: Arc<AtomicUsize>,
+    two_fails: Arc<AtomicBool>,
+}
+
+fn flaky_graph(durability: Durability) -> (CompiledGraph<Value>, Flaky, Arc<InMemorySaver>) {
+    let flaky = Flaky {
+        one_calls: Arc::default(),
+        two_calls: Arc::default(),
+        two_fails: Arc::new(AtomicBool::new(true)),
+    };
+    let (ones, twos, fails) = (
+        Arc::clone(&flaky.one_calls),
+        Arc::clone(&flaky.two_calls),
+        Arc::clone(&flaky.two_fails),
+    );
+    let saver = Arc::new(InMemorySaver::new());
+    let graph = StateGraph::<Value>::new()
+        .add_node_fn("one", move |_: &Value| {
+            ones.fetch_add(1, Ordering::SeqCst);
+            Value::update().value(2)
+        })
+        .add_node_fn(
+            "two",
+            move |_: &Value| -> Result<ValueUpdate, ConnectionError> {
+                twos.fetch_add(1, Ordering::SeqCst);
+                if fails.load(Ordering::SeqCst) {
+                    Err(ConnectionError)
+                } else {
+                    Ok(Value::update().value(3))
+                }
+            },
+        )
+        .add_edge(START, "one")
+        .add_edge(START, "two")
+        .compile_with(Arc::clone(&saver) as Arc<dyn stategraph::checkpoint::Checkpointer>)
+        .unwrap();
+    let _ = durability;
+    (graph, flaky, saver)
+}
+
+async fn count_checkpoints(graph: &CompiledGraph<Value>, config: &RunConfig) -> usize {
+    graph
+        .get_state_history(config, &ListOptions::default())
+        .await
+        .unwrap()
+        .len()
+}
+
+async fn pending_writes_scenario(durability: Durability, expected_checkpoints: usize) {
+    let (graph, flaky, _saver) = flaky_graph(durability);
+    let config = RunConfig::thread("t").durability(durability);
+
+    let err = graph
+        .invoke(Value::update().value(1), &config)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("I'm not good"), "{err}");
+    assert_eq!(flaky.one_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(flaky.two_calls.load(Ordering::SeqCst), 1);
+
+    // The latest snapshot applies `one`'s stored write; `two` is still to run.
+    let state = graph.get_state(&config).await.unwrap();
+    assert_eq!(state.values, Value { value: 3 });
+    assert_eq!(state.next, ["two"]);
+    let meta = state.metadata.clone().unwrap();
+    assert_eq!((meta.source, meta.step), (CheckpointSource::Loop, 0));
+    assert!(meta.parents.is_empty());
+    assert_eq!(state.tasks.len(), 2);
+    let one = state.tasks.iter().find(|t| t.name == "one").unwrap();
+    assert!(one.error.is_none());
+    assert_eq!(one.result.as_ref().map(Vec::len), Some(1));
+    let two = state.tasks.iter().find(|t| t.name == "two").unwrap();
+    assert!(
+        two.error.as_deref().unwrap_or("").contains("I'm not good"),
+        "{two:?}"
+    );
+    assert!(two.result.is_none());
+
+    // Addressed by id, the same checkpoint shows its stored values only.
+    let at = RunConfig::thread("t").checkpoint_id(state.config.checkpoint_id.clone().unwrap());
+    let exact = graph.get_state(&at).await.unwrap();
+    assert_eq!(exact.values, Value { value: 1 });
+    assert_eq!(exact.next, ["one", "two"]);
+
+    // Resuming re-runs only the failed task.
+    let before = count_checkpoints(&graph, &config).await;
+    assert!(graph.invoke(None, &config).await.is_err());
+    assert_eq!(
+        flaky.one_calls.load(Ordering::SeqCst),
+        1,
+        "`one` must not run again"
+    );
+    assert_eq!(flaky.two_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        count_checkpoints(&graph, &config).await,
+        before,
+        "a failed step adds no checkpoint"
+    );
+
+    flaky.two_fails.store(false, Ordering::SeqCst);
+    let out = graph.invoke(None, &config).await.unwrap();
+    assert_eq!(out, Value { value: 6 });
+    assert_eq!(flaky.one_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(flaky.two_calls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        count_checkpoints(&graph, &config).await,
+        expected_checkpoints
+    );
+
+    let last = graph.get_state(&config).await.unwrap();
+    assert_eq!(last.values, Value { value: 6 });
+    assert!(last.next.is_empty());
+}
+
+#[tokio::test]
+async fn completed_tasks_keep_their_writes_when_a_sibling_fails() {
+    pending_writes_scenario(Durability::Sync, 3).await;
+}
+
+#[tokio::test]
+async fn with_durability_exit_only_the_final_checkpoints_are_stored() {
+    pending_writes_scenario(Durability::Exit, 2).await;
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Chat {
+    #[reducer(concat)]
+    log: Vec<String>,
+    turns: u32,
+}
+
+fn chat_graph() -> CompiledGraph<Chat> {
+    StateGraph::<Chat>::new()
+        .add_node_fn("reply", |s: &Chat| {
+            let last = s.log.last().cloned().unwrap_or_default();
+            Chat::update()
+                .log(vec![format!("echo: {last}")])
+                .turns(s.turns + 1)
+        })
+        .add_edge(START, "reply")
+        .compile_with(InMemorySaver::new())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_thread_continues_where_the_previous_run_ended() {
+    let graph = chat_graph();
+    let config = RunConfig::thread("conversation");
+    graph
+        .invoke(Chat::update().log(vec!["hi".into()]), &config)
+        .await
+        .unwrap();
+    let out = graph
+        .invoke(Chat::update().log(vec!["again".into()]), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.log, ["hi", "echo: hi", "again", "echo: again"]);
+    assert_eq!(out.turns, 2);
+
+    // Other threads are independent.
+    let other = graph
+        .invoke(
+            Chat::update().log(vec!["x".into()]),
+            &RunConfig::thread("other"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(other.log, ["x", "echo: x"]);
+
+    // History, newest first: input(-1), loop(0), loop(1), input(2), loop(3), loop(4).
+    let history = graph
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    let shape: Vec<(CheckpointSource, i64)> = history
+        .iter()
+        .map(|s| {
+            let m = s.metadata.as_ref().unwrap();
+            (m.source, m.step)
+        })
+        .collect();
+    use CheckpointSource::{Input, Loop};
+    assert_eq!(
+        shape,
+        [
+            (Loop, 4),
+            (Loop, 3),
+            (Input, 2),
+            (Loop, 1),
+            (Loop, 0),
+            (Input, -1)
+        ]
+    );
+    assert_eq!(history[0].values.log.len(), 4);
+    assert_eq!(
+        history[5].values,
+        Chat::default(),
+        "the input checkpoint has no values yet"
+    );
+    assert_eq!(history[5].next, ["__start__"]);
+    // Each checkpoint's parent is the next older one.
+    for pair in history.windows(2) {
+        assert_eq!(pair[0].parent_config.as_ref(), Some(&pair[1].config));
+    }
+    assert!(history[5].parent_config.is_none());
+
+    let limited = graph
+        .get_state_history(
+            &config,
+            &ListOptions {
+                limit: Some(2),
+                ..ListOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(limited.len(), 2);
+}
+
+#[tokio::test]
+async fn an_unknown_thread_has_an_empty_snapshot() {
+    let graph = chat_graph();
+    let snapshot = graph.get_state(&RunConfig::thread("nobody")).await.unwrap();
+    assert_eq!(snapshot.values, Chat::default());
+    assert!(snapshot.next.is_empty());
+    assert!(snapshot.metadata.is_none() && snapshot.created_at.is_none());
+}
+
+#[tokio::test]
+async fn an_unknown_checkpoint_id_is_a_clear_error() {
+    let graph = chat_graph();
+    let config = RunConfig::thread("t").checkpoint_id("1ef00000-0000-6000-8000-000000000000");
+    let err = graph.get_state(&config).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("thread `t`") && text.contains("1ef00000"),
+        "{text}"
+    );
+    let err = graph.invoke(None, &config).await.unwrap_err();
+    assert!(err.to_string().contains("1ef00000"), "{err}");
+}
+
+#[tokio::test]
+async fn state_apis_need_a_checkpointer_and_runs_need_a_thread() {
+    let plain = StateGraph::<Chat>::new()
+        .add_node_fn("reply", |_: &Chat| ())
+        .add_edge(START, "reply")
+        .compile()
+        .unwrap();
+    let err = plain.get_state(&RunConfig::thread("t")).await.unwrap_err();
+    assert!(err.to_string().contains("No checkpointer set"), "{err}");
+
+    let err = chat_graph()
+        .invoke(Chat::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("thread_id"), "{err}");
+}
+
+#[tokio::test]
+async fn no_input_on_a_fresh_thread_is_an_empty_input_error() {
+    let err = chat_graph()
+        .invoke(None, &RunConfig::thread("fresh"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Received no input for __start__");
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Fan {
+    items: Vec<u64>,
+    #[reducer(concat)]
+    out: Vec<u64>,
+}
+
+#[node]
+fn times_ten(x: u64) -> FanUpdate {
+    Fan::update().out(vec![x * 10])
+}
+
+#[tokio::test]
+async fn pending_sends_are_checkpointed_and_cleared_after_they_ran() {
+    let graph = StateGraph::<Fan>::new()
+        .add_node(times_ten)
+        .add_conditional_edges(START, |s: &Fan| {
+            s.items
+                .iter()
+                .map(|&x| send(times_ten, x))
+                .collect::<Vec<_>>()
+        })
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("fan");
+    let out = graph
+        .invoke(Fan::update().items(vec![3, 1, 2]), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.out, [30, 10, 20]);
+    let history = graph
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    // The checkpoint after step 0 holds the three Sends: next runs `times_ten` 3×.
+    let step0 = history
+        .iter()
+        .find(|s| s.metadata.as_ref().is_some_and(|m| m.step == 0))
+        .unwrap();
+    assert_eq!(step0.next, ["times_ten", "times_ten", "times_ten"]);
+    let last = &history[0];
+    assert!(last.next.is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_fan_out_resumes_only_the_failed_send() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let fail_two = Arc::new(AtomicBool::new(true));
+    let (c, f) = (Arc::clone(&calls), Arc::clone(&fail_two));
+    let graph = StateGraph::<Fan>::new()
+        .add_node_fn("work", move |x: &u64| -> Result<FanUpdate, NodeError> {
+            c.fetch_add(1, Ordering::SeqCst);
+            if *x == 2 && f.load(Ordering::SeqCst) {
+                return Err(NodeError::msg("two fails"));
+            }
+            Ok(Fan::update().out(vec![*x * 10]))
+        })
+        .add_conditional_edges(START, |s: &Fan| {
+            s.items
+                .iter()
+                .map(|&x| stategraph::Send::to_named("work", x))
+                .collect::<Vec<_>>()
+        })
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("fan");
+    assert!(graph
+        .invoke(Fan::update().items(vec![1, 2, 3]), &config)
+        .await
+        .is_err());
+    let ran_first = calls.load(Ordering::SeqCst);
+    fail_two.store(false, Ordering::SeqCst);
+    let out = graph.invoke(None, &config).await.unwrap();
+    assert_eq!(
+        out.out,
+        [10, 20, 30],
+        "Send order is kept across the resume"
+    );
+    // Only the failed Send ran again (plus Sends never started because the failure
+    // stopped the step before them).
+    assert_eq!(
+        calls.load(Ordering::SeqCst) - ran_first,
+        3 - (ran_first - 1)
+    );
+}
