@@ -381,3 +381,72 @@ async fn a_failed_fan_out_resumes_only_the_failed_send() {
         3 - (ran_first - 1)
     );
 }
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Recovery {
+    #[reducer(concat)]
+    steps: Vec<String>,
+    attempt: u32,
+}
+
+#[tokio::test]
+async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
+    let graph = StateGraph::<Recovery>::new()
+        .add_node_fn("node1", |s: &Recovery| -> Result<RecoveryUpdate, NodeError> {
+            if s.attempt == 1 {
+                return Err(NodeError::msg("Simulated failure"));
+            }
+            Ok(Recovery::update().steps(vec!["node1".into()]))
+        })
+        .add_node_fn("node2", |_: &Recovery| {
+            Recovery::update().steps(vec!["node2".into()])
+        })
+        .add_edge(START, "node1")
+        .add_edge("node1", "node2")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("recovery");
+    let err = graph
+        .invoke(
+            Recovery::update().steps(vec!["start".into()]).attempt(1),
+            &config,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("Simulated failure"));
+    let state = graph.get_state(&config).await.unwrap();
+    assert_eq!(
+        state.values,
+        Recovery {
+            steps: vec!["start".into()],
+            attempt: 1
+        }
+    );
+    assert_eq!(state.next, ["node1"]);
+    assert!(state.tasks[0]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("Simulated failure")));
+
+    let out = graph
+        .invoke(Recovery::update().steps(vec![]).attempt(2), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.steps, ["start", "node1", "node2"]);
+    assert_eq!(out.attempt, 2);
+    let history = graph
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 6);
+
+    let saver = graph.checkpointer().unwrap();
+    saver.delete_thread("recovery").await.unwrap();
+    let empty = graph.get_state(&config).await.unwrap();
+    assert!(empty.metadata.is_none());
+    let history = graph
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    assert!(history.is_empty());
+}

@@ -10,12 +10,18 @@ use stategraph::{CompiledGraph, RunConfig, State, StreamEvent, StreamMode};
 use std::sync::Arc;
 
 /// Workload names, in the order of WORKLOADS.md (those implemented so far).
-pub const NAMES: &[&str] = &["seq_1000", "wide_state_25x300", "sendfan_10000"];
+pub const NAMES: &[&str] = &[
+    "seq_1000",
+    "wide_state_25x300",
+    "wide_state_25x300_ckpt",
+    "sendfan_10000",
+];
 
 pub fn build(name: &str) -> Option<Workload> {
     match name {
         "seq_1000" => Some(seq::build(1000)),
-        "wide_state_25x300" => Some(wide_state::build(300)),
+        "wide_state_25x300" => Some(wide_state::build(300, false)),
+        "wide_state_25x300_ckpt" => Some(wide_state::build(300, true)),
         "sendfan_10000" => Some(sendfan::build(10_000)),
         _ => None,
     }
@@ -35,7 +41,9 @@ pub fn runtime() -> tokio::runtime::Runtime {
 pub fn run_config() -> RunConfig {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    RunConfig::thread(format!("bench-{n}")).recursion_limit(1_000_000_000)
+    RunConfig::thread(format!("bench-{n}"))
+        .recursion_limit(1_000_000_000)
+        .durability(stategraph::Durability::Exit)
 }
 
 /// Consumes the values stream of one run: the last state and the number of chunks.

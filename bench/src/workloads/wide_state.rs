@@ -218,7 +218,7 @@ fn message() -> Value {
     Value::Object(outer)
 }
 
-pub fn build(n: usize) -> Workload {
+pub fn build(n: usize, checkpointed: bool) -> Workload {
     let node = |from: &'static str, writes: &'static [&'static str]| {
         move |s: &Wide| read_write(s, from, writes, n)
     };
@@ -260,9 +260,14 @@ pub fn build(n: usize) -> Workload {
         .add_conditional_edges(
             "six",
             move |s: &Wide| if s.messages.len() > n { END } else { "one" },
-        )
-        .compile()
-        .unwrap_or_else(|e| panic!("wide_state graph: {e}"));
+        );
+    // One saver per workload, shared by every run (WORKLOADS.md rule 5).
+    let graph = if checkpointed {
+        graph.compile_with(stategraph::checkpoint::InMemorySaver::new())
+    } else {
+        graph.compile()
+    }
+    .unwrap_or_else(|e| panic!("wide_state graph: {e}"));
 
     let msg = Arc::new(message());
     let (mut m, mut t, mut c, mut r, mut rounds) = (1usize, 0usize, 0usize, 0usize, 0usize);
