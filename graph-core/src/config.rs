@@ -73,6 +73,17 @@ impl RunConfig {
         }
     }
 
+    /// A config addressing a stored checkpoint (e.g. the one `update_state`
+    /// returned), to run or read from it.
+    pub fn at_checkpoint(checkpoint: &crate::checkpoint::CheckpointConfig) -> Self {
+        RunConfig {
+            thread_id: Some(checkpoint.thread_id.clone()),
+            checkpoint_id: checkpoint.checkpoint_id.clone(),
+            checkpoint_ns: checkpoint.checkpoint_ns.clone(),
+            ..Self::default()
+        }
+    }
+
     /// Sets the maximum number of supersteps (at least 1).
     pub fn recursion_limit(mut self, limit: u64) -> Self {
         self.recursion_limit = limit;

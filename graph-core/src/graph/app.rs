@@ -105,6 +105,27 @@ impl<S: State> CompiledGraph<S> {
         }
     }
 
+    /// Creates a new checkpoint as if node `as_node` had returned `values` (its
+    /// edges and conditional edges fire as well), on top of the checkpoint `config`
+    /// addresses (or the thread's latest). Without `as_node`, the update is
+    /// attributed to the node that ran last. `as_node = Some("__copy__")` copies
+    /// the checkpoint unchanged as a fork. Returns the new checkpoint's config; run
+    /// from it with `invoke(None, ..)` (time travel).
+    pub async fn update_state(
+        &self,
+        config: &RunConfig,
+        values: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let saver = self
+            .saver
+            .clone()
+            .ok_or(GraphError::NoCheckpointer("update_state"))?;
+        Run::new(Arc::clone(&self.graph), config.clone(), None, Some(saver))?
+            .update_state(values, as_node)
+            .await
+    }
+
     /// Every checkpoint of a thread, newest first (filter, `before` and `limit` in
     /// `options`), each as a snapshot without pending writes applied.
     pub async fn get_state_history(

@@ -96,6 +96,9 @@ impl std::ops::Index<usize> for Versions {
     }
 }
 
+/// `update_state`'s special `as_node` that copies a checkpoint as a fork.
+pub(crate) const COPY: &str = "__copy__";
+
 /// One task of a superstep.
 pub(crate) struct Task<S: State> {
     pub(crate) node: usize,
@@ -249,10 +252,27 @@ impl<S: State> Run<S> {
                 self.step += 1;
             }
             (None, Some(tuple)) if has_versions => {
-                // Resume: re-enter the loaded checkpoint's step; completed tasks'
-                // writes are restored instead of re-running them.
                 self.stop = self.step + limit + 1;
-                pending = tuple.pending_writes.clone();
+                if self.config.get_checkpoint_id().is_some() {
+                    // Time travel: replaying an old checkpoint runs its step again
+                    // (stored writes are not reused) on a fork, so the original
+                    // branch stays intact.
+                    if !matches!(
+                        tuple.metadata.source,
+                        CheckpointSource::Update | CheckpointSource::Fork
+                    ) {
+                        self.checkpoint = ids::checkpoint_id(self.step);
+                        self.checkpoint_saved = false;
+                        self.checkpoint_step = self.step;
+                        self.put_current(CheckpointSource::Fork).await?;
+                        self.step += 1;
+                        self.stop += 1;
+                    }
+                } else {
+                    // Resume: re-enter the loaded checkpoint's step; completed tasks'
+                    // writes are restored instead of re-running them.
+                    pending = tuple.pending_writes.clone();
+                }
             }
             (None, _) => {
                 return Err(GraphError::EmptyInput(
@@ -315,6 +335,124 @@ impl<S: State> Run<S> {
         }
         self.save_on_exit().await?;
         Ok(self.state)
+    }
+
+    /// `update_state`: writes `values` as if node `as_node` had produced them,
+    /// on top of the addressed (or latest) checkpoint, and stores the result as a
+    /// new `update` checkpoint. Returns its config.
+    pub(crate) async fn update_state(
+        mut self,
+        values: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let loaded = self.load().await?;
+        if as_node == Some(COPY) {
+            return self.copy_checkpoint(loaded).await;
+        }
+        let graph = Arc::clone(&self.graph);
+        let node = match as_node {
+            Some(name) => *graph.node_by_name.get(name).ok_or_else(|| {
+                GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(format!(
+                    "Node {name} does not exist"
+                )))
+            })?,
+            None => self.infer_as_node()?,
+        };
+        if loaded.is_none() {
+            self.step = 0;
+        }
+        let out = crate::node::NodeOutput::default().with_update(values);
+        let task = Task {
+            node,
+            // The writes of a pseudo task (LangGraph's triggers `[__interrupt__]`):
+            // no trigger is consumed, but the step is bumped.
+            path: TaskPath::Push(0),
+            id: String::new(),
+            input: None,
+        };
+        let writes = self.resolve_alone(&task, out)?;
+        self.apply(&[task], vec![TaskResult::Restored(writes)], None, true)?;
+        self.checkpoint = ids::checkpoint_id(self.step);
+        self.checkpoint_saved = false;
+        self.checkpoint_step = self.step;
+        self.put_current(CheckpointSource::Update).await?;
+        self.current_config()
+    }
+
+    /// `update_state(.., as_node = "__copy__")`: the checkpoint again, unchanged, as a
+    /// sibling (same parent) with a new id and source `fork`.
+    async fn copy_checkpoint(
+        self,
+        loaded: Option<CheckpointTuple>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let Some(p) = &self.persistence else {
+            return Err(GraphError::NoCheckpointer("update_state"));
+        };
+        let Some(tuple) = loaded else {
+            return Err(GraphError::InvalidUpdate(
+                crate::error::InvalidUpdateError::new(
+                    "Cannot copy a checkpoint of a thread that has none",
+                ),
+            ));
+        };
+        let mut checkpoint = tuple.checkpoint.clone();
+        checkpoint.id = ids::format_uuid(&ids::checkpoint_id(tuple.metadata.step + 1));
+        checkpoint.ts = ids::now_iso8601();
+        let mut metadata = tuple.metadata.clone();
+        metadata.source = CheckpointSource::Fork;
+        metadata.step = tuple.metadata.step + 1;
+        let parent = CheckpointConfig {
+            checkpoint_id: tuple
+                .parent_config
+                .as_ref()
+                .and_then(|c| c.checkpoint_id.clone()),
+            ..tuple.config.clone()
+        };
+        // Every version is already stored: the copy adds no blob.
+        let stored = p
+            .saver
+            .put(&parent, checkpoint, metadata, Default::default())
+            .await?;
+        Ok(stored)
+    }
+
+    /// The node an update without `as_node` is attributed to (§7.3).
+    fn infer_as_node(&self) -> Result<usize, GraphError> {
+        let graph = &self.graph;
+        if graph.nodes.len() == 2 {
+            return Ok(1);
+        }
+        let latest: Vec<(usize, u64)> = self
+            .seen
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(n, seen)| {
+                seen.as_ref()
+                    .map(|s| (n, s.iter().copied().max().unwrap_or(0)))
+            })
+            .collect();
+        let Some(max) = latest.iter().map(|(_, v)| *v).max() else {
+            return Ok(0);
+        };
+        let at_max: Vec<usize> = latest
+            .iter()
+            .filter(|(_, v)| *v == max)
+            .map(|(n, _)| *n)
+            .collect();
+        match at_max.as_slice() {
+            [only] => Ok(*only),
+            _ => Err(GraphError::InvalidUpdate(
+                crate::error::InvalidUpdateError::new("Ambiguous update, specify as_node"),
+            )),
+        }
+    }
+
+    fn current_config(&self) -> Result<CheckpointConfig, GraphError> {
+        self.persistence
+            .as_ref()
+            .map(|p| p.config.clone())
+            .ok_or(GraphError::NoCheckpointer("update_state"))
     }
 
     /// Loads the thread's checkpoint (the addressed one, or the latest).

@@ -1,0 +1,198 @@
+//! update_state, forks and replays (SEMANTICS.md §7.3, §7.4; scenarios 39–40).
+
+use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
+use stategraph::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Trail {
+    #[reducer(concat)]
+    value: Vec<String>,
+}
+
+fn chain(calls: Arc<AtomicUsize>) -> CompiledGraph<Trail> {
+    let (ca, cb) = (Arc::clone(&calls), calls);
+    StateGraph::<Trail>::new()
+        .add_node_fn("node_a", move |_: &Trail| {
+            ca.fetch_add(1, Ordering::SeqCst);
+            Trail::update().value(vec!["a".into()])
+        })
+        .add_node_fn("node_b", move |_: &Trail| {
+            cb.fetch_add(100, Ordering::SeqCst);
+            Trail::update().value(vec!["b".into()])
+        })
+        .add_edge(START, "node_a")
+        .add_edge("node_a", "node_b")
+        .compile_with(InMemorySaver::new())
+        .unwrap()
+}
+
+async fn history(graph: &CompiledGraph<Trail>, thread: &str) -> Vec<StateSnapshot<Trail>> {
+    graph
+        .get_state_history(&RunConfig::thread(thread), &ListOptions::default())
+        .await
+        .unwrap()
+}
+
+use stategraph::StateSnapshot;
+
+#[tokio::test]
+async fn update_state_forks_and_the_run_continues_from_the_update() {
+    let graph = chain(Arc::default());
+    let config = RunConfig::thread("t");
+    let out = graph.invoke(Trail::update(), &config).await.unwrap();
+    assert_eq!(out.value, ["a", "b"]);
+
+    let before_b = history(&graph, "t")
+        .await
+        .into_iter()
+        .find(|s| s.next == ["node_b"])
+        .unwrap();
+    let forked = graph
+        .update_state(
+            &RunConfig::at_checkpoint(&before_b.config),
+            Trail::update().value(vec!["x".into()]),
+            None,
+        )
+        .await
+        .unwrap();
+    let snapshot = graph
+        .get_state(&RunConfig::at_checkpoint(&forked))
+        .await
+        .unwrap();
+    let meta = snapshot.metadata.clone().unwrap();
+    assert_eq!(meta.source, CheckpointSource::Update);
+    assert_eq!(meta.step, before_b.metadata.as_ref().unwrap().step + 1);
+    assert_eq!(snapshot.values.value, ["a", "x"]);
+    assert_eq!(snapshot.next, ["node_b"], "node_a's edge fired again");
+    assert_eq!(snapshot.parent_config.as_ref(), Some(&before_b.config));
+
+    let out = graph
+        .invoke(None, &RunConfig::at_checkpoint(&forked))
+        .await
+        .unwrap();
+    assert_eq!(out.value, ["a", "x", "b"]);
+    // The original branch is still there; the newest state is the fork's.
+    let latest = graph.get_state(&config).await.unwrap();
+    assert_eq!(latest.values.value, ["a", "x", "b"]);
+    assert!(history(&graph, "t")
+        .await
+        .iter()
+        .any(|s| s.values.value == ["a", "b"]));
+}
+
+#[tokio::test]
+async fn update_state_as_a_named_node_routes_from_that_node() {
+    let graph = chain(Arc::default());
+    let config = RunConfig::thread("t");
+    graph.invoke(Trail::update(), &config).await.unwrap();
+    let input = history(&graph, "t")
+        .await
+        .into_iter()
+        .find(|s| s.metadata.as_ref().is_some_and(|m| m.step == -1))
+        .unwrap();
+    // Pretend node_a ran on the input checkpoint and wrote "z": node_b is next.
+    let updated = graph
+        .update_state(
+            &RunConfig::at_checkpoint(&input.config),
+            Trail::update().value(vec!["z".into()]),
+            Some("node_a"),
+        )
+        .await
+        .unwrap();
+    let snapshot = graph
+        .get_state(&RunConfig::at_checkpoint(&updated))
+        .await
+        .unwrap();
+    assert_eq!(
+        snapshot.next,
+        ["node_b"],
+        "the pending __start__ task was dropped"
+    );
+    let out = graph
+        .invoke(None, &RunConfig::at_checkpoint(&updated))
+        .await
+        .unwrap();
+    assert_eq!(out.value, ["z", "b"]);
+
+    let err = graph
+        .update_state(&config, Trail::update(), Some("nope"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("Node nope does not exist"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn replaying_an_old_checkpoint_reruns_its_step_on_a_fork() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let graph = chain(Arc::clone(&calls));
+    let config = RunConfig::thread("t");
+    graph.invoke(Trail::update(), &config).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 101);
+    let before = history(&graph, "t").await;
+    let before_b = before.iter().find(|s| s.next == ["node_b"]).unwrap();
+
+    let out = graph
+        .invoke(None, &RunConfig::at_checkpoint(&before_b.config))
+        .await
+        .unwrap();
+    assert_eq!(out.value, ["a", "b"]);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        201,
+        "node_b ran again, node_a did not"
+    );
+
+    let after = history(&graph, "t").await;
+    // A fork copy of the replayed checkpoint, then the re-run step's checkpoint.
+    assert_eq!(after.len(), before.len() + 2);
+    let fork = &after[1];
+    let meta = fork.metadata.as_ref().unwrap();
+    assert_eq!(meta.source, CheckpointSource::Fork);
+    assert_eq!(meta.step, before_b.metadata.as_ref().unwrap().step + 1);
+    assert_eq!(fork.next, ["node_b"]);
+    assert_eq!(fork.parent_config.as_ref(), Some(&before_b.config));
+}
+
+#[tokio::test]
+async fn copy_makes_a_sibling_fork_without_changes() {
+    let graph = chain(Arc::default());
+    let config = RunConfig::thread("t");
+    graph.invoke(Trail::update(), &config).await.unwrap();
+    let before_b = history(&graph, "t")
+        .await
+        .into_iter()
+        .find(|s| s.next == ["node_b"])
+        .unwrap();
+    let copy = graph
+        .update_state(
+            &RunConfig::at_checkpoint(&before_b.config),
+            Trail::update(),
+            Some("__copy__"),
+        )
+        .await
+        .unwrap();
+    let snapshot = graph
+        .get_state(&RunConfig::at_checkpoint(&copy))
+        .await
+        .unwrap();
+    assert_eq!(snapshot.values, before_b.values);
+    assert_eq!(snapshot.next, before_b.next);
+    assert_eq!(
+        snapshot.metadata.as_ref().unwrap().source,
+        CheckpointSource::Fork
+    );
+    assert_eq!(
+        snapshot.parent_config, before_b.parent_config,
+        "a sibling, not a child"
+    );
+}
