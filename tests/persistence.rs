@@ -392,12 +392,15 @@ struct Recovery {
 #[tokio::test]
 async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
     let graph = StateGraph::<Recovery>::new()
-        .add_node_fn("node1", |s: &Recovery| -> Result<RecoveryUpdate, NodeError> {
-            if s.attempt == 1 {
-                return Err(NodeError::msg("Simulated failure"));
-            }
-            Ok(Recovery::update().steps(vec!["node1".into()]))
-        })
+        .add_node_fn(
+            "node1",
+            |s: &Recovery| -> Result<RecoveryUpdate, NodeError> {
+                if s.attempt == 1 {
+                    return Err(NodeError::msg("Simulated failure"));
+                }
+                Ok(Recovery::update().steps(vec!["node1".into()]))
+            },
+        )
         .add_node_fn("node2", |_: &Recovery| {
             Recovery::update().steps(vec!["node2".into()])
         })
@@ -449,4 +452,53 @@ async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
         .await
         .unwrap();
     assert!(history.is_empty());
+}
+
+#[tokio::test]
+async fn the_checkpoints_and_tasks_modes_report_each_step() {
+    use futures::StreamExt;
+    let graph = StateGraph::<Chat>::new()
+        .add_node_fn("first", |_: &Chat| Chat::update().log(vec!["1".into()]))
+        .add_node_fn("second", |_: &Chat| Chat::update().log(vec!["2".into()]))
+        .add_edge(START, "first")
+        .add_edge("first", "second")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let events: Vec<String> = graph
+        .stream(
+            Chat::update(),
+            &RunConfig::thread("s"),
+            [StreamMode::Checkpoints, StreamMode::Tasks],
+        )
+        .map(|e| match e.unwrap() {
+            StreamEvent::Checkpoint(c) => format!(
+                "checkpoint {:?} {} next={:?} log={:?}",
+                c.metadata.source, c.metadata.step, c.next, c.values.log
+            ),
+            StreamEvent::TaskStart { name, triggers, .. } => format!("start {name} {triggers:?}"),
+            StreamEvent::TaskResult {
+                name,
+                error,
+                updates,
+                ..
+            } => {
+                format!("result {name} error={error:?} updates={}", updates.len())
+            }
+            _ => "other".to_owned(),
+        })
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "checkpoint Input -1 next=[\"__start__\"] log=[]",
+            "checkpoint Loop 0 next=[\"first\"] log=[]",
+            "start first [\"branch:to:first\"]",
+            "result first error=None updates=1",
+            "checkpoint Loop 1 next=[\"second\"] log=[\"1\"]",
+            "start second [\"branch:to:second\"]",
+            "result second error=None updates=1",
+            "checkpoint Loop 2 next=[] log=[\"1\", \"2\"]",
+        ]
+    );
 }

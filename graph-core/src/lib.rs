@@ -42,7 +42,7 @@ pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
 pub use snapshot::{SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
-pub use stream::{StreamEvent, StreamMode, StreamModes};
+pub use stream::{CheckpointEvent, StreamEvent, StreamMode, StreamModes};
 
 /// The virtual entry node of every graph.
 pub const START: &str = "__start__";

@@ -1,5 +1,6 @@
 //! Streaming: [`StreamMode`]s to ask for, and the typed [`StreamEvent`]s you get.
 
+use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
 use crate::state::State;
 use std::fmt;
 use std::sync::Arc;
@@ -14,6 +15,10 @@ pub enum StreamMode {
     Updates,
     /// Whatever nodes emit with [`Context::write_custom`](crate::Context::write_custom).
     Custom,
+    /// Each task as it starts and as it finishes.
+    Tasks,
+    /// Each checkpoint a step starts from (with a checkpointer only).
+    Checkpoints,
 }
 
 impl StreamMode {
@@ -22,6 +27,8 @@ impl StreamMode {
             StreamMode::Values => 1,
             StreamMode::Updates => 2,
             StreamMode::Custom => 4,
+            StreamMode::Tasks => 8,
+            StreamMode::Checkpoints => 16,
         }
     }
 }
@@ -84,6 +91,43 @@ pub enum StreamEvent<S: State> {
         /// The value.
         value: serde_json::Value,
     },
+    /// A task is about to run.
+    TaskStart {
+        /// The task id.
+        id: String,
+        /// The node.
+        name: Arc<str>,
+        /// The channels that triggered it (`__pregel_push` for a `Send`).
+        triggers: Vec<String>,
+    },
+    /// A task finished (or failed).
+    TaskResult {
+        /// The task id.
+        id: String,
+        /// The node.
+        name: Arc<str>,
+        /// The error, if it failed.
+        error: Option<String>,
+        /// Its state updates, in order.
+        updates: Vec<S::Update>,
+    },
+    /// The checkpoint a step starts from (the last one has an empty `next`).
+    Checkpoint(CheckpointEvent<S>),
+}
+
+/// The payload of [`StreamEvent::Checkpoint`].
+#[non_exhaustive]
+pub struct CheckpointEvent<S: State> {
+    /// Where the checkpoint lives.
+    pub config: CheckpointConfig,
+    /// The checkpoint it descends from.
+    pub parent_config: Option<CheckpointConfig>,
+    /// The state at the checkpoint.
+    pub values: Arc<S>,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The nodes of the step about to run.
+    pub next: Vec<String>,
 }
 
 impl<S: State> StreamEvent<S> {
@@ -93,6 +137,8 @@ impl<S: State> StreamEvent<S> {
             StreamEvent::Values(_) => StreamMode::Values,
             StreamEvent::Updates { .. } => StreamMode::Updates,
             StreamEvent::Custom { .. } => StreamMode::Custom,
+            StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
+            StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
         }
     }
 }
@@ -114,6 +160,31 @@ where
                 .debug_struct("Custom")
                 .field("node", node)
                 .field("value", value)
+                .finish(),
+            StreamEvent::TaskStart { id, name, triggers } => f
+                .debug_struct("TaskStart")
+                .field("id", id)
+                .field("name", name)
+                .field("triggers", triggers)
+                .finish(),
+            StreamEvent::TaskResult {
+                id,
+                name,
+                error,
+                updates,
+            } => f
+                .debug_struct("TaskResult")
+                .field("id", id)
+                .field("name", name)
+                .field("error", error)
+                .field("updates", updates)
+                .finish(),
+            StreamEvent::Checkpoint(c) => f
+                .debug_struct("Checkpoint")
+                .field("config", &c.config)
+                .field("metadata", &c.metadata)
+                .field("next", &c.next)
+                .field("values", &c.values)
                 .finish(),
         }
     }

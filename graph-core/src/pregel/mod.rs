@@ -297,6 +297,7 @@ impl<S: State> Run<S> {
                 Arc::make_mut(&mut self.state).set_managed(&managed);
             }
             let mut tasks = self.prepare()?;
+            self.emit_checkpoint(&tasks);
             if tasks.is_empty() {
                 break;
             }
@@ -311,10 +312,12 @@ impl<S: State> Run<S> {
                 _ => tasks.iter().map(|_| None).collect(),
             };
             pending.clear();
+            self.emit_task_starts(&tasks, &restored);
             let sent_before = self.events.as_ref().map_or(0, |e| e.sent());
             let results = match self.execute(&mut tasks, restored).await {
                 Ok(results) => results,
                 Err((failure, finished)) => {
+                    self.emit_task_failure(&tasks, &failure);
                     self.persist_failure(&tasks, finished, &failure).await?;
                     return Err(failure);
                 }
@@ -453,6 +456,79 @@ impl<S: State> Run<S> {
             .as_ref()
             .map(|p| p.config.clone())
             .ok_or(GraphError::NoCheckpointer("update_state"))
+    }
+
+    /// `checkpoints` mode: the checkpoint this step starts from (with a saver).
+    fn emit_checkpoint(&self, tasks: &[Task<S>]) {
+        let (Some(events), Some(p)) = (&self.events, &self.persistence) else {
+            return;
+        };
+        if !events.wants(StreamMode::Checkpoints) {
+            return;
+        }
+        let config = CheckpointConfig {
+            checkpoint_id: Some(ids::format_uuid(&self.checkpoint)),
+            ..p.config.clone()
+        };
+        let parent_config = if self.checkpoint_saved {
+            None
+        } else {
+            p.config.checkpoint_id.as_ref().map(|_| p.config.clone())
+        };
+        events.emit(StreamEvent::Checkpoint(crate::stream::CheckpointEvent {
+            config,
+            parent_config,
+            values: Arc::clone(&self.state),
+            metadata: self.metadata(self.pending_source, self.checkpoint_step),
+            next: tasks
+                .iter()
+                .map(|t| self.graph.nodes[t.node].name.to_string())
+                .collect(),
+        }));
+    }
+
+    /// `tasks` mode: a start event per task that will run (hidden `__start__` excluded).
+    fn emit_task_starts(&self, tasks: &[Task<S>], restored: &[Option<writes::TaskWrites<S>>]) {
+        let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Tasks)) else {
+            return;
+        };
+        for (task, restored) in tasks.iter().zip(restored) {
+            if task.node == 0 || restored.is_some() {
+                continue;
+            }
+            let spec = &self.graph.nodes[task.node];
+            let triggers = match task.path {
+                TaskPath::Push(_) => vec!["__pregel_push".to_owned()],
+                TaskPath::Pull(_) => spec
+                    .triggers
+                    .iter()
+                    .map(|&c| self.graph.channel_names[c].to_string())
+                    .collect(),
+            };
+            events.emit(StreamEvent::TaskStart {
+                id: task.id.clone(),
+                name: Arc::clone(&spec.name),
+                triggers,
+            });
+        }
+    }
+
+    fn emit_task_failure(&self, tasks: &[Task<S>], failure: &GraphError) {
+        let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Tasks)) else {
+            return;
+        };
+        if let GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. } =
+            failure
+        {
+            if let Some(task) = tasks.iter().find(|t| &t.id == task_id) {
+                events.emit(StreamEvent::TaskResult {
+                    id: task.id.clone(),
+                    name: Arc::clone(&self.graph.nodes[task.node].name),
+                    error: Some(failure.to_string()),
+                    updates: Vec::new(),
+                });
+            }
+        }
     }
 
     /// Loads the thread's checkpoint (the addressed one, or the latest).

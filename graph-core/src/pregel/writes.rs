@@ -172,15 +172,28 @@ impl<S: State> Run<S> {
             }
         }
 
-        if let Some(events) = self
-            .events
-            .as_ref()
-            .filter(|e| e.wants(StreamMode::Updates))
-        {
+        if let Some(events) = &self.events {
+            let (updates, results) = (
+                events.wants(StreamMode::Updates),
+                events.wants(StreamMode::Tasks),
+            );
             for (task, out) in tasks.iter().zip(&outputs) {
-                if task.node != 0 {
+                if task.node == 0 {
+                    continue;
+                }
+                let name = &graph.nodes[task.node].name;
+                if updates {
                     events.emit(StreamEvent::Updates {
-                        node: Arc::clone(&graph.nodes[task.node].name),
+                        node: Arc::clone(name),
+                        updates: out.updates.clone(),
+                    });
+                }
+                // `update_state`'s pseudo task has no id and is not reported.
+                if results && !task.id.is_empty() {
+                    events.emit(StreamEvent::TaskResult {
+                        id: task.id.clone(),
+                        name: Arc::clone(name),
+                        error: None,
                         updates: out.updates.clone(),
                     });
                 }
