@@ -17,7 +17,8 @@ pub fn default_recursion_limit() -> u64 {
 pub enum Durability {
     /// Every checkpoint is stored before the next superstep starts.
     Sync,
-    /// Checkpoints are stored as the run goes (today: like `Sync`, in order).
+    /// Checkpoints are stored in the background while the next superstep runs,
+    /// in order; the run waits for the last one before it returns.
     #[default]
     Async,
     /// Only the final checkpoint is stored, when the run ends (or fails); the

@@ -144,8 +144,10 @@ pub(crate) struct Run<S: State> {
     stop: i64,
     /// The id of the current checkpoint (the state the next step starts from).
     checkpoint: [u8; 16],
-    /// Whether the current checkpoint has been stored.
+    /// Whether the current checkpoint has been stored (or is being stored).
     checkpoint_saved: bool,
+    /// The put running in the background (durability `async`).
+    background_put: Option<tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>>,
     /// Source and step of the current checkpoint (stored later under `exit`).
     pending_source: CheckpointSource,
     checkpoint_step: i64,
@@ -210,6 +212,7 @@ impl<S: State> Run<S> {
             stop: 0,
             checkpoint: [0; 16],
             checkpoint_saved: false,
+            background_put: None,
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
             ids: TaskIds::default(),
@@ -265,6 +268,7 @@ impl<S: State> Run<S> {
                         self.checkpoint_saved = false;
                         self.checkpoint_step = self.step;
                         self.put_current(CheckpointSource::Fork).await?;
+                        self.flush_puts().await?;
                         self.step += 1;
                         self.stop += 1;
                     }
@@ -379,6 +383,7 @@ impl<S: State> Run<S> {
         self.checkpoint_saved = false;
         self.checkpoint_step = self.step;
         self.put_current(CheckpointSource::Update).await?;
+        self.flush_puts().await?;
         self.current_config()
     }
 
@@ -617,12 +622,29 @@ impl<S: State> Run<S> {
         };
         let id = ids::format_uuid(&self.checkpoint);
         let updated = self.updated_known.then_some(&self.updated);
-        let (checkpoint, new_versions) = self.create_checkpoint(id, updated)?;
+        let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), updated)?;
         let metadata = self.metadata(source, self.checkpoint_step);
-        let stored = p
-            .saver
-            .put(&p.config, checkpoint, metadata, new_versions)
-            .await?;
+        let parent = p.config.clone();
+        let stored = parent.at(id);
+        let saver = Arc::clone(&p.saver);
+        let durability = p.durability;
+        // Puts are ordered: the previous one finishes before the next starts.
+        self.flush_puts().await?;
+        let in_background = durability == Durability::Async
+            && source == CheckpointSource::Loop
+            && tokio::runtime::Handle::try_current().is_ok();
+        if in_background {
+            self.background_put = Some(tokio::spawn(async move {
+                saver
+                    .put(&parent, checkpoint, metadata, new_versions)
+                    .await
+                    .map(drop)
+            }));
+        } else {
+            saver
+                .put(&parent, checkpoint, metadata, new_versions)
+                .await?;
+        }
         self.saved_versions = (0..self.graph.num_channels())
             .map(|c| self.versions[c])
             .collect();
@@ -633,10 +655,29 @@ impl<S: State> Run<S> {
         Ok(())
     }
 
-    /// Durability `exit`: the run's final checkpoint is stored when it ends.
+    /// Waits for the checkpoint being stored in the background (durability `async`).
+    async fn flush_puts(&mut self) -> Result<(), GraphError> {
+        if let Some(handle) = self.background_put.take() {
+            match handle.await {
+                Ok(result) => result?,
+                Err(e) => {
+                    return Err(GraphError::Checkpoint(
+                        crate::checkpoint::CheckpointError::Storage(
+                            format!("storing a checkpoint in the background failed: {e}").into(),
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of a run: the final checkpoint is stored (durability `exit`) and
+    /// every background put has completed.
     async fn save_on_exit(&mut self) -> Result<(), GraphError> {
         let source = self.pending_source;
-        self.put_current(source).await
+        self.put_current(source).await?;
+        self.flush_puts().await
     }
 
     /// A step failed: store the checkpoint it started from (if not stored yet), the
@@ -653,6 +694,7 @@ impl<S: State> Run<S> {
         }
         let source = self.pending_source;
         self.put_current(source).await?;
+        self.flush_puts().await?;
         let mut rows: Vec<(String, Vec<(String, Blob)>)> = Vec::new();
         for (i, out) in finished {
             let writes = self.resolve_alone(&tasks[i], out)?;
