@@ -11,10 +11,12 @@
 //! message naming the property that broke.
 //!
 //! ```
-//! # use graph_core::checkpoint::{conformance, InMemorySaver};
-//! # futures::executor::block_on(async {
+//! use graph_core::checkpoint::{conformance, InMemorySaver};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! conformance::run_all(&InMemorySaver::new()).await;
-//! # });
+//! # }
 //! ```
 
 use super::{

@@ -1,0 +1,566 @@
+//! The saver's operations, run on the connection's thread.
+
+use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
+use crate::{storage, storage_msg};
+use graph_core::checkpoint::{
+    metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
+    CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
+    SPECIAL_WRITES,
+};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The newest checkpoint format this crate reads (LangGraph's `v`).
+const CHECKPOINT_FORMAT: u32 = 4;
+
+/// One row of `checkpoint_rows`, as stored.
+struct Row {
+    thread_id: String,
+    checkpoint_ns: String,
+    checkpoint_id: String,
+    parent_checkpoint_id: Option<String>,
+    type_: Option<String>,
+    checkpoint: SqlValue,
+    metadata: SqlValue,
+}
+
+const ROW_COLUMNS: &str = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, \
+                           type, checkpoint, metadata";
+
+impl Row {
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+        Ok(Row {
+            thread_id: row.get(0)?,
+            checkpoint_ns: row.get(1)?,
+            checkpoint_id: row.get(2)?,
+            parent_checkpoint_id: row.get(3)?,
+            type_: row.get(4)?,
+            checkpoint: row.get(5)?,
+            metadata: row.get(6)?,
+        })
+    }
+
+    fn corrupt(&self, what: impl Into<String>, source: DecodeError) -> CheckpointError {
+        CheckpointError::Corrupt {
+            thread_id: self.thread_id.clone(),
+            checkpoint_id: self.checkpoint_id.clone(),
+            what: what.into(),
+            source,
+        }
+    }
+
+    fn metadata(&self) -> Result<CheckpointMetadata, CheckpointError> {
+        let parsed = match &self.metadata {
+            SqlValue::Text(t) => serde_json::from_str(t),
+            SqlValue::Blob(b) => serde_json::from_slice(b),
+            SqlValue::Null => {
+                return Err(self.corrupt("metadata", "the metadata is NULL".into()));
+            }
+            _ => return Err(self.corrupt("metadata", "the metadata is not JSON text".into())),
+        };
+        parsed.map_err(|e| self.corrupt("metadata", Box::new(e)))
+    }
+
+    /// The checkpoint as stored in the row (values of stategraph's rows live in
+    /// `checkpoint_blobs`; Python's rows hold all of them).
+    fn checkpoint(&self) -> Result<Checkpoint, CheckpointError> {
+        let stored = Stored::from(&self.checkpoint);
+        let lenient = |stored| -> Result<Checkpoint, CheckpointDecodeError> {
+            let value = typed_to_json(self.type_.as_deref(), stored)?;
+            checkpoint_from_json(value)
+        };
+        let checkpoint = match (self.type_.as_deref(), &self.checkpoint) {
+            // The fast path for our own rows; other JSON goes through the lenient
+            // reader (integer versions, say).
+            (Some("json"), SqlValue::Text(t)) => {
+                serde_json::from_str::<Checkpoint>(t).or_else(|_| lenient(stored))
+            }
+            (Some("msgpack"), _) => msgpack_checkpoint(stored.bytes()),
+            _ => lenient(stored),
+        };
+        let checkpoint = checkpoint.map_err(|e| match e {
+            CheckpointDecodeError::Channel(channel, e) => {
+                self.corrupt(format!("the value of channel `{channel}`"), e)
+            }
+            CheckpointDecodeError::Whole(e) => self.corrupt("the checkpoint", e),
+        })?;
+        if checkpoint.v > CHECKPOINT_FORMAT {
+            return Err(CheckpointError::Unsupported(format!(
+                "thread `{}`, checkpoint `{}` uses checkpoint format v{}, but this \
+                 graph-sqlite reads up to v{CHECKPOINT_FORMAT}",
+                self.thread_id, self.checkpoint_id, checkpoint.v
+            )));
+        }
+        Ok(checkpoint)
+    }
+}
+
+/// Why a stored checkpoint could not be read: one channel's value, or the rest.
+enum CheckpointDecodeError {
+    Channel(String, DecodeError),
+    Whole(DecodeError),
+}
+
+impl From<DecodeError> for CheckpointDecodeError {
+    fn from(e: DecodeError) -> Self {
+        CheckpointDecodeError::Whole(e)
+    }
+}
+
+/// A msgpack checkpoint (what Python writes by default), decoding each channel
+/// value on its own so an error can name the channel.
+fn msgpack_checkpoint(bytes: &[u8]) -> Result<Checkpoint, CheckpointDecodeError> {
+    let mut reader = Reader::new(bytes);
+    let mut object = serde_json::Map::new();
+    for _ in 0..reader.map_len()? {
+        let key = reader.key(1)?;
+        if key == "channel_values" {
+            let mut values = serde_json::Map::new();
+            for _ in 0..reader.map_len()? {
+                let channel = reader.key(2)?;
+                match reader.value(2) {
+                    Ok(v) => {
+                        values.insert(channel, v);
+                    }
+                    Err(e) => return Err(CheckpointDecodeError::Channel(channel, e)),
+                }
+            }
+            object.insert(key, Value::Object(values));
+        } else {
+            let value = reader.value(1)?;
+            object.insert(key, value);
+        }
+    }
+    reader.finish()?;
+    checkpoint_from_json(Value::Object(object))
+}
+
+/// A checkpoint from its JSON form, accepting what LangGraph's Python savers write:
+/// integer versions (the base saver's) become zero-padded strings that order the
+/// same way, and channel values are any JSON.
+fn checkpoint_from_json(mut value: Value) -> Result<Checkpoint, CheckpointDecodeError> {
+    let whole = |e: DecodeError| CheckpointDecodeError::Whole(e);
+    let Some(object) = value.as_object_mut() else {
+        return Err(whole("the checkpoint is not an object".into()));
+    };
+    let values = match object.remove("channel_values") {
+        Some(Value::Object(values)) => values,
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(_) => return Err(whole("channel_values is not an object".into())),
+    };
+    object.insert(
+        "channel_values".to_owned(),
+        Value::Object(serde_json::Map::new()),
+    );
+    if let Some(Value::Object(versions)) = object.get_mut("channel_versions") {
+        normalize_versions(versions);
+    }
+    if let Some(Value::Object(seen)) = object.get_mut("versions_seen") {
+        for versions in seen.values_mut() {
+            if let Value::Object(versions) = versions {
+                normalize_versions(versions);
+            }
+        }
+    }
+    let text = serde_json::to_string(&value).map_err(|e| whole(Box::new(e)))?;
+    let mut checkpoint: Checkpoint = serde_json::from_str(&text).map_err(|e| whole(Box::new(e)))?;
+    for (channel, v) in values {
+        match Blob::encode(&v) {
+            Ok(blob) => {
+                checkpoint.channel_values.insert(channel, blob);
+            }
+            Err(e) => return Err(CheckpointDecodeError::Channel(channel, Box::new(e))),
+        }
+    }
+    Ok(checkpoint)
+}
+
+fn normalize_versions(versions: &mut serde_json::Map<String, Value>) {
+    for version in versions.values_mut() {
+        if let Some(n) = version.as_u64() {
+            *version = Value::String(format!("{n:032}"));
+        }
+    }
+}
+
+impl<'a> From<&'a SqlValue> for Stored<'a> {
+    fn from(value: &'a SqlValue) -> Self {
+        match value {
+            SqlValue::Text(t) => Stored::Text(t),
+            SqlValue::Blob(b) => Stored::Bytes(b),
+            SqlValue::Null => Stored::Null,
+            SqlValue::Integer(_) | SqlValue::Real(_) => Stored::Bytes(&[]),
+        }
+    }
+}
+
+/// Builds the full tuple of a row: values from the blobs at the checkpoint's
+/// versions, and the pending writes.
+fn load(
+    conn: &Connection,
+    row: Row,
+    metadata: Option<CheckpointMetadata>,
+) -> Result<CheckpointTuple, CheckpointError> {
+    let metadata = match metadata {
+        Some(m) => m,
+        None => row.metadata()?,
+    };
+    let mut checkpoint = row.checkpoint()?;
+    let context = || {
+        format!(
+            "reading thread `{}`, checkpoint `{}`",
+            row.thread_id, row.checkpoint_id
+        )
+    };
+    if !checkpoint.channel_versions.is_empty() {
+        let versions = serde_json::to_string(&checkpoint.channel_versions)
+            .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT b.channel, b.type, b.blob FROM json_each(?1) AS v \
+                 CROSS JOIN checkpoint_blobs AS b \
+                 ON b.thread_id = ?2 AND b.checkpoint_ns = ?3 \
+                 AND b.channel = v.key AND b.version = v.value",
+            )
+            .map_err(|e| storage(context(), e))?;
+        let mut rows = stmt
+            .query(params![versions, row.thread_id, row.checkpoint_ns])
+            .map_err(|e| storage(context(), e))?;
+        while let Some(blob_row) = rows.next().map_err(|e| storage(context(), e))? {
+            let channel: String = blob_row.get(0).map_err(|e| storage(context(), e))?;
+            let type_: Option<String> = blob_row.get(1).map_err(|e| storage(context(), e))?;
+            if type_.as_deref() == Some("empty") {
+                checkpoint.channel_values.remove(&channel);
+                continue;
+            }
+            let raw = blob_row.get_ref(2).map_err(|e| storage(context(), e))?;
+            let blob = typed_to_blob(type_.as_deref(), Stored::from(raw))
+                .map_err(|e| row.corrupt(format!("the value of channel `{channel}`"), e))?;
+            checkpoint.channel_values.insert(channel, blob);
+        }
+    }
+    let pending_writes = load_writes(conn, &row)?;
+    let config = CheckpointConfig {
+        thread_id: row.thread_id.clone(),
+        checkpoint_ns: row.checkpoint_ns.clone(),
+        checkpoint_id: Some(row.checkpoint_id.clone()),
+    };
+    let parent_config = row
+        .parent_checkpoint_id
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|p| config.at(p.clone()));
+    Ok(CheckpointTuple {
+        config,
+        checkpoint,
+        metadata,
+        parent_config,
+        pending_writes,
+    })
+}
+
+fn load_writes(conn: &Connection, row: &Row) -> Result<Vec<PendingWrite>, CheckpointError> {
+    let context = || {
+        format!(
+            "reading pending writes of thread `{}`, checkpoint `{}`",
+            row.thread_id, row.checkpoint_id
+        )
+    };
+    // LangGraph's order (`writes_sort_key`): task path, task id, index.
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT task_id, channel, type, value FROM writes \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
+             ORDER BY task_path, task_id, idx",
+        )
+        .map_err(|e| storage(context(), e))?;
+    let mut rows = stmt
+        .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
+        .map_err(|e| storage(context(), e))?;
+    let mut writes = Vec::new();
+    while let Some(w) = rows.next().map_err(|e| storage(context(), e))? {
+        let task_id: String = w.get(0).map_err(|e| storage(context(), e))?;
+        let channel: String = w.get(1).map_err(|e| storage(context(), e))?;
+        let type_: Option<String> = w.get(2).map_err(|e| storage(context(), e))?;
+        let raw = w.get_ref(3).map_err(|e| storage(context(), e))?;
+        let value = typed_to_blob(type_.as_deref(), Stored::from(raw)).map_err(|e| {
+            row.corrupt(
+                format!("the pending write of task `{task_id}` to `{channel}`"),
+                e,
+            )
+        })?;
+        writes.push(PendingWrite {
+            task_id,
+            channel,
+            value,
+        });
+    }
+    Ok(writes)
+}
+
+pub(crate) fn get_tuple(
+    conn: &mut Connection,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>, CheckpointError> {
+    let context = || {
+        format!(
+            "get_tuple of thread `{}`, checkpoint `{}`",
+            config.thread_id,
+            config.checkpoint_id.as_deref().unwrap_or("(latest)")
+        )
+    };
+    // One read transaction, so the row, its blobs and its writes are one snapshot
+    // even if another process writes meanwhile.
+    let tx = conn.transaction().map_err(|e| storage(context(), e))?;
+    let row = match &config.checkpoint_id {
+        Some(id) => tx
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoint_rows \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3"
+            ))
+            .and_then(|mut s| {
+                s.query_row(
+                    params![config.thread_id, config.checkpoint_ns, id],
+                    Row::read,
+                )
+                .optional()
+            }),
+        None => tx
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoint_rows \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
+                 ORDER BY checkpoint_id DESC LIMIT 1"
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![config.thread_id, config.checkpoint_ns], Row::read)
+                    .optional()
+            }),
+    }
+    .map_err(|e| storage(context(), e))?;
+    let tuple = row.map(|row| load(&tx, row, None)).transpose()?;
+    tx.commit().map_err(|e| storage(context(), e))?;
+    Ok(tuple)
+}
+
+/// A SQL condition that every checkpoint matching `key = value` satisfies (it may
+/// let through a few others, e.g. `1` for `true`); the exact test is
+/// [`metadata_matches`] on the decoded metadata. `None` when SQL cannot help.
+fn metadata_prefilter(key: &str, value: &Value) -> Option<(String, SqlValue)> {
+    if key.contains('"') || key.contains('\\') {
+        return None;
+    }
+    let bound = match value {
+        Value::String(s) => SqlValue::Text(s.clone()),
+        Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => SqlValue::Integer(i),
+            (None, Some(f)) if n.is_f64() => SqlValue::Real(f),
+            _ => return None,
+        },
+        Value::Null | Value::Array(_) | Value::Object(_) => return None,
+    };
+    Some((format!("$.\"{key}\""), bound))
+}
+
+pub(crate) fn list(
+    conn: &mut Connection,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+    if options.limit == Some(0) {
+        return Ok(Vec::new());
+    }
+    let context = || match config {
+        Some(c) => format!("list of thread `{}`", c.thread_id),
+        None => "list of all threads".to_owned(),
+    };
+    let mut wheres: Vec<&str> = Vec::new();
+    let mut params: Vec<SqlValue> = Vec::new();
+    if let Some(config) = config {
+        wheres.push("thread_id = ?");
+        params.push(SqlValue::Text(config.thread_id.clone()));
+        wheres.push("checkpoint_ns = ?");
+        params.push(SqlValue::Text(config.checkpoint_ns.clone()));
+        if let Some(id) = &config.checkpoint_id {
+            wheres.push("checkpoint_id = ?");
+            params.push(SqlValue::Text(id.clone()));
+        }
+    }
+    if let Some(before) = &options.before {
+        wheres.push("checkpoint_id < ?");
+        params.push(SqlValue::Text(before.clone()));
+    }
+    for (key, value) in &options.filter {
+        if let Some((path, bound)) = metadata_prefilter(key, value) {
+            wheres.push("json_extract(CAST(metadata AS TEXT), ?) = ?");
+            params.push(SqlValue::Text(path));
+            params.push(bound);
+        }
+    }
+    let mut sql = format!("SELECT {ROW_COLUMNS} FROM checkpoint_rows");
+    if !wheres.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&wheres.join(" AND "));
+    }
+    sql.push_str(" ORDER BY checkpoint_id DESC");
+
+    let tx = conn.transaction().map_err(|e| storage(context(), e))?;
+    let mut out = Vec::new();
+    {
+        let mut stmt = tx.prepare(&sql).map_err(|e| storage(context(), e))?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params))
+            .map_err(|e| storage(context(), e))?;
+        while let Some(r) = rows.next().map_err(|e| storage(context(), e))? {
+            let row = Row::read(r).map_err(|e| storage(context(), e))?;
+            let metadata = row.metadata()?;
+            if !metadata_matches(&metadata, &options.filter) {
+                continue;
+            }
+            out.push(load(&tx, row, Some(metadata))?);
+            if options.limit.is_some_and(|limit| out.len() >= limit) {
+                break;
+            }
+        }
+    }
+    tx.commit().map_err(|e| storage(context(), e))?;
+    Ok(out)
+}
+
+pub(crate) fn put(
+    conn: &mut Connection,
+    config: &CheckpointConfig,
+    mut checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+    new_versions: &BTreeMap<String, ChannelVersion>,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let context = || {
+        format!(
+            "put of thread `{}`, checkpoint `{}`",
+            config.thread_id, checkpoint.id
+        )
+    };
+    // Values go to checkpoint_blobs, one row per changed channel; the row keeps the
+    // rest of the checkpoint (versions, versions_seen, ...).
+    let values = std::mem::take(&mut checkpoint.channel_values);
+    let row_json = serde_json::to_string(&checkpoint).map_err(|e| {
+        storage_msg(format!(
+            "{}: cannot serialise the checkpoint: {e}",
+            context()
+        ))
+    })?;
+    let metadata_json = serde_json::to_string(metadata)
+        .map_err(|e| storage_msg(format!("{}: cannot serialise the metadata: {e}", context())))?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| storage(context(), e))?;
+    {
+        let mut blob_stmt = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO checkpoint_blobs \
+                 (thread_id, checkpoint_ns, channel, version, type, blob) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(|e| storage(context(), e))?;
+        for (channel, version) in new_versions {
+            let (type_, blob) = match values.get(channel) {
+                Some(blob) => ("json", Some(blob.as_str())),
+                None => ("empty", None),
+            };
+            blob_stmt
+                .execute(params![
+                    config.thread_id,
+                    config.checkpoint_ns,
+                    channel,
+                    version,
+                    type_,
+                    blob
+                ])
+                .map_err(|e| storage(context(), e))?;
+        }
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO checkpoint_rows \
+             (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             VALUES (?1, ?2, ?3, ?4, 'json', ?5, ?6)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                config.thread_id,
+                config.checkpoint_ns,
+                checkpoint.id,
+                config.checkpoint_id,
+                row_json,
+                metadata_json
+            ])
+        })
+        .map_err(|e| storage(context(), e))?;
+    }
+    tx.commit().map_err(|e| storage(context(), e))?;
+    Ok(config.at(checkpoint.id))
+}
+
+pub(crate) fn put_writes(
+    conn: &mut Connection,
+    config: &CheckpointConfig,
+    writes: &[(String, Blob)],
+    task_id: &str,
+) -> Result<(), CheckpointError> {
+    let Some(checkpoint_id) = &config.checkpoint_id else {
+        return Err(CheckpointError::Unsupported(format!(
+            "put_writes for thread `{}` needs a checkpoint id",
+            config.thread_id
+        )));
+    };
+    let context = || {
+        format!(
+            "put_writes of thread `{}`, checkpoint `{checkpoint_id}`, task `{task_id}`",
+            config.thread_id
+        )
+    };
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| storage(context(), e))?;
+    {
+        const COLUMNS: &str = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, \
+                               channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, 'json', ?7)";
+        let mut replace = tx
+            .prepare_cached(&format!("INSERT OR REPLACE INTO writes {COLUMNS}"))
+            .map_err(|e| storage(context(), e))?;
+        let mut keep = tx
+            .prepare_cached(&format!("INSERT OR IGNORE INTO writes {COLUMNS}"))
+            .map_err(|e| storage(context(), e))?;
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            let idx = write_index(channel, position);
+            let special = SPECIAL_WRITES.iter().any(|(c, _)| c == channel);
+            let stmt = if special { &mut replace } else { &mut keep };
+            stmt.execute(params![
+                config.thread_id,
+                config.checkpoint_ns,
+                checkpoint_id,
+                task_id,
+                idx,
+                channel,
+                value.as_str()
+            ])
+            .map_err(|e| storage(context(), e))?;
+        }
+    }
+    tx.commit().map_err(|e| storage(context(), e))
+}
+
+pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<(), CheckpointError> {
+    let context = || format!("delete_thread of thread `{thread_id}`");
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| storage(context(), e))?;
+    for table in ["checkpoint_rows", "checkpoint_blobs", "writes"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE thread_id = ?1"),
+            [thread_id],
+        )
+        .map_err(|e| storage(context(), e))?;
+    }
+    tx.commit().map_err(|e| storage(context(), e))
+}

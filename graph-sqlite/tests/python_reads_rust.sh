@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Proves that LangGraph's Python `langgraph-checkpoint-sqlite` lists, reads, writes
+# and deletes threads in a database written by graph-sqlite, that graph-sqlite
+# reads what Python wrote there, and that Python still reads one of its own
+# databases after graph-sqlite migrated it. Installs the Python packages with pip
+# (network), so it is not part of `cargo test`; CI calls it from .ci/run.
+# Any failure exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+python3 -m pip install --quiet --disable-pip-version-check \
+    "langgraph==1.2.22" "langgraph-checkpoint-sqlite==3.1.2"
+python3 -c "import langgraph.checkpoint.sqlite"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+interop() { cargo run --quiet -p graph-sqlite --example python_interop -- "$@"; }
+
+interop write "$work/rust.sqlite" "$work/rust.expected.json"
+python3 graph-sqlite/tests/python_reads_rust.py \
+    "$work/rust.sqlite" "$work/rust.expected.json" "$work/python.expected.json"
+interop check "$work/rust.sqlite" "$work/python.expected.json"
+
+cp graph-sqlite/tests/fixtures/python_written.sqlite "$work/migrated.sqlite"
+interop open "$work/migrated.sqlite"
+python3 graph-sqlite/tests/python_reads_rust.py --fixture \
+    "$work/migrated.sqlite" graph-sqlite/tests/fixtures/python_written.expected.json
+
+echo "python_reads_rust: 3 passed, 0 failed"
