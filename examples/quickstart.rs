@@ -5,10 +5,16 @@
 //! every place it can go (`tools` or END), `compile()` checks those nodes exist,
 //! and the tool node's errors travel through `?` like any Rust error.
 //!
+//! The conversation is checkpointed in `quickstart.db` (SQLite): run the example
+//! twice and the second run continues the same thread, with the first run's
+//! messages still there.
+//!
 //! Run it with `cargo run --example quickstart`.
 
 use futures::StreamExt;
+use stategraph::checkpoint::ListOptions;
 use stategraph::prelude::*;
+use stategraph::sqlite::SqliteSaver;
 
 /// One entry of the conversation.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -107,17 +113,19 @@ async fn tools(state: &Agent) -> Result<AgentUpdate, ToolError> {
 
 #[tokio::main]
 async fn main() -> Result<(), GraphError> {
+    let saver = SqliteSaver::open("quickstart.db").await?;
     let app = StateGraph::<Agent>::new()
         .add_node(model)
         .add_node(tools)
         .add_edge(START, model)
         .add_edge(tools, model)
-        .compile()?;
+        .compile_with(saver)?;
+    let thread = RunConfig::thread("quickstart");
 
     let question = Agent::update().messages(vec![Message::Human("What is 6*7?".into())]);
 
-    // Watch the run node by node...
-    let mut updates = app.stream(question.clone(), &RunConfig::new(), StreamMode::Updates);
+    // Watch the run node by node.
+    let mut updates = app.stream(question, &thread, StreamMode::Updates);
     while let Some(event) = updates.next().await {
         if let StreamEvent::Updates { node, updates } = event? {
             for update in updates {
@@ -126,12 +134,17 @@ async fn main() -> Result<(), GraphError> {
         }
     }
 
-    // ...or just get the final state.
-    let state = app.invoke(question, &RunConfig::new()).await?;
+    // The thread is stored: its state, and every checkpoint so far.
+    let state = app.get_state(&thread).await?;
+    let history = app
+        .get_state_history(&thread, &ListOptions::default())
+        .await?;
     println!(
-        "\n{} model calls; final answer: {:?}",
-        state.model_calls,
-        state.messages.last()
+        "\nthread `quickstart`: {} messages, {} model calls, {} checkpoints in quickstart.db",
+        state.values.messages.len(),
+        state.values.model_calls,
+        history.len()
     );
+    println!("final answer: {:?}", state.values.messages.last());
     Ok(())
 }

@@ -150,6 +150,14 @@ pub use graph_macros::Goto;
 /// ```
 pub use graph_macros::node;
 
+/// Durable checkpoints in a SQLite file: [`SqliteSaver`](sqlite::SqliteSaver)
+/// (feature `sqlite`, on by default). Threads it stores can be read and resumed
+/// by LangGraph's own Python `SqliteSaver`, and the other way round.
+#[cfg(feature = "sqlite")]
+pub mod sqlite {
+    pub use graph_sqlite::*;
+}
+
 /// Everything a graph definition needs, in one import.
 ///
 /// [`Send`] is deliberately left out (it would shadow `std::marker::Send`); use

@@ -279,3 +279,43 @@ async fn static_edges_fire_in_addition_to_a_command_goto() {
         .unwrap();
     assert_eq!(out.visited, ["x", "y", "z"]);
 }
+
+#[node]
+fn seq_one(_: &Trail) -> TrailUpdate {
+    Trail::update().visited(vec!["one".into()])
+}
+
+#[node]
+fn seq_two(_: &Trail) -> TrailUpdate {
+    Trail::update().visited(vec!["two".into()])
+}
+
+#[tokio::test]
+async fn a_sequence_of_different_nodes_is_chained_in_order() {
+    let app = StateGraph::<Trail>::new()
+        .add_sequence((seq_one, seq_two, c))
+        .add_edge(START, seq_one)
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Trail::update(), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.visited, ["one", "two", "c"]);
+}
+
+#[test]
+fn an_empty_sequence_is_reported_by_compile() {
+    let empty: Vec<c> = Vec::new();
+    let err = StateGraph::<Trail>::new()
+        .add_node(c)
+        .add_edge(START, c)
+        .add_sequence(empty)
+        .compile()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Sequence requires at least one node."),
+        "{err}"
+    );
+}

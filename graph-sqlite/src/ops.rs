@@ -508,7 +508,7 @@ pub(crate) fn put_writes(
     task_id: &str,
 ) -> Result<(), CheckpointError> {
     let Some(checkpoint_id) = &config.checkpoint_id else {
-        return Err(CheckpointError::Unsupported(format!(
+        return Err(CheckpointError::InvalidInput(format!(
             "put_writes for thread `{}` needs a checkpoint id",
             config.thread_id
         )));

@@ -223,7 +223,7 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             let Some(id) = config.checkpoint_id.clone() else {
-                return Err(CheckpointError::Unsupported(format!(
+                return Err(CheckpointError::InvalidInput(format!(
                     "put_writes for thread `{}` needs a checkpoint id",
                     config.thread_id
                 )));

@@ -214,6 +214,9 @@ pub enum CheckpointError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The call itself is invalid (e.g. writes without a checkpoint id).
+    #[error("invalid checkpointer call: {0}")]
+    InvalidInput(String),
     /// The stored data uses a newer schema or format than this library understands.
     #[error("{0}; upgrade stategraph to read it")]
     Unsupported(String),
@@ -242,8 +245,9 @@ pub trait Checkpointer: Send + Sync + 'static {
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>>;
 
-    /// Checkpoints of a thread (all threads when `config` is `None`; all namespaces
-    /// unless `config` names one), newest first.
+    /// Checkpoints of `config`'s thread and namespace (of every thread and namespace
+    /// when `config` is `None`; only `config.checkpoint_id` when it is set), newest
+    /// first.
     fn list<'a>(
         &'a self,
         config: Option<&'a CheckpointConfig>,

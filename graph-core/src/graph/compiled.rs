@@ -89,6 +89,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         nodes: defs,
         edges,
         branches,
+        errors: _,
     } = graph;
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();

@@ -29,6 +29,76 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
+/// Nodes for [`StateGraph::add_sequence`]: a tuple of nodes (each a `#[node]` fn or
+/// node value), or an array / `Vec` of nodes of one type.
+pub trait NodeSequence<S: State, M> {
+    /// Adds the nodes and the edges between them.
+    fn add_to(self, graph: StateGraph<S>) -> StateGraph<S>;
+}
+
+impl<S, M, N, const K: usize> NodeSequence<S, Many<M>> for [N; K]
+where
+    S: State,
+    N: IntoNodeSpec<M>,
+    N::Spec: Node<S>,
+    <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
+{
+    fn add_to(self, graph: StateGraph<S>) -> StateGraph<S> {
+        Vec::from(self).add_to(graph)
+    }
+}
+
+impl<S, M, N> NodeSequence<S, Many<M>> for Vec<N>
+where
+    S: State,
+    N: IntoNodeSpec<M>,
+    N::Spec: Node<S>,
+    <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
+{
+    fn add_to(self, mut graph: StateGraph<S>) -> StateGraph<S> {
+        let mut names = Vec::with_capacity(self.len());
+        for node in self {
+            let node = node.into_spec();
+            names.push(node.name().into_owned());
+            graph = graph.add_node(node);
+        }
+        graph.chain(&names)
+    }
+}
+
+macro_rules! tuple_sequence {
+    ($($n:ident $m:ident),+) => {
+        impl<S: State, $($n, $m),+> NodeSequence<S, ($($m,)+)> for ($($n,)+)
+        where
+            $(
+                $n: IntoNodeSpec<$m>,
+                $n::Spec: Node<S>,
+                <$n::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
+            )+
+        {
+            #[allow(non_snake_case)]
+            fn add_to(self, mut graph: StateGraph<S>) -> StateGraph<S> {
+                let ($($n,)+) = self;
+                let mut names = Vec::new();
+                $(
+                    let node = $n.into_spec();
+                    names.push(node.name().into_owned());
+                    graph = graph.add_node(node);
+                )+
+                graph.chain(&names)
+            }
+        }
+    };
+}
+
+tuple_sequence!(A MA, B MB);
+tuple_sequence!(A MA, B MB, C MC);
+tuple_sequence!(A MA, B MB, C MC, D MD);
+tuple_sequence!(A MA, B MB, C MC, D MD, E ME);
+tuple_sequence!(A MA, B MB, C MC, D MD, E ME, F MF);
+tuple_sequence!(A MA, B MB, C MC, D MD, E ME, F MF, G MG);
+tuple_sequence!(A MA, B MB, C MC, D MD, E ME, F MF, G MG, H MH);
+
 /// A checkpointer value or a shared one (`Arc<dyn Checkpointer>`).
 pub trait IntoCheckpointer {
     /// The shared checkpointer.
@@ -112,6 +182,8 @@ pub struct StateGraph<S: State> {
     pub(crate) nodes: Vec<NodeDef<S>>,
     pub(crate) edges: Vec<EdgeDef>,
     pub(crate) branches: Vec<BranchDef<S>>,
+    /// Mistakes found while building, reported by `compile()`.
+    pub(crate) errors: Vec<String>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -127,6 +199,7 @@ impl<S: State> StateGraph<S> {
             nodes: Vec::new(),
             edges: Vec::new(),
             branches: Vec::new(),
+            errors: Vec::new(),
         }
     }
 
@@ -227,25 +300,23 @@ impl<S: State> StateGraph<S> {
         self
     }
 
-    /// Adds `nodes` and chains them with edges, in order.
-    pub fn add_sequence<M, N>(mut self, nodes: impl IntoIterator<Item = N>) -> Self
-    where
-        N: IntoNodeSpec<M>,
-        N::Spec: Node<S>,
-        <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
-    {
-        let mut previous: Option<String> = None;
-        for node in nodes {
-            let node = node.into_spec();
-            let name = node.name().into_owned();
-            self = self.add_node(node);
-            if let Some(prev) = previous.take() {
-                self.edges.push(EdgeDef {
-                    sources: vec![prev],
-                    target: name.clone(),
-                });
-            }
-            previous = Some(name);
+    /// Adds `nodes` and chains them with edges, in order: `add_sequence((a, b, c))`
+    /// adds the three nodes with the edges a → b → c (an array or `Vec` works for
+    /// nodes of one type). An empty sequence is an error at `compile()`.
+    pub fn add_sequence<M>(self, nodes: impl NodeSequence<S, M>) -> Self {
+        nodes.add_to(self)
+    }
+
+    fn chain(mut self, names: &[String]) -> Self {
+        if names.is_empty() {
+            self.errors
+                .push("Sequence requires at least one node.".to_owned());
+        }
+        for pair in names.windows(2) {
+            self.edges.push(EdgeDef {
+                sources: vec![pair[0].clone()],
+                target: pair[1].clone(),
+            });
         }
         self
     }

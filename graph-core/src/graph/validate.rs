@@ -36,7 +36,7 @@ fn is_reserved(name: &str) -> bool {
 }
 
 pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError> {
-    let mut errors: Vec<String> = Vec::new();
+    let mut errors: Vec<String> = graph.errors.clone();
     let mut names: HashSet<&str> = HashSet::new();
 
     for field in S::FIELDS {
