@@ -1,5 +1,6 @@
 //! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
 
+mod checkpoint_cost;
 mod sendfan;
 mod seq;
 mod wide_state;
@@ -15,6 +16,8 @@ pub const NAMES: &[&str] = &[
     "wide_state_25x300",
     "wide_state_25x300_ckpt",
     "sendfan_10000",
+    "checkpoint_cost_memory",
+    "checkpoint_cost_sqlite",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -23,6 +26,8 @@ pub fn build(name: &str) -> Option<Workload> {
         "wide_state_25x300" => Some(wide_state::build(300, false)),
         "wide_state_25x300_ckpt" => Some(wide_state::build(300, true)),
         "sendfan_10000" => Some(sendfan::build(10_000)),
+        "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
+        "checkpoint_cost_sqlite" => Some(checkpoint_cost::build(true)),
         _ => None,
     }
 }
