@@ -196,3 +196,129 @@ async fn copy_makes_a_sibling_fork_without_changes() {
         "a sibling, not a child"
     );
 }
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct FooBaz {
+    foo: String,
+    baz: String,
+}
+
+fn foo_baz() -> CompiledGraph<FooBaz> {
+    StateGraph::<FooBaz>::new()
+        .add_node_fn("a", |_: &FooBaz| FooBaz::update().foo("from a".into()))
+        .add_node_fn("b", |_: &FooBaz| FooBaz::update().baz("from b".into()))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile_with(InMemorySaver::new())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn bulk_update_state_stores_one_checkpoint_per_superstep() {
+    let graph = foo_baz();
+    let config = RunConfig::thread("2");
+    let last = graph
+        .bulk_update_state(
+            &config,
+            vec![
+                vec![(
+                    Some(FooBaz::update().foo("updated".into())),
+                    Some("a".into()),
+                )],
+                vec![(Some(FooBaz::update().baz("new".into())), Some("b".into()))],
+            ],
+        )
+        .await
+        .unwrap();
+    let state = graph.get_state(&config).await.unwrap();
+    assert_eq!(
+        state.values,
+        FooBaz {
+            foo: "updated".into(),
+            baz: "new".into()
+        }
+    );
+    assert_eq!(state.config, last);
+    assert_eq!(
+        graph
+            .get_state_history(&config, &ListOptions::default())
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+
+    for (supersteps, message) in [
+        (vec![], "No supersteps provided"),
+        (vec![vec![]], "No updates provided"),
+        (
+            vec![vec![
+                (Some(FooBaz::update()), Some("a".to_owned())),
+                (Some(FooBaz::update()), None),
+            ]],
+            "as_node is required when applying multiple updates",
+        ),
+        (
+            vec![vec![
+                (None, Some("__end__".to_owned())),
+                (Some(FooBaz::update()), Some("a".to_owned())),
+            ]],
+            "cannot be combined",
+        ),
+    ] {
+        let err = graph
+            .bulk_update_state(&RunConfig::thread("3"), supersteps)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(message), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
+    let graph = foo_baz();
+    let config = RunConfig::thread("t");
+    graph.invoke(FooBaz::update(), &config).await.unwrap();
+    let before_b = graph
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|s| s.next == ["b"])
+        .unwrap();
+
+    // END: `b` never runs on this branch.
+    let ended = graph
+        .update_state(&RunConfig::at_checkpoint(&before_b.config), None, Some(END))
+        .await
+        .unwrap();
+    let state = graph
+        .get_state(&RunConfig::at_checkpoint(&ended))
+        .await
+        .unwrap();
+    assert!(state.next.is_empty());
+    assert_eq!(state.values.baz, "");
+    assert_eq!(state.metadata.unwrap().source, CheckpointSource::Update);
+
+    // __input__: the values are new input; the graph starts over from __start__.
+    let restarted = graph
+        .update_state(
+            &config,
+            FooBaz::update().baz("input".into()),
+            Some("__input__"),
+        )
+        .await
+        .unwrap();
+    let state = graph
+        .get_state(&RunConfig::at_checkpoint(&restarted))
+        .await
+        .unwrap();
+    assert_eq!(state.next, ["__start__"]);
+    assert_eq!(state.metadata.unwrap().source, CheckpointSource::Input);
+    let out = graph
+        .invoke(None, &RunConfig::at_checkpoint(&restarted))
+        .await
+        .unwrap();
+    assert_eq!(out.foo, "from a");
+    assert_eq!(out.baz, "from b", "b ran again after the new input");
+}

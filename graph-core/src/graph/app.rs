@@ -111,10 +111,14 @@ impl<S: State> CompiledGraph<S> {
     /// attributed to the node that ran last. `as_node = Some("__copy__")` copies
     /// the checkpoint unchanged as a fork. Returns the new checkpoint's config; run
     /// from it with `invoke(None, ..)` (time travel).
+    ///
+    /// Two more special nodes: `END` marks the pending step as done (tasks that
+    /// completed keep their writes, the others are dropped: `next` becomes empty);
+    /// `"__input__"` treats `values` as new graph input (`__start__` is next).
     pub async fn update_state(
         &self,
         config: &RunConfig,
-        values: S::Update,
+        values: impl Into<Option<S::Update>>,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig, GraphError> {
         let saver = self
@@ -122,7 +126,23 @@ impl<S: State> CompiledGraph<S> {
             .clone()
             .ok_or(GraphError::NoCheckpointer("update_state"))?;
         Run::new(Arc::clone(&self.graph), config.clone(), None, Some(saver))?
-            .update_state(values, as_node)
+            .update_state(values.into(), as_node)
+            .await
+    }
+
+    /// Several `update_state`s, one checkpoint per superstep: each inner list is
+    /// applied together (as_node required when it has more than one update).
+    pub async fn bulk_update_state(
+        &self,
+        config: &RunConfig,
+        supersteps: Vec<Vec<(Option<S::Update>, Option<String>)>>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let saver = self
+            .saver
+            .clone()
+            .ok_or(GraphError::NoCheckpointer("bulk_update_state"))?;
+        Run::new(Arc::clone(&self.graph), config.clone(), None, Some(saver))?
+            .bulk_update_state(supersteps)
             .await
     }
 

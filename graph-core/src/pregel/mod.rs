@@ -98,6 +98,8 @@ impl std::ops::Index<usize> for Versions {
 
 /// `update_state`'s special `as_node` that copies a checkpoint as a fork.
 pub(crate) const COPY: &str = "__copy__";
+/// `update_state`'s special `as_node` that treats the values as graph input.
+pub(crate) const INPUT: &str = "__input__";
 
 /// One task of a superstep.
 pub(crate) struct Task<S: State> {
@@ -348,43 +350,140 @@ impl<S: State> Run<S> {
     /// on top of the addressed (or latest) checkpoint, and stores the result as a
     /// new `update` checkpoint. Returns its config.
     pub(crate) async fn update_state(
-        mut self,
-        values: S::Update,
+        self,
+        values: Option<S::Update>,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig, GraphError> {
-        let loaded = self.load().await?;
-        if as_node == Some(COPY) {
-            return self.copy_checkpoint(loaded).await;
+        self.bulk_update_state(vec![vec![(values, as_node.map(str::to_owned))]])
+            .await
+    }
+
+    /// `bulk_update_state`: each superstep is a list of `(values, as_node)` applied
+    /// together and stored as one checkpoint (§7.3).
+    pub(crate) async fn bulk_update_state(
+        mut self,
+        supersteps: Vec<Vec<(Option<S::Update>, Option<String>)>>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
+        if supersteps.is_empty() {
+            return Err(GraphError::InvalidConfig(
+                "No supersteps provided".to_owned(),
+            ));
         }
-        let graph = Arc::clone(&self.graph);
-        let node = match as_node {
-            Some(name) => *graph.node_by_name.get(name).ok_or_else(|| {
-                GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(format!(
-                    "Node {name} does not exist"
-                )))
-            })?,
-            None => self.infer_as_node()?,
-        };
-        if loaded.is_none() {
-            self.step = 0;
+        if supersteps.iter().any(Vec::is_empty) {
+            return Err(GraphError::InvalidConfig("No updates provided".to_owned()));
         }
-        let out = crate::node::NodeOutput::default().with_update(values);
-        let task = Task {
-            node,
-            // The writes of a pseudo task (LangGraph's triggers `[__interrupt__]`):
-            // no trigger is consumed, but the step is bumped.
-            path: TaskPath::Push(0),
-            id: String::new(),
-            input: None,
-        };
-        let writes = self.resolve_alone(&task, out)?;
-        self.apply(&[task], vec![TaskResult::Restored(writes)], None, true)?;
+        let mut loaded = self.load().await?;
+        let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
+        for updates in supersteps {
+            let special = updates.iter().find_map(|(_, n)| {
+                n.as_deref()
+                    .filter(|n| [COPY, INPUT, crate::END].contains(n))
+            });
+            if let Some(special) = special {
+                if updates.len() > 1 {
+                    return Err(invalid(&format!(
+                        "{special} cannot be combined with other updates in one superstep"
+                    )));
+                }
+            }
+            if updates.len() > 1 && updates.iter().any(|(_, n)| n.is_none()) {
+                return Err(invalid(
+                    "as_node is required when applying multiple updates",
+                ));
+            }
+            match special {
+                Some(COPY) => {
+                    let copied = self.copy_checkpoint(loaded).await?;
+                    return Ok(copied);
+                }
+                Some(INPUT) => {
+                    // The values are graph input: an `input` checkpoint, `__start__` next.
+                    let update = updates.into_iter().next().and_then(|(v, _)| v);
+                    let update = update.ok_or_else(|| invalid("__input__ needs values"))?;
+                    self.stop = self.step + limit + 1;
+                    let discarded = if self.versions.max > 0 {
+                        self.prepare()?
+                    } else {
+                        Vec::new()
+                    };
+                    let results = discarded
+                        .iter()
+                        .map(|_| TaskResult::Restored(Default::default()))
+                        .collect();
+                    let bump = !discarded.is_empty();
+                    self.apply(&discarded, results, Some(vec![update]), bump)?;
+                    self.store_update(CheckpointSource::Input).await?;
+                }
+                Some(_) => {
+                    // END: tasks that completed keep their writes, the others are
+                    // marked as run without writes: nothing is left to run.
+                    self.stop = self.step + 2;
+                    let mut tasks = self.prepare()?;
+                    let restored = match &loaded {
+                        Some(tuple) if !tuple.pending_writes.is_empty() => {
+                            self.restore_pending(tuple, &tasks, &tuple.pending_writes)?
+                        }
+                        _ => tasks.iter().map(|_| None).collect(),
+                    };
+                    let results = restored
+                        .into_iter()
+                        .map(|w| TaskResult::Restored(w.unwrap_or_default()))
+                        .collect();
+                    for task in &mut tasks {
+                        task.input = None;
+                    }
+                    self.apply(&tasks, results, None, true)?;
+                    self.store_update(CheckpointSource::Update).await?;
+                }
+                None => {
+                    let graph = Arc::clone(&self.graph);
+                    let mut tasks = Vec::with_capacity(updates.len());
+                    let mut results = Vec::with_capacity(updates.len());
+                    for (i, (values, as_node)) in updates.into_iter().enumerate() {
+                        let node = match as_node.as_deref() {
+                            Some(name) => *graph
+                                .node_by_name
+                                .get(name)
+                                .ok_or_else(|| invalid(&format!("Node {name} does not exist")))?,
+                            None => self.infer_as_node()?,
+                        };
+                        let mut out = crate::node::NodeOutput::default();
+                        if let Some(values) = values {
+                            out = out.with_update(values);
+                        }
+                        let task = Task {
+                            node,
+                            // A pseudo task (LangGraph's triggers `[__interrupt__]`):
+                            // no trigger is consumed, but the step is bumped.
+                            path: TaskPath::Push(i),
+                            id: String::new(),
+                            input: None,
+                        };
+                        results.push(TaskResult::Restored(self.resolve_alone(&task, out)?));
+                        tasks.push(task);
+                    }
+                    if loaded.is_none() && self.versions.max == 0 {
+                        self.step = 0;
+                    }
+                    self.apply(&tasks, results, None, true)?;
+                    self.store_update(CheckpointSource::Update).await?;
+                }
+            }
+            // The next superstep builds on the checkpoint just stored.
+            loaded = None;
+            self.step += 1;
+        }
+        self.current_config()
+    }
+
+    /// Stores the state as a checkpoint of `source` at the current step.
+    async fn store_update(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
         self.checkpoint = ids::checkpoint_id(self.step);
         self.checkpoint_saved = false;
         self.checkpoint_step = self.step;
-        self.put_current(CheckpointSource::Update).await?;
-        self.flush_puts().await?;
-        self.current_config()
+        self.put_current(source).await?;
+        self.flush_puts().await
     }
 
     /// `update_state(.., as_node = "__copy__")`: the checkpoint again, unchanged, as a
