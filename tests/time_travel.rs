@@ -2,6 +2,7 @@
 
 use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
 use stategraph::prelude::*;
+use stategraph::NodeUpdate;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -221,11 +222,8 @@ async fn bulk_update_state_stores_one_checkpoint_per_superstep() {
         .bulk_update_state(
             &config,
             vec![
-                vec![(
-                    Some(FooBaz::update().foo("updated".into())),
-                    Some("a".into()),
-                )],
-                vec![(Some(FooBaz::update().baz("new".into())), Some("b".into()))],
+                vec![NodeUpdate::new(FooBaz::update().foo("updated".into())).as_node("a")],
+                vec![NodeUpdate::new(FooBaz::update().baz("new".into())).as_node("b")],
             ],
         )
         .await
@@ -253,15 +251,15 @@ async fn bulk_update_state_stores_one_checkpoint_per_superstep() {
         (vec![vec![]], "No updates provided"),
         (
             vec![vec![
-                (Some(FooBaz::update()), Some("a".to_owned())),
-                (Some(FooBaz::update()), None),
+                NodeUpdate::new(FooBaz::update()).as_node("a"),
+                NodeUpdate::new(FooBaz::update()),
             ]],
             "as_node is required when applying multiple updates",
         ),
         (
             vec![vec![
-                (None, Some("__end__".to_owned())),
-                (Some(FooBaz::update()), Some("a".to_owned())),
+                NodeUpdate::new(None).as_node(END),
+                NodeUpdate::new(FooBaz::update()).as_node("a"),
             ]],
             "cannot be combined",
         ),

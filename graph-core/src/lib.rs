@@ -40,7 +40,7 @@ pub use context::Context;
 pub use error::{EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError};
 pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
-pub use snapshot::{SnapshotTask, StateSnapshot};
+pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
 pub use stream::{CheckpointEvent, StreamEvent, StreamMode, StreamModes};
 

@@ -74,3 +74,30 @@ impl<S: State + std::fmt::Debug> std::fmt::Debug for StateSnapshot<S> {
             .finish()
     }
 }
+
+/// One update of [`bulk_update_state`](crate::CompiledGraph::bulk_update_state):
+/// values written as if `as_node` had returned them (LangGraph's `StateUpdate`).
+#[non_exhaustive]
+pub struct NodeUpdate<S: State> {
+    /// The values (`None`: the node wrote nothing).
+    pub values: Option<S::Update>,
+    /// The node they are attributed to (`None`: inferred; required when a superstep
+    /// has several updates).
+    pub as_node: Option<String>,
+}
+
+impl<S: State> NodeUpdate<S> {
+    /// An update attributed to the node that ran last.
+    pub fn new(values: impl Into<Option<S::Update>>) -> Self {
+        NodeUpdate {
+            values: values.into(),
+            as_node: None,
+        }
+    }
+
+    /// Attributes the update to `node` (or `END`, `"__input__"`, `"__copy__"`).
+    pub fn as_node(mut self, node: impl Into<String>) -> Self {
+        self.as_node = Some(node.into());
+        self
+    }
+}

@@ -5,7 +5,7 @@ use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOpt
 use crate::config::RunConfig;
 use crate::error::GraphError;
 use crate::pregel::{EventSink, Run};
-use crate::snapshot::StateSnapshot;
+use crate::snapshot::{NodeUpdate, StateSnapshot};
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamModes};
 use futures::Stream;
@@ -135,7 +135,7 @@ impl<S: State> CompiledGraph<S> {
     pub async fn bulk_update_state(
         &self,
         config: &RunConfig,
-        supersteps: Vec<Vec<(Option<S::Update>, Option<String>)>>,
+        supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
         let saver = self
             .saver

@@ -16,6 +16,7 @@ use crate::config::{Durability, RunConfig};
 use crate::error::GraphError;
 use crate::graph::compiled::Graph;
 use crate::node::TaskInput;
+use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
 use crate::stream::{StreamEvent, StreamMode, StreamModes};
 use control::ControlChannel;
@@ -354,15 +355,18 @@ impl<S: State> Run<S> {
         values: Option<S::Update>,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig, GraphError> {
-        self.bulk_update_state(vec![vec![(values, as_node.map(str::to_owned))]])
-            .await
+        self.bulk_update_state(vec![vec![NodeUpdate {
+            values,
+            as_node: as_node.map(str::to_owned),
+        }]])
+        .await
     }
 
     /// `bulk_update_state`: each superstep is a list of `(values, as_node)` applied
     /// together and stored as one checkpoint (§7.3).
     pub(crate) async fn bulk_update_state(
         mut self,
-        supersteps: Vec<Vec<(Option<S::Update>, Option<String>)>>,
+        supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
         let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
         if supersteps.is_empty() {
@@ -376,8 +380,9 @@ impl<S: State> Run<S> {
         let mut loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         for updates in supersteps {
-            let special = updates.iter().find_map(|(_, n)| {
-                n.as_deref()
+            let special = updates.iter().find_map(|u| {
+                u.as_node
+                    .as_deref()
                     .filter(|n| [COPY, INPUT, crate::END].contains(n))
             });
             if let Some(special) = special {
@@ -387,7 +392,7 @@ impl<S: State> Run<S> {
                     )));
                 }
             }
-            if updates.len() > 1 && updates.iter().any(|(_, n)| n.is_none()) {
+            if updates.len() > 1 && updates.iter().any(|u| u.as_node.is_none()) {
                 return Err(invalid(
                     "as_node is required when applying multiple updates",
                 ));
@@ -399,7 +404,7 @@ impl<S: State> Run<S> {
                 }
                 Some(INPUT) => {
                     // The values are graph input: an `input` checkpoint, `__start__` next.
-                    let update = updates.into_iter().next().and_then(|(v, _)| v);
+                    let update = updates.into_iter().next().and_then(|u| u.values);
                     let update = update.ok_or_else(|| invalid("__input__ needs values"))?;
                     self.stop = self.step + limit + 1;
                     let discarded = if self.versions.max > 0 {
@@ -440,7 +445,7 @@ impl<S: State> Run<S> {
                     let graph = Arc::clone(&self.graph);
                     let mut tasks = Vec::with_capacity(updates.len());
                     let mut results = Vec::with_capacity(updates.len());
-                    for (i, (values, as_node)) in updates.into_iter().enumerate() {
+                    for (i, NodeUpdate { values, as_node }) in updates.into_iter().enumerate() {
                         let node = match as_node.as_deref() {
                             Some(name) => *graph
                                 .node_by_name
