@@ -57,6 +57,16 @@ fn thread() -> RunConfig {
     RunConfig::thread("crash").durability(Durability::Sync)
 }
 
+/// Kills and reaps the child if the test fails before it does.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The child process: runs the graph until it is killed.
 #[tokio::test]
 #[ignore = "the child process of `a_killed_run_resumes_without_losing_a_step`, which runs it"]
@@ -70,13 +80,15 @@ async fn crash_child() {
 async fn a_killed_run_resumes_without_losing_a_step() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
-    let mut child = Process::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--ignored", "--nocapture"])
-        .env(CHILD_DB, &db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        Process::new(std::env::current_exe().unwrap())
+            .args(["crash_child", "--exact", "--ignored", "--nocapture"])
+            .env(CHILD_DB, &db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
 
     // Wait until the child has checkpointed a few steps, then kill it (SIGKILL).
     let started = Instant::now();
@@ -94,8 +106,8 @@ async fn a_killed_run_resumes_without_losing_a_step() {
             Err(_) => continue, // the child may still be creating the schema
         };
         if done >= 5 {
-            child.kill().unwrap();
-            child.wait().unwrap();
+            child.0.kill().unwrap();
+            child.0.wait().unwrap();
             break done;
         }
     };
