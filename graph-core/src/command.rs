@@ -102,7 +102,7 @@ pub struct Send {
 }
 
 /// Serialises a payload known to be an `I` (checkpoints store pending Sends).
-fn encode_payload<I: Any + Serialize>(
+pub(crate) fn encode_payload<I: Any + Serialize>(
     payload: &(dyn Any + std::marker::Send + Sync),
 ) -> Result<Blob, serde_json::Error> {
     match payload.downcast_ref::<I>() {

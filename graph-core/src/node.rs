@@ -441,7 +441,7 @@ where
             name,
             Arc::new(input),
             self.input_type(),
-            encode_input::<N::Input>,
+            crate::command::encode_payload::<N::Input>,
         ))
     }
 
@@ -466,14 +466,5 @@ where
 
     fn targets(&self) -> Targets {
         self.0.targets()
-    }
-}
-
-fn encode_input<I: Any + Serialize>(
-    payload: &(dyn Any + std::marker::Send + Sync),
-) -> Result<Blob, serde_json::Error> {
-    match payload.downcast_ref::<I>() {
-        Some(value) => Blob::encode(value),
-        None => Err(serde::ser::Error::custom("a Send payload changed type")),
     }
 }

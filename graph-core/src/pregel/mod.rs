@@ -237,24 +237,10 @@ impl<S: State> Run<S> {
         let has_versions = self.versions.max > 0;
         let mut pending: Vec<PendingWrite> = Vec::new();
         match (input, &loaded) {
-            (Some(update), Some(tuple)) => {
-                // New input on an existing thread: tasks still pending at the loaded
-                // checkpoint are discarded (their triggers are marked seen).
+            (Some(update), _) => {
                 self.stop = self.step + limit + 1;
-                let discarded = self.prepare()?;
-                let results = discarded
-                    .iter()
-                    .map(|_| TaskResult::Restored(Default::default()))
-                    .collect();
-                let bump = !discarded.is_empty();
-                self.apply(&discarded, results, Some(vec![update]), bump)?;
-                self.save(CheckpointSource::Input, Some(tuple)).await?;
-                self.step += 1;
-            }
-            (Some(update), None) => {
-                self.stop = self.step + limit + 1;
-                self.apply(&[], Vec::new(), Some(vec![update]), false)?;
-                self.save(CheckpointSource::Input, None).await?;
+                self.apply_graph_input(update)?;
+                self.save(CheckpointSource::Input).await?;
                 self.step += 1;
             }
             (None, Some(tuple)) if has_versions => {
@@ -330,7 +316,7 @@ impl<S: State> Run<S> {
                 }
             };
             self.apply(&tasks, results, None, true)?;
-            self.save(CheckpointSource::Loop, None).await?;
+            self.save(CheckpointSource::Loop).await?;
             self.step += 1;
             if self
                 .events
@@ -407,17 +393,7 @@ impl<S: State> Run<S> {
                     let update = updates.into_iter().next().and_then(|u| u.values);
                     let update = update.ok_or_else(|| invalid("__input__ needs values"))?;
                     self.stop = self.step + limit + 1;
-                    let discarded = if self.versions.max > 0 {
-                        self.prepare()?
-                    } else {
-                        Vec::new()
-                    };
-                    let results = discarded
-                        .iter()
-                        .map(|_| TaskResult::Restored(Default::default()))
-                        .collect();
-                    let bump = !discarded.is_empty();
-                    self.apply(&discarded, results, Some(vec![update]), bump)?;
+                    self.apply_graph_input(update)?;
                     self.store_update(CheckpointSource::Input).await?;
                 }
                 Some(_) => {
@@ -480,6 +456,19 @@ impl<S: State> Run<S> {
             self.step += 1;
         }
         self.current_config()
+    }
+
+    /// Writes graph input to `__start__`. Tasks still pending at the current
+    /// checkpoint are discarded: their triggers are marked seen, they never run.
+    /// On a fresh thread there are none, and the write does not bump the step.
+    fn apply_graph_input(&mut self, update: S::Update) -> Result<(), GraphError> {
+        let discarded = self.prepare()?;
+        let results = discarded
+            .iter()
+            .map(|_| TaskResult::Restored(Default::default()))
+            .collect();
+        let bump = !discarded.is_empty();
+        self.apply(&discarded, results, Some(vec![update]), bump)
     }
 
     /// Stores the state as a checkpoint of `source` at the current step.
@@ -701,11 +690,7 @@ impl<S: State> Run<S> {
 
     /// Creates the checkpoint of the current state and stores it as the durability
     /// mode says; the step's new checkpoint id is taken either way.
-    async fn save(
-        &mut self,
-        source: CheckpointSource,
-        _base: Option<&CheckpointTuple>,
-    ) -> Result<(), GraphError> {
+    async fn save(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
         self.checkpoint = ids::checkpoint_id(self.step);
         self.checkpoint_saved = false;
         self.pending_source = source;
