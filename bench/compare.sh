@@ -67,7 +67,8 @@ for name, r in rows.items():
     p, o = r.get("python"), r.get("ours")
     ratio = "-"
     if p and o and p.get("median_ms") and o.get("median_ms"):
-        ratio = f"{p['median_ms'] / o['median_ms']:.0f}x"
+        r = p["median_ms"] / o["median_ms"]
+        ratio = f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
     checks = " / ".join(d.get("check", "?") for d in (p, o) if d)
     print(f"| {name} | {ms(p)} | {ms(o)} | {ratio} | {kb(p)} | {kb(o)} | {checks} |")
 PY
