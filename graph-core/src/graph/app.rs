@@ -1,6 +1,7 @@
 //! [`CompiledGraph`]: a validated graph, ready to `invoke` or `stream`.
 
 use super::compiled::Graph;
+use super::draw::Drawing;
 use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use crate::config::RunConfig;
 use crate::error::GraphError;
@@ -19,6 +20,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 pub struct CompiledGraph<S: State> {
     graph: Arc<Graph<S>>,
     saver: Option<Arc<dyn Checkpointer>>,
+    drawing: Arc<Drawing>,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
@@ -26,6 +28,7 @@ impl<S: State> Clone for CompiledGraph<S> {
         CompiledGraph {
             graph: Arc::clone(&self.graph),
             saver: self.saver.clone(),
+            drawing: Arc::clone(&self.drawing),
         }
     }
 }
@@ -39,11 +42,55 @@ impl<S: State> std::fmt::Debug for CompiledGraph<S> {
 }
 
 impl<S: State> CompiledGraph<S> {
-    pub(crate) fn new(graph: Graph<S>, saver: Option<Arc<dyn Checkpointer>>) -> Self {
+    pub(crate) fn new(
+        graph: Graph<S>,
+        saver: Option<Arc<dyn Checkpointer>>,
+        drawing: Drawing,
+    ) -> Self {
         CompiledGraph {
             graph: Arc::new(graph),
             saver,
+            drawing: Arc::new(drawing),
         }
+    }
+
+    /// The graph as a Mermaid flowchart: static edges solid, conditional edges and
+    /// `Command` gotos dotted (their targets come from the `#[derive(Goto)]` types).
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { n: u32 }
+    ///
+    /// #[derive(Goto, Clone, Copy, Debug)]
+    /// enum Next { Tools, #[goto(end)] Done }
+    ///
+    /// #[node]
+    /// fn agent(_: &S) -> Command<Next> { Command::goto(Next::Done) }
+    /// #[node]
+    /// fn tools(_: &S) {}
+    ///
+    /// let app = StateGraph::<S>::new()
+    ///     .add_node(agent)
+    ///     .add_node(tools)
+    ///     .add_edge(START, agent)
+    ///     .add_edge(tools, agent)
+    ///     .compile()
+    ///     .unwrap();
+    /// let chart = app.draw_mermaid();
+    /// assert!(chart.contains("agent -.-> tools;"));
+    /// assert!(chart.contains("agent -.-> __end__;"));
+    /// assert!(chart.contains("tools --> agent;"));
+    /// ```
+    pub fn draw_mermaid(&self) -> String {
+        self.drawing.mermaid()
+    }
+
+    /// The graph in Graphviz DOT (`dot -Tpng`), with the same edges as
+    /// [`draw_mermaid`](Self::draw_mermaid).
+    pub fn draw_dot(&self) -> String {
+        self.drawing.dot()
     }
 
     /// The graph's checkpointer, if it was compiled with one.

@@ -6,6 +6,7 @@
 
 pub(crate) mod branch;
 pub(crate) mod compiled;
+mod draw;
 mod edges;
 mod validate;
 
@@ -326,7 +327,8 @@ impl<S: State> StateGraph<S> {
     /// Every problem found is reported in one [`GraphError::InvalidGraph`].
     pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
         validate::validate(&self)?;
-        Ok(CompiledGraph::new(compiled::build(self), None))
+        let drawing = draw::Drawing::of(&self);
+        Ok(CompiledGraph::new(compiled::build(self), None, drawing))
     }
 
     /// Validates the graph and compiles it with a checkpointer: every run then needs
@@ -337,9 +339,11 @@ impl<S: State> StateGraph<S> {
         saver: impl IntoCheckpointer,
     ) -> Result<CompiledGraph<S>, GraphError> {
         validate::validate(&self)?;
+        let drawing = draw::Drawing::of(&self);
         Ok(CompiledGraph::new(
             compiled::build(self),
             Some(saver.into_checkpointer()),
+            drawing,
         ))
     }
 
