@@ -21,8 +21,12 @@ enum Review {
 }
 
 #[node]
-fn agent(_: &S) -> Command<AgentNext> {
-    Command::goto(AgentNext::Done)
+fn agent(s: &S) -> Command<AgentNext> {
+    Command::goto(if s.n > 0 {
+        AgentNext::Tools
+    } else {
+        AgentNext::Done
+    })
 }
 
 #[node]
@@ -43,7 +47,13 @@ fn graph() -> CompiledGraph<S> {
         .add_edge(START, agent)
         .add_edge(tools, agent)
         .add_edge((agent, tools), checker)
-        .add_conditional_edges(checker, |_: &S| Review::Publish)
+        .add_conditional_edges(checker, |s: &S| {
+            if s.n > 1 {
+                Review::Agent
+            } else {
+                Review::Publish
+            }
+        })
         .add_edge(publish, END)
         .compile()
         .unwrap()
