@@ -90,7 +90,7 @@ impl GotoTarget for NoGoto {
 
 /// A task for one node with its own input, instead of the graph state (a PUSH task).
 ///
-/// Build it with [`send`](crate::send) from a `#[node]` value: the payload type is
+/// Build it with [`send`] from a `#[node]` value: the payload type is
 /// checked against the node's input type by the compiler.
 #[derive(Clone)]
 pub struct Send {

@@ -11,7 +11,8 @@
 //!   ([`Command`], [`Send`], updates).
 //! - [`graph`]: the [`StateGraph`] builder, validated by `compile()` into a
 //!   [`CompiledGraph`].
-//! - [`pregel`]: the superstep loop that runs a compiled graph.
+//! - `pregel` (internal): the superstep loop that runs a compiled graph;
+//!   [`checkpoint`] persists it.
 //! - [`stream`]: the typed events a run reports.
 
 pub mod channels;

@@ -122,7 +122,21 @@ impl<S: State> Run<S> {
             Arc::clone(&self.config),
             custom.clone(),
         );
-        match std::panic::catch_unwind(AssertUnwindSafe(|| runner.call(input, ctx))) {
+        let span = tracing::debug_span!(
+            "task",
+            node = %spec.name,
+            task_id = %task.id,
+            step = self.step,
+            thread_id = self.config.thread_id(),
+        );
+        match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            span.in_scope(|| runner.call(input, ctx))
+        })) {
+            // Wrapped only when a subscriber listens: the hot path pays nothing.
+            Ok(Ok(fut)) if !span.is_disabled() => {
+                use tracing::Instrument;
+                Ok(Box::pin(fut.instrument(span)))
+            }
             Ok(Ok(fut)) => Ok(fut),
             Ok(Err(e)) => Err(Failure::Error(e)),
             Err(panic) => Err(Failure::Panic(panic_message(&*panic))),

@@ -232,6 +232,7 @@ impl<S: State> Run<S> {
     }
 
     async fn run_steps(mut self, input: Option<S::Update>) -> Result<Arc<S>, GraphError> {
+        use tracing::Instrument;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         let has_versions = self.versions.max > 0;
@@ -307,7 +308,12 @@ impl<S: State> Run<S> {
             pending.clear();
             self.emit_task_starts(&tasks, &restored);
             let sent_before = self.events.as_ref().map_or(0, |e| e.sent());
-            let results = match self.execute(&mut tasks, restored).await {
+            let span = tracing::debug_span!("superstep", step = self.step, tasks = tasks.len());
+            let results = match self
+                .execute(&mut tasks, restored)
+                .instrument(span.clone())
+                .await
+            {
                 Ok(results) => results,
                 Err((failure, finished)) => {
                     self.emit_task_failure(&tasks, &failure);
@@ -315,7 +321,7 @@ impl<S: State> Run<S> {
                     return Err(failure);
                 }
             };
-            self.apply(&tasks, results, None, true)?;
+            span.in_scope(|| self.apply(&tasks, results, None, true))?;
             self.save(CheckpointSource::Loop).await?;
             self.step += 1;
             if self
