@@ -20,6 +20,7 @@ struct TaskInfo {
     stop: i64,
     config: Arc<RunConfig>,
     custom: Option<CustomSink>,
+    attempt: u32,
 }
 
 impl Context {
@@ -39,8 +40,30 @@ impl Context {
                 stop,
                 config,
                 custom,
+                attempt: 1,
             }),
         }
+    }
+
+    /// The same task's context for attempt `attempt` (retries).
+    pub(crate) fn for_attempt(&self, attempt: u32) -> Self {
+        let i = &self.inner;
+        Context {
+            inner: Arc::new(TaskInfo {
+                node: Arc::clone(&i.node),
+                task_id: i.task_id.clone(),
+                step: i.step,
+                stop: i.stop,
+                config: Arc::clone(&i.config),
+                custom: i.custom.clone(),
+                attempt,
+            }),
+        }
+    }
+
+    /// Which attempt this is (1 for the first run; more under a `RetryPolicy`).
+    pub fn attempt(&self) -> u32 {
+        self.inner.attempt
     }
 
     /// The name of the running node.

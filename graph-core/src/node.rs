@@ -407,6 +407,7 @@ where
 }
 
 /// What a task hands its node: the state (PULL) or a `Send` payload (PUSH).
+#[derive(Clone)]
 pub(crate) enum TaskInput<S> {
     State(Arc<S>),
     Payload(Arc<dyn Any + std::marker::Send + Sync>),

@@ -3,6 +3,7 @@
 use super::branch::Router;
 use super::StateGraph;
 use crate::node::ErasedNode;
+use crate::retry::RetryPolicy;
 use crate::state::{FieldSet, State};
 use crate::START;
 use std::any::TypeId;
@@ -42,6 +43,8 @@ pub(crate) struct CompiledNode<S: State> {
     pub(crate) input_is_state: bool,
     /// Position of the node in name order (PULL task order).
     pub(crate) rank: usize,
+    /// The node's retry policy (its own, or the graph's).
+    pub(crate) retry: Option<RetryPolicy>,
 }
 
 /// A compiled graph's structure; shared by every run.
@@ -90,6 +93,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         edges,
         branches,
         errors: _,
+        retry: default_retry,
     } = graph;
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();
@@ -107,6 +111,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         branches: Vec::new(),
         input_is_state: true,
         rank: 0,
+        retry: None,
     });
     let mut branch_of = vec![usize::MAX];
     let mut deferred = vec![false];
@@ -129,6 +134,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
             branches: Vec::new(),
             input_is_state,
             rank: 0,
+            retry: def.retry.or_else(|| default_retry.clone()),
         });
     }
     let node_by_name: HashMap<Arc<str>, usize> = nodes

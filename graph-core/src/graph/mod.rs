@@ -22,6 +22,7 @@ use crate::error::GraphError;
 use crate::node::{
     AsyncFn, ErasedNode, FnNode, IntoNodeOutput, IntoNodeSpec, Node, NodeBox, NodeFn, NodeSpec,
 };
+use crate::retry::RetryPolicy;
 use crate::state::State;
 use branch::{BranchFn, Router};
 use serde::{de::DeserializeOwned, Serialize};
@@ -123,6 +124,7 @@ impl IntoCheckpointer for Arc<dyn Checkpointer> {
 pub struct NodeOptions {
     name: Option<Cow<'static, str>>,
     defer: bool,
+    retry: Option<RetryPolicy>,
 }
 
 impl NodeOptions {
@@ -143,12 +145,19 @@ impl NodeOptions {
         self.defer = defer;
         self
     }
+
+    /// Re-runs the node when it fails, as `policy` says (overrides the graph's).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
 }
 
 pub(crate) struct NodeDef<S: State> {
     pub(crate) name: String,
     pub(crate) runner: Arc<dyn ErasedNode<S>>,
     pub(crate) defer: bool,
+    pub(crate) retry: Option<RetryPolicy>,
 }
 
 pub(crate) struct EdgeDef {
@@ -185,6 +194,8 @@ pub struct StateGraph<S: State> {
     pub(crate) branches: Vec<BranchDef<S>>,
     /// Mistakes found while building, reported by `compile()`.
     pub(crate) errors: Vec<String>,
+    /// The retry policy of nodes without their own.
+    pub(crate) retry: Option<RetryPolicy>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -201,7 +212,15 @@ impl<S: State> StateGraph<S> {
             edges: Vec::new(),
             branches: Vec::new(),
             errors: Vec::new(),
+            retry: None,
         }
+    }
+
+    /// Sets the retry policy of every node that has none of its own
+    /// ([`NodeOptions::retry`]).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
     }
 
     /// Adds a node (a `#[node]` fn, or any [`Node`] value) under its own name.
@@ -227,6 +246,7 @@ impl<S: State> StateGraph<S> {
             name,
             runner: Arc::new(NodeBox(node)),
             defer: options.defer,
+            retry: options.retry,
         });
         self
     }
@@ -265,6 +285,7 @@ impl<S: State> StateGraph<S> {
             name: node.name().into_owned(),
             runner: Arc::new(NodeBox(node)),
             defer,
+            retry: None,
         });
         self
     }

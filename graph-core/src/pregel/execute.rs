@@ -29,6 +29,43 @@ fn panic_message(payload: &(dyn Any + std::marker::Send)) -> String {
     }
 }
 
+/// A node future that runs the node again after an error its policy retries. Each
+/// attempt gets the same input and a context with the attempt number. A panic is
+/// not an error here: it escapes and is caught (and not retried) by the caller.
+fn retrying<S: State>(
+    runner: Arc<dyn crate::node::ErasedNode<S>>,
+    input: crate::node::TaskInput<S>,
+    ctx: Context,
+    policy: crate::retry::RetryPolicy,
+) -> NodeFuture<S> {
+    Box::pin(async move {
+        let mut attempt = 1;
+        loop {
+            let result = match runner.call(input.clone(), ctx.for_attempt(attempt)) {
+                Ok(fut) => fut.await,
+                Err(e) => Err(e),
+            };
+            let error = match result {
+                Ok(out) => return Ok(out),
+                Err(e) => e,
+            };
+            let Some(wait) = policy.next_wait(attempt, &error) else {
+                return Err(error);
+            };
+            tracing::debug!(attempt, ?wait, error = %error, "retrying a failed task");
+            if !wait.is_zero() {
+                if tokio::runtime::Handle::try_current().is_ok() {
+                    tokio::time::sleep(wait).await;
+                } else {
+                    // No tokio timer outside a tokio runtime: wait on this thread.
+                    std::thread::sleep(wait);
+                }
+            }
+            attempt += 1;
+        }
+    })
+}
+
 /// Polls a node's future once, catching a panic; `None` when it is still pending.
 async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutput<S>, Failure>> {
     futures::future::poll_fn(|cx| {
@@ -129,9 +166,11 @@ impl<S: State> Run<S> {
             step = self.step,
             thread_id = self.config.thread_id(),
         );
-        match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            span.in_scope(|| runner.call(input, ctx))
-        })) {
+        let call = || match &spec.retry {
+            Some(policy) => Ok(retrying(Arc::clone(runner), input, ctx, policy.clone())),
+            None => runner.call(input, ctx),
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(call))) {
             // Wrapped only when a subscriber listens: the hot path pays nothing.
             Ok(Ok(fut)) if !span.is_disabled() => {
                 use tracing::Instrument;

@@ -1,0 +1,152 @@
+//! [`RetryPolicy`]: re-running a node that failed (SEMANTICS.md §10.1).
+
+use crate::error::NodeError;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// When and how often a failed node runs again.
+///
+/// After failure `n` (1-based) the task waits
+/// `min(max_interval, initial_interval * backoff_factor^(n-1))` (plus up to one
+/// second of random jitter) and runs again, until `max_attempts` attempts were made
+/// or `retry_on` declines the error. Panics and interrupts are never retried.
+///
+/// ```
+/// use stategraph::RetryPolicy;
+/// use std::time::Duration;
+///
+/// let policy = RetryPolicy::new()
+///     .max_attempts(5)
+///     .initial_interval(Duration::from_millis(200))
+///     .retry_on(|e| e.to_string().contains("timeout"));
+/// # let _ = policy;
+/// ```
+#[derive(Clone)]
+pub struct RetryPolicy {
+    pub(crate) initial_interval: Duration,
+    pub(crate) backoff_factor: f64,
+    pub(crate) max_interval: Duration,
+    pub(crate) max_attempts: u32,
+    pub(crate) jitter: bool,
+    pub(crate) retry_on: Arc<dyn Fn(&NodeError) -> bool + Send + Sync>,
+}
+
+impl Default for RetryPolicy {
+    /// LangGraph's defaults: 0.5 s, ×2, at most 128 s, 3 attempts, jitter; every
+    /// error is retried.
+    fn default() -> Self {
+        RetryPolicy {
+            initial_interval: Duration::from_millis(500),
+            backoff_factor: 2.0,
+            max_interval: Duration::from_secs(128),
+            max_attempts: 3,
+            jitter: true,
+            retry_on: Arc::new(|_| true),
+        }
+    }
+}
+
+impl fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("initial_interval", &self.initial_interval)
+            .field("backoff_factor", &self.backoff_factor)
+            .field("max_interval", &self.max_interval)
+            .field("max_attempts", &self.max_attempts)
+            .field("jitter", &self.jitter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetryPolicy {
+    /// The default policy.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The wait after the first failure.
+    pub fn initial_interval(mut self, interval: Duration) -> Self {
+        self.initial_interval = interval;
+        self
+    }
+
+    /// How much the wait grows after each failure.
+    pub fn backoff_factor(mut self, factor: f64) -> Self {
+        self.backoff_factor = factor;
+        self
+    }
+
+    /// The longest wait.
+    pub fn max_interval(mut self, interval: Duration) -> Self {
+        self.max_interval = interval;
+        self
+    }
+
+    /// How many attempts in all (1 = no retry).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Whether up to one second of random jitter is added to each wait.
+    pub fn jitter(mut self, jitter: bool) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Which errors are retried (all, by default).
+    pub fn retry_on(
+        mut self,
+        predicate: impl Fn(&NodeError) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.retry_on = Arc::new(predicate);
+        self
+    }
+
+    /// The wait after failure `attempt` (1-based), or `None` when not to retry.
+    pub(crate) fn next_wait(&self, attempt: u32, error: &NodeError) -> Option<Duration> {
+        if attempt >= self.max_attempts || !(self.retry_on)(error) {
+            return None;
+        }
+        let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
+        let base = self.initial_interval.as_secs_f64() * self.backoff_factor.powi(exponent);
+        let capped = base.min(self.max_interval.as_secs_f64()).max(0.0);
+        let jitter = if self.jitter { fastrand::f64() } else { 0.0 };
+        Some(Duration::from_secs_f64(capped + jitter))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_grow_by_the_factor_up_to_the_cap_and_stop_at_max_attempts() {
+        let p = RetryPolicy::new()
+            .initial_interval(Duration::from_secs(1))
+            .backoff_factor(3.0)
+            .max_interval(Duration::from_secs(5))
+            .max_attempts(4)
+            .jitter(false);
+        let e = NodeError::msg("x");
+        assert_eq!(p.next_wait(1, &e), Some(Duration::from_secs(1)));
+        assert_eq!(p.next_wait(2, &e), Some(Duration::from_secs(3)));
+        assert_eq!(p.next_wait(3, &e), Some(Duration::from_secs(5)));
+        assert_eq!(p.next_wait(4, &e), None);
+    }
+
+    #[test]
+    fn the_predicate_decides_which_errors_retry() {
+        let p = RetryPolicy::new().retry_on(|e| e.to_string() == "retry me");
+        assert!(p.next_wait(1, &NodeError::msg("retry me")).is_some());
+        assert!(p.next_wait(1, &NodeError::msg("fatal")).is_none());
+    }
+
+    #[test]
+    fn jitter_adds_at_most_a_second() {
+        let p = RetryPolicy::new().initial_interval(Duration::ZERO);
+        let wait = p.next_wait(1, &NodeError::msg("x")).unwrap();
+        assert!(wait <= Duration::from_secs(1));
+    }
+}

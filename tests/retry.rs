@@ -1,0 +1,127 @@
+//! RetryPolicy (SEMANTICS.md §10.1; scenario 15 with max_attempts = 2).
+
+use stategraph::checkpoint::InMemorySaver;
+use stategraph::prelude::*;
+use stategraph::RetryPolicy;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Value {
+    #[reducer(add)]
+    value: i64,
+}
+
+fn no_wait(attempts: u32) -> RetryPolicy {
+    RetryPolicy::new()
+        .max_attempts(attempts)
+        .initial_interval(Duration::ZERO)
+        .jitter(false)
+}
+
+#[tokio::test]
+async fn a_failing_node_runs_max_attempts_times_and_siblings_run_once() {
+    let (ones, twos) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (o, t) = (Arc::clone(&ones), Arc::clone(&twos));
+    let graph = StateGraph::<Value>::new()
+        .retry_policy(no_wait(2))
+        .add_node_fn("one", move |_: &Value| {
+            o.fetch_add(1, Ordering::SeqCst);
+            Value::update().value(2)
+        })
+        .add_node_fn("two", move |_: &Value| -> Result<ValueUpdate, NodeError> {
+            t.fetch_add(1, Ordering::SeqCst);
+            Err(NodeError::msg("I'm not good"))
+        })
+        .add_edge(START, "one")
+        .add_edge(START, "two")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    assert!(graph
+        .invoke(Value::update().value(1), &config)
+        .await
+        .is_err());
+    assert_eq!(
+        (ones.load(Ordering::SeqCst), twos.load(Ordering::SeqCst)),
+        (1, 2)
+    );
+    assert!(graph.invoke(None, &config).await.is_err());
+    assert_eq!(
+        (ones.load(Ordering::SeqCst), twos.load(Ordering::SeqCst)),
+        (1, 4)
+    );
+}
+
+#[tokio::test]
+async fn a_node_that_recovers_succeeds_and_sees_its_attempt_number() {
+    let graph = StateGraph::<Value>::new()
+        .add_node_with(flaky, NodeOptions::new().retry(no_wait(3)))
+        .add_edge(START, flaky)
+        .compile()
+        .unwrap();
+    let out = graph
+        .invoke(Value::update(), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.value, 3, "succeeded on the third attempt");
+}
+
+#[node]
+fn flaky(_: &Value, ctx: &Context) -> Result<ValueUpdate, NodeError> {
+    if ctx.attempt() < 3 {
+        return Err(NodeError::msg(format!("attempt {} failed", ctx.attempt())));
+    }
+    Ok(Value::update().value(i64::from(ctx.attempt())))
+}
+
+#[tokio::test]
+async fn the_predicate_decides_and_the_last_error_is_reported() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let graph = StateGraph::<Value>::new()
+        .retry_policy(no_wait(5).retry_on(|e| e.to_string().contains("transient")))
+        .add_node_fn("n", move |_: &Value| -> Result<ValueUpdate, NodeError> {
+            let k = c.fetch_add(1, Ordering::SeqCst);
+            Err(NodeError::msg(if k == 0 { "transient" } else { "fatal" }))
+        })
+        .add_edge(START, "n")
+        .compile()
+        .unwrap();
+    let err = graph
+        .invoke(Value::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "retried once, then the fatal error stops it"
+    );
+    assert!(err.to_string().contains("fatal"), "{err}");
+}
+
+#[tokio::test]
+async fn a_panic_is_not_retried() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let graph = StateGraph::<Value>::new()
+        .retry_policy(no_wait(3))
+        .add_node_fn("boom", move |_: &Value| -> ValueUpdate {
+            c.fetch_add(1, Ordering::SeqCst);
+            panic!("boom")
+        })
+        .add_edge(START, "boom")
+        .compile()
+        .unwrap();
+    let err = graph
+        .invoke(Value::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, GraphError::NodePanicked { .. }), "{err:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
