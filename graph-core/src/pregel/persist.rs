@@ -44,6 +44,11 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
     ))
 }
 
+/// The checkpoint form of an engine channel as a blob.
+fn encode_channel<T: Serialize + ?Sized>(value: &T) -> Result<Blob, GraphError> {
+    Blob::encode(value).map_err(|e| encode_error("a channel", e))
+}
+
 fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display) -> GraphError {
     GraphError::Checkpoint(crate::checkpoint::CheckpointError::Corrupt {
         thread_id: tuple.config.thread_id.clone(),
@@ -156,7 +161,6 @@ impl<S: State> Run<S> {
     /// The checkpoint form of an engine channel, `None` when empty.
     fn control_value(&self, c: usize) -> Result<Option<Blob>, GraphError> {
         let graph = &self.graph;
-        let encode = |v: &dyn erased::Ser| v.blob().map_err(|e| encode_error("a channel", e));
         if c == graph.start_channel() {
             let Some(updates) = &self.start_input else {
                 return Ok(None);
@@ -173,7 +177,7 @@ impl<S: State> Run<S> {
                 return Err(encode_error("the input", e));
             }
             let map: BTreeMap<String, Blob> = pairs.into_iter().collect();
-            return encode(&map).map(Some);
+            return encode_channel(&map).map(Some);
         }
         if c == graph.tasks_channel() {
             let mut sends = Vec::with_capacity(self.sends.len());
@@ -186,13 +190,15 @@ impl<S: State> Run<S> {
                     arg,
                 });
             }
-            return encode(&sends).map(Some);
+            return encode_channel(&sends).map(Some);
         }
         let saved = match &self.control[c - graph.control_base()] {
-            ControlChannel::Branch(ch) => ch.checkpoint(&()).map(|v| encode(&v)),
-            ControlChannel::DeferredBranch(ch) => ch.checkpoint(&()).map(|v| encode(&v)),
-            ControlChannel::Join(ch, seen) => ch.checkpoint(seen).map(|v| encode(&v)),
-            ControlChannel::DeferredJoin(ch, seen) => ch.checkpoint(seen).map(|v| encode(&v)),
+            ControlChannel::Branch(ch) => ch.checkpoint(&()).map(|v| encode_channel(&v)),
+            ControlChannel::DeferredBranch(ch) => ch.checkpoint(&()).map(|v| encode_channel(&v)),
+            ControlChannel::Join(ch, seen) => ch.checkpoint(seen).map(|v| encode_channel(&v)),
+            ControlChannel::DeferredJoin(ch, seen) => {
+                ch.checkpoint(seen).map(|v| encode_channel(&v))
+            }
         };
         saved.transpose()
     }
@@ -477,19 +483,4 @@ fn decode_opt<T: serde::de::DeserializeOwned>(
 struct SendForm {
     node: String,
     arg: Blob,
-}
-
-mod erased {
-    use crate::checkpoint::Blob;
-
-    /// Object-safe serialisation to a [`Blob`].
-    pub(super) trait Ser {
-        fn blob(&self) -> Result<Blob, serde_json::Error>;
-    }
-
-    impl<T: serde::Serialize> Ser for T {
-        fn blob(&self) -> Result<Blob, serde_json::Error> {
-            Blob::encode(self)
-        }
-    }
 }
