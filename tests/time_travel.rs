@@ -320,3 +320,28 @@ async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
     assert_eq!(out.foo, "from a");
     assert_eq!(out.baz, "from b", "b ran again after the new input");
 }
+
+#[tokio::test]
+async fn update_checkpoints_record_no_updated_channels() {
+    let graph = chain(Arc::default());
+    let config = RunConfig::thread("t");
+    graph.invoke(Trail::update(), &config).await.unwrap();
+    let saver = graph.checkpointer().unwrap();
+    let latest = stategraph::checkpoint::CheckpointConfig::thread("t");
+    let run_end = saver.get_tuple(&latest).await.unwrap().unwrap();
+    assert_eq!(
+        run_end.checkpoint.updated_channels.as_deref(),
+        Some(&["value".to_owned()][..]),
+        "a loop checkpoint lists what its step changed"
+    );
+    let updated = graph
+        .update_state(&config, Trail::update().value(vec!["u".into()]), None)
+        .await
+        .unwrap();
+    let tuple = saver.get_tuple(&updated).await.unwrap().unwrap();
+    assert_eq!(tuple.metadata.source, CheckpointSource::Update);
+    assert_eq!(tuple.checkpoint.updated_channels, None);
+    // Runs continue from such a checkpoint as usual.
+    let out = graph.invoke(None, &config).await.unwrap();
+    assert_eq!(out.value, ["a", "b", "u"]);
+}

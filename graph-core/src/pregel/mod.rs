@@ -716,7 +716,10 @@ impl<S: State> Run<S> {
             return Ok(());
         };
         let id = ids::format_uuid(&self.checkpoint);
-        let updated = self.updated_known.then_some(&self.updated);
+        // `update_state` checkpoints record no updated channels (SEMANTICS.md §2.1):
+        // whoever loads one considers every node.
+        let updated =
+            (self.updated_known && source != CheckpointSource::Update).then_some(&self.updated);
         let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), updated)?;
         let metadata = self.metadata(source, self.checkpoint_step);
         let parent = p.config.clone();
