@@ -254,11 +254,7 @@ impl<S: State> Run<S> {
                         tuple.metadata.source,
                         CheckpointSource::Update | CheckpointSource::Fork
                     ) {
-                        self.checkpoint = ids::checkpoint_id(self.step);
-                        self.checkpoint_saved = false;
-                        self.checkpoint_step = self.step;
-                        self.put_current(CheckpointSource::Fork).await?;
-                        self.flush_puts().await?;
+                        self.store_update(CheckpointSource::Fork).await?;
                         self.step += 1;
                         self.stop += 1;
                     }
@@ -478,12 +474,20 @@ impl<S: State> Run<S> {
     }
 
     /// Stores the state as a checkpoint of `source` at the current step.
+    /// Whatever the durability mode (updates and forks are stored at once).
     async fn store_update(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
-        self.checkpoint = ids::checkpoint_id(self.step);
-        self.checkpoint_saved = false;
-        self.checkpoint_step = self.step;
+        self.new_checkpoint(source);
         self.put_current(source).await?;
         self.flush_puts().await
+    }
+
+    /// The state now is a new checkpoint of `source` at the current step, not yet
+    /// stored.
+    fn new_checkpoint(&mut self, source: CheckpointSource) {
+        self.checkpoint = ids::checkpoint_id(self.step);
+        self.checkpoint_saved = false;
+        self.pending_source = source;
+        self.checkpoint_step = self.step;
     }
 
     /// `update_state(.., as_node = "__copy__")`: the checkpoint again, unchanged, as a
@@ -697,10 +701,7 @@ impl<S: State> Run<S> {
     /// Creates the checkpoint of the current state and stores it as the durability
     /// mode says; the step's new checkpoint id is taken either way.
     async fn save(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
-        self.checkpoint = ids::checkpoint_id(self.step);
-        self.checkpoint_saved = false;
-        self.pending_source = source;
-        self.checkpoint_step = self.step;
+        self.new_checkpoint(source);
         match &self.persistence {
             Some(p) if p.durability != Durability::Exit => self.put_current(source).await,
             _ => Ok(()),

@@ -127,17 +127,30 @@ impl<S: State> Run<S> {
             if out.updates.iter().all(|u| u.is_empty()) {
                 route(graph, task.node, &self.state, &mut control)?;
             } else {
-                let mut fresh = (*self.state).clone();
-                let mut channels = self.fields.clone();
-                let mut own = out.updates.clone();
-                fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
-                route(graph, task.node, &fresh, &mut control)?;
+                self.route_on_own_writes(task.node, &out.updates, &mut control)?;
             }
         }
         Ok(TaskWrites {
             updates: out.updates,
             control,
         })
+    }
+
+    /// Runs `node`'s conditional edges on a private copy of the state with only
+    /// `updates` (the node's own writes) applied: LangGraph's "fresh" read, for when
+    /// the shared state cannot serve it.
+    fn route_on_own_writes(
+        &self,
+        node: usize,
+        updates: &[S::Update],
+        out: &mut Vec<ControlWrite>,
+    ) -> Result<(), GraphError> {
+        let mut fresh = (*self.state).clone();
+        let mut channels = self.fields.clone();
+        let mut own = updates.to_vec();
+        fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
+        route(&self.graph, node, &fresh, out)?;
+        Ok(())
     }
 
     /// Applies one superstep's writes. `input`, when given, is written to
@@ -255,11 +268,7 @@ impl<S: State> Run<S> {
             } else if writers == 1 {
                 route_after_fields = Some(ti);
             } else {
-                let mut fresh = (*self.state).clone();
-                let mut channels = self.fields.clone();
-                let mut own = outputs[ti].updates.clone();
-                fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
-                route(&graph, node, &fresh, &mut control[ti])?;
+                self.route_on_own_writes(node, &outputs[ti].updates, &mut control[ti])?;
             }
         }
 
