@@ -42,7 +42,7 @@
 //! LangGraph saver); reading a checkpoint joins its versions to the blobs (one
 //! primary-key lookup per channel), and Python's reads pay for assembling the JSON
 //! in SQLite. Versions of values that no checkpoint references any more are kept
-//! until the thread is deleted, as in LangGraph's Postgres saver.
+//! until the thread is deleted or pruned (`Checkpointer::prune`).
 //!
 //! Measured with `examples/put_cost.rs` (release build, file database, 2-core
 //! machine): 100 puts on a 100-field state with 1 KB per field take about 12 ms
@@ -86,7 +86,7 @@ mod worker;
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointTuple, Checkpointer, ListOptions, Retention,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -232,6 +232,18 @@ impl Checkpointer for SqliteSaver {
         Box::pin(
             self.worker
                 .run(move |conn| ops::delete_thread(conn, &thread_id)),
+        )
+    }
+
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let thread_id = thread_id.to_owned();
+        Box::pin(
+            self.worker
+                .run(move |conn| ops::prune(conn, &thread_id, retention)),
         )
     }
 }

@@ -4,13 +4,13 @@ use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::{storage, storage_msg};
 use graph_core::checkpoint::{
     metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
+    CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
     SPECIAL_WRITES,
 };
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// The newest checkpoint format this crate reads (LangGraph's `v`).
 const CHECKPOINT_FORMAT: u32 = 4;
@@ -563,4 +563,113 @@ pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()
         .map_err(|e| storage(context(), e))?;
     }
     tx.commit().map_err(|e| storage(context(), e))
+}
+
+pub(crate) fn prune(
+    conn: &mut Connection,
+    thread_id: &str,
+    retention: Retention,
+) -> Result<u64, CheckpointError> {
+    let context = || format!("prune of thread `{thread_id}`");
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| storage(context(), e))?;
+    let rows: Vec<Row> = {
+        let mut stmt = tx
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoint_rows WHERE thread_id = ?1"
+            ))
+            .map_err(|e| storage(context(), e))?;
+        let rows = stmt
+            .query_map([thread_id], Row::read)
+            .map_err(|e| storage(context(), e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| storage(context(), e))?
+    };
+    // A row that cannot be decoded has no known time (OlderThan keeps it) and no
+    // known versions (then no blob of the thread is collected).
+    let decoded: Vec<Option<Checkpoint>> = rows.iter().map(|r| r.checkpoint().ok()).collect();
+    let doomed: HashSet<(&str, &str)> = retention
+        .select(rows.iter().zip(&decoded).map(|(r, c)| {
+            (
+                r.checkpoint_ns.as_str(),
+                r.checkpoint_id.as_str(),
+                c.as_ref().and_then(Checkpoint::created_at),
+            )
+        }))?
+        .into_iter()
+        .collect();
+    if doomed.is_empty() {
+        return Ok(0);
+    }
+    {
+        let mut delete_row = tx
+            .prepare_cached(
+                "DELETE FROM checkpoint_rows \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+            )
+            .map_err(|e| storage(context(), e))?;
+        let mut delete_writes = tx
+            .prepare_cached(
+                "DELETE FROM writes \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+            )
+            .map_err(|e| storage(context(), e))?;
+        for (ns, id) in &doomed {
+            delete_row
+                .execute(params![thread_id, ns, id])
+                .map_err(|e| storage(context(), e))?;
+            delete_writes
+                .execute(params![thread_id, ns, id])
+                .map_err(|e| storage(context(), e))?;
+        }
+    }
+    let mut referenced: HashSet<(&str, &str, &str)> = HashSet::new();
+    let mut all_known = true;
+    for (row, checkpoint) in rows.iter().zip(&decoded) {
+        if doomed.contains(&(row.checkpoint_ns.as_str(), row.checkpoint_id.as_str())) {
+            continue;
+        }
+        match checkpoint {
+            Some(c) => referenced.extend(c.channel_versions.iter().map(|(channel, version)| {
+                (
+                    row.checkpoint_ns.as_str(),
+                    channel.as_str(),
+                    version.as_str(),
+                )
+            })),
+            None => all_known = false,
+        }
+    }
+    if all_known {
+        let blobs: Vec<(String, String, String)> = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT checkpoint_ns, channel, version FROM checkpoint_blobs \
+                     WHERE thread_id = ?1",
+                )
+                .map_err(|e| storage(context(), e))?;
+            let rows = stmt
+                .query_map([thread_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(|e| storage(context(), e))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(|e| storage(context(), e))?
+        };
+        let mut delete_blob = tx
+            .prepare_cached(
+                "DELETE FROM checkpoint_blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
+                 AND channel = ?3 AND version = ?4",
+            )
+            .map_err(|e| storage(context(), e))?;
+        for (ns, channel, version) in &blobs {
+            if !referenced.contains(&(ns.as_str(), channel.as_str(), version.as_str())) {
+                delete_blob
+                    .execute(params![thread_id, ns, channel, version])
+                    .map_err(|e| storage(context(), e))?;
+            }
+        }
+    }
+    let deleted = doomed.len() as u64;
+    tx.commit().map_err(|e| storage(context(), e))?;
+    Ok(deleted)
 }

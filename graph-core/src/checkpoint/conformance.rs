@@ -20,8 +20,8 @@
 //! ```
 
 use super::{
-    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
+    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, PendingWrite, Retention,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -48,6 +48,8 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     delete_thread_removes_every_namespace(saver).await;
     idempotent_put_and_put_writes(saver).await;
     value_fidelity(saver).await;
+    prune_keep_last(saver).await;
+    prune_older_than(saver).await;
 }
 
 /// A thread name no other property (or earlier run) uses.
@@ -1249,5 +1251,180 @@ pub async fn value_fidelity(saver: &dyn Checkpointer) {
             write("task", "unicode", values[1].1.clone()),
         ],
         "write values must round-trip exactly"
+    );
+}
+
+async fn prune(saver: &dyn Checkpointer, thread: &str, retention: Retention) -> u64 {
+    match saver.prune(thread, retention).await {
+        Ok(n) => n,
+        Err(e) => panic!("prune({thread}, {retention:?}) failed: {e}"),
+    }
+}
+
+/// `prune(KeepLast(n))` keeps the newest `n` checkpoints of each namespace, which
+/// read back unchanged (values of channels last written by a deleted checkpoint
+/// included); the others go with their writes and the values nothing refers to.
+pub async fn prune_keep_last(saver: &dyn Checkpointer) {
+    let thread = unique_thread("prune-last");
+    let other = unique_thread("prune-other");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let c1 = w
+        .step(
+            &[("a", Some(json!(1))), ("b", Some(json!("b1")))],
+            loop_meta(0),
+        )
+        .await;
+    let c1_cfg = w.config.clone();
+    w.step(&[("a", Some(json!(2)))], loop_meta(1)).await;
+    let c3 = w.step(&[("c", Some(json!("kept")))], loop_meta(2)).await;
+    let c4 = w.step(&[("a", Some(json!(4)))], loop_meta(3)).await;
+    let c4_cfg = w.config.clone();
+    let c5 = w.step(&[("b", Some(json!("b5")))], loop_meta(4)).await;
+    let c5_cfg = w.config.clone();
+    put_writes(saver, &c1_cfg, &[("a", json!("old write"))], "t1").await;
+    put_writes(saver, &c5_cfg, &[("a", json!("pending"))], "t5").await;
+    let mut child = ThreadWriter::new(saver, &thread, "child:1");
+    let k1 = child.step(&[("x", Some(json!(1)))], loop_meta(0)).await;
+    let k2 = child.step(&[("x", Some(json!(2)))], loop_meta(1)).await;
+    let mut o = ThreadWriter::new(saver, &other, "");
+    let o1 = o.step(&[("a", Some(json!("o1")))], loop_meta(0)).await;
+    let o2 = o.step(&[("a", Some(json!("o2")))], loop_meta(1)).await;
+
+    assert!(
+        matches!(
+            saver.prune(&thread, Retention::KeepLast(0)).await,
+            Err(CheckpointError::InvalidInput(_))
+        ),
+        "prune(KeepLast(0)) must be InvalidInput (it would delete the current state)"
+    );
+    assert_eq!(
+        prune(saver, &thread, Retention::KeepLast(2)).await,
+        3,
+        "prune(KeepLast(2)) of 5 root and 2 child checkpoints deletes 3 root ones"
+    );
+    let root = CheckpointConfig::thread(&thread);
+    let history = list(saver, Some(&root), &ListOptions::default()).await;
+    assert_eq!(
+        ids(&history),
+        ids_of(&[&c5, &c4]),
+        "after prune(KeepLast(2)), the namespace's history is its 2 newest checkpoints"
+    );
+    let got5 = must_get(saver, &c5_cfg).await;
+    assert_eq!(
+        got5.checkpoint, c5,
+        "a kept checkpoint reads back unchanged, including channels last written by a \
+         pruned checkpoint (`c`, written by the 3rd)"
+    );
+    assert_eq!(
+        got5.pending_writes,
+        vec![write("t5", "a", json!("pending"))],
+        "a kept checkpoint keeps its pending writes"
+    );
+    let got4 = must_get(saver, &c4_cfg).await;
+    assert_eq!(
+        got4.checkpoint, c4,
+        "the oldest kept checkpoint reads back unchanged"
+    );
+    assert_eq!(
+        got4.parent_config,
+        Some(root.at(c3.id.clone())),
+        "prune leaves parent_config as it was, even when it names a deleted checkpoint"
+    );
+    assert!(
+        get(saver, &c1_cfg).await.is_none(),
+        "a pruned checkpoint is gone"
+    );
+    let child_cfg = CheckpointConfig {
+        checkpoint_ns: "child:1".to_owned(),
+        ..root.clone()
+    };
+    assert_eq!(
+        ids(&list(saver, Some(&child_cfg), &ListOptions::default()).await),
+        ids_of(&[&k2, &k1]),
+        "prune counts each namespace on its own (the child had only 2)"
+    );
+    assert_eq!(
+        ids(&list(
+            saver,
+            Some(&CheckpointConfig::thread(&other)),
+            &ListOptions::default()
+        )
+        .await),
+        ids_of(&[&o2, &o1]),
+        "prune must not touch other threads"
+    );
+    assert_eq!(
+        prune(saver, &thread, Retention::KeepLast(2)).await,
+        0,
+        "pruning again deletes nothing"
+    );
+    assert_eq!(
+        prune(saver, &unique_thread("never"), Retention::KeepLast(1)).await,
+        0,
+        "pruning a thread that was never written deletes nothing"
+    );
+
+    // The first checkpoint's value of `a` (version 1) is referenced by no kept
+    // checkpoint, so it must be gone: a new checkpoint storing version 1 of `a`
+    // with another value must read that value (a leftover would win, since a
+    // channel version is written once).
+    let mut again = ThreadWriter::new(saver, &thread, "");
+    again.rewind(&c5);
+    again.next_version = 1;
+    let fresh = again
+        .step(&[("a", Some(json!("fresh")))], loop_meta(5))
+        .await;
+    assert_eq!(
+        must_get(saver, &again.config).await.checkpoint,
+        fresh,
+        "prune must delete stored values that no remaining checkpoint refers to"
+    );
+    // And the pruned checkpoint's writes are gone: re-creating it shows none.
+    let mut redo = ThreadWriter::new(saver, &thread, "");
+    redo.next_version = 50;
+    redo.step_with_id(c1.id.clone(), &[("z", Some(json!(0)))], loop_meta(0))
+        .await;
+    assert!(
+        must_get(saver, &root.at(c1.id.clone()))
+            .await
+            .pending_writes
+            .is_empty(),
+        "prune must delete the pending writes of the checkpoints it deletes"
+    );
+}
+
+/// `prune(OlderThan(t))` deletes the checkpoints whose `ts` is before `t`, but
+/// never the newest of a namespace.
+pub async fn prune_older_than(saver: &dyn Checkpointer) {
+    let thread = unique_thread("prune-time");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let mut all = Vec::new();
+    for n in 0..5 {
+        all.push(w.step(&[("n", Some(json!(n)))], loop_meta(n)).await);
+    }
+    let Some(cutoff) = all[2].created_at() else {
+        panic!("conformance suite bug: ts {} does not parse", all[2].ts);
+    };
+    assert_eq!(
+        prune(saver, &thread, Retention::OlderThan(cutoff)).await,
+        2,
+        "prune(OlderThan(t)) deletes the checkpoints created strictly before t"
+    );
+    let root = CheckpointConfig::thread(&thread);
+    assert_eq!(
+        ids(&list(saver, Some(&root), &ListOptions::default()).await),
+        ids_of(&[&all[4], &all[3], &all[2]]),
+        "prune(OlderThan(t)) keeps the checkpoints created at or after t"
+    );
+    let far_future = std::time::SystemTime::now() + std::time::Duration::from_secs(86_400);
+    assert_eq!(
+        prune(saver, &thread, Retention::OlderThan(far_future)).await,
+        2,
+        "prune(OlderThan(t)) keeps the newest checkpoint even if it is older than t"
+    );
+    let latest = must_get(saver, &root).await;
+    assert_eq!(
+        latest.checkpoint, all[4],
+        "the newest checkpoint survives every prune, unchanged"
     );
 }

@@ -3,10 +3,10 @@
 use super::{
     metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
-    SPECIAL_WRITES,
+    Retention, SPECIAL_WRITES,
 };
 use futures::future::BoxFuture;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 /// A checkpoint as stored: values live in the blob table, keyed by version.
@@ -267,6 +267,59 @@ impl Checkpointer for InMemorySaver {
             store.blobs.retain(|(t, ..), _| t != thread_id);
             store.writes.retain(|(t, ..), _| t != thread_id);
             Ok(())
+        })
+    }
+
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            let mut store = self.lock();
+            let Some(namespaces) = store.checkpoints.get(thread_id) else {
+                retention.select(std::iter::empty())?;
+                return Ok(0);
+            };
+            let doomed: Vec<(String, String)> = retention
+                .select(namespaces.iter().flat_map(|(ns, by_id)| {
+                    by_id
+                        .iter()
+                        .map(move |(id, s)| (ns.as_str(), id.as_str(), s.checkpoint.created_at()))
+                }))?
+                .into_iter()
+                .map(|(ns, id)| (ns.to_owned(), id.to_owned()))
+                .collect();
+            if doomed.is_empty() {
+                return Ok(0);
+            }
+            let store = &mut *store;
+            let Some(namespaces) = store.checkpoints.get_mut(thread_id) else {
+                return Ok(0);
+            };
+            for (ns, id) in &doomed {
+                if let Some(by_id) = namespaces.get_mut(ns) {
+                    by_id.remove(id);
+                }
+                store
+                    .writes
+                    .remove(&(thread_id.to_owned(), ns.clone(), id.clone()));
+            }
+            let referenced: HashSet<(&str, &str, &str)> = namespaces
+                .iter()
+                .flat_map(|(ns, by_id)| {
+                    by_id.values().flat_map(move |s| {
+                        s.checkpoint
+                            .channel_versions
+                            .iter()
+                            .map(move |(c, v)| (ns.as_str(), c.as_str(), v.as_str()))
+                    })
+                })
+                .collect();
+            store.blobs.retain(|(t, ns, c, v), _| {
+                t != thread_id || referenced.contains(&(ns.as_str(), c.as_str(), v.as_str()))
+            });
+            Ok(doomed.len() as u64)
         })
     }
 }

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A serialised value: JSON text, shared cheaply.
 #[derive(Clone, PartialEq, Eq)]
@@ -194,6 +195,158 @@ pub struct ListOptions {
     pub limit: Option<usize>,
 }
 
+/// Which checkpoints of a thread [`Checkpointer::prune`] keeps.
+///
+/// Checkpoint tables otherwise grow by one row per superstep forever. Each
+/// namespace of the thread (the root graph's, each subgraph's) is pruned on its
+/// own, and its newest checkpoint is always kept, so the thread still resumes
+/// where it stands; [`Checkpointer::delete_thread`] removes a thread entirely.
+///
+/// ```
+/// use stategraph::checkpoint::Retention;
+/// use std::time::{Duration, SystemTime};
+///
+/// let last_ten = Retention::KeepLast(10);
+/// let a_week = Retention::OlderThan(SystemTime::now() - Duration::from_secs(7 * 86_400));
+/// # let _ = (last_ten, a_week);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Retention {
+    /// Keep the newest `n` checkpoints (by id) of each namespace; `n` must be at
+    /// least 1.
+    KeepLast(usize),
+    /// Delete checkpoints created (their `ts`) before this instant, except the
+    /// newest of each namespace.
+    OlderThan(SystemTime),
+}
+
+impl Retention {
+    /// The checkpoints to delete, among all of one thread's, given as (namespace,
+    /// id, creation time): the rule every saver's [`Checkpointer::prune`] applies.
+    ///
+    /// ```
+    /// use stategraph::checkpoint::Retention;
+    ///
+    /// let all = [("", "1", None), ("", "2", None), ("", "3", None), ("sub:1", "1", None)];
+    /// assert_eq!(Retention::KeepLast(2).select(all).unwrap(), [("", "1")]);
+    /// ```
+    pub fn select<'a>(
+        self,
+        checkpoints: impl IntoIterator<Item = (&'a str, &'a str, Option<SystemTime>)>,
+    ) -> Result<Vec<(&'a str, &'a str)>, CheckpointError> {
+        let keep = match self {
+            Retention::KeepLast(0) => {
+                return Err(CheckpointError::InvalidInput(
+                    "Retention::KeepLast(0) would delete the thread's current state; keep at \
+                     least 1, or use delete_thread"
+                        .to_owned(),
+                ))
+            }
+            Retention::KeepLast(n) => n,
+            Retention::OlderThan(_) => 1,
+        };
+        let mut by_ns: BTreeMap<&str, Vec<(&str, Option<SystemTime>)>> = BTreeMap::new();
+        for (ns, id, created) in checkpoints {
+            by_ns.entry(ns).or_default().push((id, created));
+        }
+        let mut doomed = Vec::new();
+        for (ns, mut list) in by_ns {
+            list.sort_unstable_by(|a, b| b.0.cmp(a.0));
+            for (id, created) in list.into_iter().skip(keep) {
+                let delete = match self {
+                    Retention::KeepLast(_) => true,
+                    Retention::OlderThan(cutoff) => created.is_some_and(|t| t < cutoff),
+                };
+                if delete {
+                    doomed.push((ns, id));
+                }
+            }
+        }
+        Ok(doomed)
+    }
+}
+
+impl Checkpoint {
+    /// When the checkpoint was created: its `ts` (ISO-8601 / RFC 3339, as LangGraph
+    /// writes it) as a [`SystemTime`]; `None` if `ts` is not such a timestamp.
+    pub fn created_at(&self) -> Option<SystemTime> {
+        parse_timestamp(&self.ts)
+    }
+}
+
+/// Parses a checkpoint's `ts`: RFC 3339, `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`
+/// (LangGraph writes `2024-07-31T20:14:19.804150+00:00`). `None` if it is not one.
+pub fn parse_timestamp(ts: &str) -> Option<SystemTime> {
+    fn num(s: &str) -> Option<i64> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    }
+    // ASCII only, so that every byte index below is a char boundary.
+    if !ts.is_ascii() {
+        return None;
+    }
+    let b = ts.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(&ts[0..4])?, num(&ts[5..7])?, num(&ts[8..10])?);
+    let (hour, minute, second) = (num(&ts[11..13])?, num(&ts[14..16])?, num(&ts[17..19])?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let mut rest = ts.get(19..)?;
+    let mut nanos: u32 = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let kept = &fraction[..digits.min(9)];
+        nanos = u32::try_from(num(kept)?).ok()? * 10u32.pow(9 - kept.len() as u32);
+        rest = &fraction[digits..];
+    }
+    let offset_secs = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let rb = rest.as_bytes();
+            if rb.len() != 6 || rb[3] != b':' {
+                return None;
+            }
+            let sign = match rb[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            sign * (num(&rest[1..3])? * 3600 + num(&rest[4..6])? * 60)
+        }
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+    let whole = std::time::Duration::from_secs(secs.unsigned_abs());
+    let base = if secs >= 0 {
+        UNIX_EPOCH.checked_add(whole)?
+    } else {
+        UNIX_EPOCH.checked_sub(whole)?
+    };
+    base.checked_add(std::time::Duration::from_nanos(u64::from(nanos)))
+}
+
 /// Errors of a checkpointer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -280,6 +433,21 @@ pub trait Checkpointer: Send + Sync + 'static {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+
+    /// Deletes the checkpoints of a thread that `retention` does not keep (in every
+    /// namespace, each on its own; the newest of each is always kept), with their
+    /// pending writes and the stored values no remaining checkpoint refers to.
+    /// Returns how many checkpoints were deleted.
+    ///
+    /// What remains reads back exactly as before; the oldest remaining checkpoint's
+    /// `parent_config` may name a deleted one. [`Retention::KeepLast`]`(0)` is
+    /// [`CheckpointError::InvalidInput`]; a checkpoint whose `ts` cannot be read is
+    /// kept by [`Retention::OlderThan`].
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>>;
 }
 
 /// Pending-write keys with a fixed index (they replace earlier rows).
@@ -310,4 +478,78 @@ pub fn metadata_matches(
         return false;
     };
     filter.iter().all(|(k, v)| map.get(k) == Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn at(secs: u64, nanos: u32) -> Option<SystemTime> {
+        Some(UNIX_EPOCH + Duration::new(secs, nanos))
+    }
+
+    #[test]
+    fn timestamps_parse_as_langgraph_writes_them() {
+        assert_eq!(parse_timestamp("1970-01-01T00:00:00+00:00"), at(0, 0));
+        assert_eq!(
+            parse_timestamp("2024-07-31T20:14:19.804150+00:00"),
+            at(1_722_456_859, 804_150_000)
+        );
+        assert_eq!(
+            parse_timestamp("2024-02-29T12:00:00Z"),
+            at(1_709_208_000, 0)
+        );
+        assert_eq!(
+            parse_timestamp("2024-02-29T14:30:00.5+02:30"),
+            at(1_709_208_000, 500_000_000)
+        );
+        assert_eq!(
+            parse_timestamp("2000-03-01T00:00:00.123456789123-00:00"),
+            at(951_868_800, 123_456_789)
+        );
+    }
+
+    #[test]
+    fn malformed_timestamps_are_none() {
+        for bad in [
+            "",
+            "2024-07-31",
+            "2024-07-31T20:14:19",
+            "2024-13-01T00:00:00Z",
+            "2024-07-31T25:00:00Z",
+            "2024-07-31T20:14:19.+00:00",
+            "2024-07-31T20:14:19+0000",
+            "2024-07-31T20:14:19.5",
+            "yyyy-07-31T20:14:19Z",
+            "2024-07-31T20:14:19Zjunk",
+            "2024-07-31T20:14:1é+00:00",
+        ] {
+            assert_eq!(parse_timestamp(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn retention_selects_per_namespace_and_keeps_the_newest() {
+        let t = |s| Some(UNIX_EPOCH + Duration::from_secs(s));
+        let all = [
+            ("", "1", t(10)),
+            ("", "2", t(20)),
+            ("", "3", t(30)),
+            ("sub", "1", t(5)),
+            ("sub", "2", None),
+            ("sub", "3", t(6)),
+        ];
+        let mut last1 = Retention::KeepLast(1).select(all).unwrap();
+        last1.sort();
+        assert_eq!(last1, [("", "1"), ("", "2"), ("sub", "1"), ("sub", "2")]);
+        let mut old = Retention::OlderThan(UNIX_EPOCH + Duration::from_secs(25))
+            .select(all)
+            .unwrap();
+        old.sort();
+        // "sub"/"2" has no readable time: kept; "sub"/"3" is the newest: kept.
+        assert_eq!(old, [("", "1"), ("", "2"), ("sub", "1")]);
+        assert!(Retention::KeepLast(0).select(all).is_err());
+        assert_eq!(Retention::KeepLast(9).select(all).unwrap(), []);
+    }
 }
