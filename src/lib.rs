@@ -158,6 +158,15 @@ pub mod sqlite {
     pub use graph_sqlite::*;
 }
 
+/// Checkpoints in PostgreSQL, shared by many worker processes:
+/// [`PostgresSaver`](postgres::PostgresSaver) (feature `postgres`, off by default).
+/// It uses LangGraph's Postgres schema, and serialises runs of one thread across
+/// processes with [`lock_thread`](postgres::PostgresSaver::lock_thread).
+#[cfg(feature = "postgres")]
+pub mod postgres {
+    pub use graph_postgres::*;
+}
+
 /// Everything a graph definition needs, in one import.
 ///
 /// [`Send`] is deliberately left out (it would shadow `std::marker::Send`); use

@@ -1,0 +1,389 @@
+//! A PostgreSQL checkpointer for [stategraph](https://docs.rs/stategraph), in the
+//! schema of LangGraph's `langgraph-checkpoint-postgres`, for many worker
+//! processes (on many machines) sharing one database.
+//!
+//! ```no_run
+//! use graph_postgres::PostgresSaver;
+//! use stategraph::prelude::*;
+//!
+//! #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+//! struct Counter {
+//!     #[reducer(std::ops::Add::add)]
+//!     n: u64,
+//! }
+//!
+//! #[node]
+//! fn bump(_: &Counter) -> CounterUpdate {
+//!     Counter::update().n(1)
+//! }
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Creates (or migrates) the tables on first use.
+//! let saver = PostgresSaver::connect("postgres://app@db.internal/app").await?;
+//! let app = StateGraph::<Counter>::new()
+//!     .add_node(bump)
+//!     .add_edge(START, bump)
+//!     .compile_with(saver.clone())?;
+//!
+//! // Two workers that may pick up the same thread serialise their runs on it.
+//! let thread = RunConfig::thread("order-1234");
+//! let lock = saver.lock_thread("order-1234").await?;
+//! let state = app.invoke(Counter::update(), &thread).await?;
+//! lock.unlock().await?;
+//! println!("runs so far: {}", state.n);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Layout
+//!
+//! The four tables of LangGraph's saver, with its migration numbering
+//! (`checkpoint_migrations`): `checkpoints` (one row per checkpoint, the
+//! checkpoint as JSONB without its values), `checkpoint_blobs` (one row per
+//! channel *version*: a `put` writes only the channels its `new_versions` names, so
+//! a step costs what it changed, not the size of the state), and
+//! `checkpoint_writes` (pending writes). Values are stored as JSON text with type
+//! `json`, which LangGraph's Python saver reads; values it wrote with its default
+//! msgpack serializer are refused with [`CheckpointError::Corrupt`] naming the
+//! channel, never misread. A database migrated past the versions this crate knows
+//! is refused when the saver is created ([`PgError::SchemaTooNew`]).
+//!
+//! # Connections, failures and retries
+//!
+//! Operations take a connection from a pool (deadpool-postgres) and release it
+//! at once; each `put` is one transaction (its blobs and its row, sent in one
+//! round trip), each `put_writes` one statement. Every operation is idempotent (a
+//! re-put checkpoint is the same row, a blob version is written once, a regular
+//! pending write is kept if present and a special one replaced by the same value),
+//! so when the connection is lost mid-operation (the server restarts, or
+//! `pg_terminate_backend` ends the backend) it is retried on a fresh connection a
+//! few times before [`PgError::is_connection_lost`] errors reach the caller. A
+//! graph run that does fail that way resumes from its last checkpoint when invoked
+//! again on the thread, like any failed run.
+//!
+//! # Many workers
+//!
+//! Any number of processes can use the same database. Two runs of *different*
+//! threads never conflict. Two runs of the *same* thread at the same time would
+//! both continue from the same checkpoint and fork the thread (the later one's
+//! checkpoints would hide the other's): serialise them with
+//! [`PostgresSaver::lock_thread`], a PostgreSQL advisory lock held on a connection
+//! of its own for as long as the [`ThreadLock`] lives. Locks live in the
+//! database, so they work across processes and machines, and the server releases
+//! them when a worker dies.
+//!
+//! # Retention
+//!
+//! [`Checkpointer::prune`] deletes old checkpoints of a thread (keep the last N, or
+//! those newer than a time) with their writes and the blobs no kept checkpoint
+//! refers to.
+
+#![warn(missing_docs)]
+
+mod error;
+mod lock;
+mod ops;
+mod schema;
+
+pub use deadpool_postgres;
+pub use error::PgError;
+pub use lock::ThreadLock;
+pub use tokio_postgres;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures::future::BoxFuture;
+use graph_core::checkpoint::{
+    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions, Retention,
+};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
+use tokio_postgres::Socket;
+
+/// The schema version this crate creates and understands: the highest `v` of
+/// `checkpoint_migrations` (LangGraph's numbering).
+pub const SCHEMA_VERSION: i64 = schema::LATEST;
+
+/// How often an operation is retried after losing its connection, and the pause
+/// before the first retry (doubled each time).
+const RETRIES: u32 = 4;
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+/// A [`Checkpointer`] that keeps checkpoints in PostgreSQL (see the
+/// [crate docs](crate)).
+///
+/// Cloning is cheap and shares the connection pools: clone it into
+/// `compile_with` and keep a clone for [`lock_thread`](Self::lock_thread).
+#[derive(Clone)]
+pub struct PostgresSaver {
+    pool: Pool,
+    locks: Pool,
+}
+
+impl fmt::Debug for PostgresSaver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresSaver")
+            .field("pool", &self.pool.status())
+            .field("locks", &self.locks.status())
+            .finish()
+    }
+}
+
+/// Settings of a [`PostgresSaver`], from [`PostgresSaver::builder`].
+#[derive(Debug, Clone)]
+pub struct PostgresSaverBuilder {
+    config: tokio_postgres::Config,
+    max_connections: usize,
+    max_thread_locks: usize,
+}
+
+impl PostgresSaverBuilder {
+    /// At most this many connections for checkpoint operations (default 16).
+    /// Operations beyond it wait for a free connection.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// At most this many [`ThreadLock`]s held (or awaited) at once by this saver
+    /// (default 64). Each holds a connection of its own, apart from the
+    /// operations' pool, so that holding locks never starves the runs they
+    /// protect.
+    pub fn max_thread_locks(mut self, n: usize) -> Self {
+        self.max_thread_locks = n.max(1);
+        self
+    }
+
+    /// Connects without TLS, then creates or migrates the tables.
+    pub async fn connect(self) -> Result<PostgresSaver, PgError> {
+        self.connect_with_tls(tokio_postgres::NoTls).await
+    }
+
+    /// Connects with the given TLS connector (for example one of
+    /// `postgres-native-tls` or `tokio-postgres-rustls`), then creates or migrates
+    /// the tables.
+    pub async fn connect_with_tls<T>(self, tls: T) -> Result<PostgresSaver, PgError>
+    where
+        T: MakeTlsConnect<Socket> + Clone + Sync + Send + 'static,
+        T::Stream: Sync + Send,
+        T::TlsConnect: Sync + Send,
+        <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+    {
+        let mut config = self.config;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("stategraph");
+        }
+        let manager_config = ManagerConfig {
+            // A connection the server closed is noticed here and replaced.
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let pool = Pool::builder(Manager::from_config(
+            config.clone(),
+            tls.clone(),
+            manager_config.clone(),
+        ))
+        .max_size(self.max_connections)
+        .build()?;
+        let locks = Pool::builder(Manager::from_config(config, tls, manager_config))
+            .max_size(self.max_thread_locks)
+            .build()?;
+        let saver = PostgresSaver { pool, locks };
+        saver.migrate().await?;
+        Ok(saver)
+    }
+}
+
+impl PostgresSaver {
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value`
+    /// connection string) without TLS, with default pool sizes, and creates or
+    /// migrates the tables.
+    pub async fn connect(url: &str) -> Result<Self, PgError> {
+        Self::builder(url)?.connect().await
+    }
+
+    /// Settings for a saver connecting to `url`.
+    pub fn builder(url: &str) -> Result<PostgresSaverBuilder, PgError> {
+        let config = tokio_postgres::Config::from_str(url).map_err(PgError::Config)?;
+        Ok(Self::builder_from_config(config))
+    }
+
+    /// Settings for a saver connecting with `config`.
+    pub fn builder_from_config(config: tokio_postgres::Config) -> PostgresSaverBuilder {
+        PostgresSaverBuilder {
+            config,
+            max_connections: 16,
+            max_thread_locks: 64,
+        }
+    }
+
+    /// The pool of the saver's operations, for queries of your own (it may be
+    /// used freely; the saver keeps no state on its connections).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    async fn migrate(&self) -> Result<(), PgError> {
+        with_retry(|| async {
+            let mut client = self.pool.get().await?;
+            schema::migrate(&mut client).await.map(|_| ())
+        })
+        .await
+    }
+
+    /// Waits until no other holder has `thread_id`'s lock, takes it, and returns
+    /// the guard (see [`ThreadLock`]). A worker takes it before running a graph
+    /// on the thread and releases it after, so that two workers picking up the
+    /// same thread run one after the other.
+    pub async fn lock_thread(&self, thread_id: &str) -> Result<ThreadLock, PgError> {
+        ThreadLock::acquire(&self.locks, thread_id, true)
+            .await
+            .and_then(|lock| {
+                lock.ok_or_else(|| {
+                    PgError::InvalidInput(format!(
+                        "lock of thread `{thread_id}` was not taken while waiting for it"
+                    ))
+                })
+            })
+    }
+
+    /// Takes `thread_id`'s lock if no one holds it, without waiting; `None` if
+    /// someone does.
+    pub async fn try_lock_thread(&self, thread_id: &str) -> Result<Option<ThreadLock>, PgError> {
+        ThreadLock::acquire(&self.locks, thread_id, false).await
+    }
+
+    /// Closes both pools: operations and locks of this saver (and its clones)
+    /// fail from now on; connections in use close when they are returned.
+    pub fn close(&self) {
+        self.pool.close();
+        self.locks.close();
+    }
+}
+
+/// Runs `op`, again on a fresh connection when it lost its connection (every
+/// operation of the saver is idempotent, so a retry cannot store anything twice).
+async fn with_retry<T, F, Fut>(mut op: F) -> Result<T, PgError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, PgError>>,
+{
+    let mut delay = FIRST_RETRY_DELAY;
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Err(e) if e.is_connection_lost() && attempt < RETRIES => {
+                attempt += 1;
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+impl Checkpointer for PostgresSaver {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
+        Box::pin(async move {
+            Ok(with_retry(|| async {
+                let client = self.pool.get().await?;
+                ops::get_tuple(&client, config).await
+            })
+            .await?)
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
+        Box::pin(async move {
+            Ok(with_retry(|| async {
+                let client = self.pool.get().await?;
+                ops::list(&client, config, options).await
+            })
+            .await?)
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: BTreeMap<String, ChannelVersion>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            let values: BTreeMap<String, Blob> = std::mem::take(&mut checkpoint.channel_values);
+            let (checkpoint, values, metadata, new_versions) =
+                (&checkpoint, &values, &metadata, &new_versions);
+            with_retry(|| async {
+                let mut client = self.pool.get().await?;
+                ops::put(
+                    &mut client,
+                    config,
+                    checkpoint,
+                    values,
+                    metadata,
+                    new_versions,
+                )
+                .await
+            })
+            .await?;
+            Ok(config.at(checkpoint.id.clone()))
+        })
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            let writes = &writes;
+            Ok(with_retry(|| async {
+                let client = self.pool.get().await?;
+                ops::put_writes(&client, config, writes, task_id).await
+            })
+            .await?)
+        })
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            Ok(with_retry(|| async {
+                let mut client = self.pool.get().await?;
+                ops::delete_thread(&mut client, thread_id).await
+            })
+            .await?)
+        })
+    }
+
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            Ok(with_retry(|| async {
+                let mut client = self.pool.get().await?;
+                ops::prune(&mut client, thread_id, retention).await
+            })
+            .await?)
+        })
+    }
+}

@@ -1,0 +1,614 @@
+//! The saver's statements, run on one pooled connection each.
+//!
+//! Reads are one statement each: a checkpoint row with its blobs (joined at the
+//! versions the checkpoint names) and its pending writes aggregated into arrays,
+//! as LangGraph's saver reads them. Writes are one transaction each.
+
+use crate::schema::LOCK_CLASS_THREAD_GC;
+use crate::PgError;
+use deadpool_postgres::Client;
+use futures::{pin_mut, TryStreamExt};
+use graph_core::checkpoint::{
+    metadata_matches, parse_timestamp, write_index, Blob, ChannelVersion, Checkpoint,
+    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions,
+    PendingWrite, Retention,
+};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+/// The newest checkpoint format this crate reads (LangGraph's `v`).
+const CHECKPOINT_FORMAT: u32 = 4;
+
+/// A checkpoint row with its values and writes; `{where}` and `{tail}` are
+/// filled in per query.
+const SELECT: &str = "\
+SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint::text, c.metadata::text,
+    b.channels, b.types, b.blobs,
+    w.task_ids, w.channels, w.types, w.blobs
+FROM checkpoints c
+LEFT JOIN LATERAL (
+    SELECT array_agg(bl.channel ORDER BY bl.channel) AS channels,
+        array_agg(bl.type ORDER BY bl.channel) AS types,
+        array_agg(bl.blob ORDER BY bl.channel) AS blobs
+    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+    JOIN checkpoint_blobs bl
+        ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+        AND bl.channel = v.key AND bl.version = v.value
+) b ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(cw.task_id ORDER BY cw.task_path, cw.task_id, cw.idx) AS task_ids,
+        array_agg(cw.channel ORDER BY cw.task_path, cw.task_id, cw.idx) AS channels,
+        array_agg(cw.type ORDER BY cw.task_path, cw.task_id, cw.idx) AS types,
+        array_agg(cw.blob ORDER BY cw.task_path, cw.task_id, cw.idx) AS blobs
+    FROM checkpoint_writes cw
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+        AND cw.checkpoint_id = c.checkpoint_id
+) w ON true";
+
+fn select(filter: &str, tail: &str) -> String {
+    format!("{SELECT}\nWHERE {filter}\n{tail}")
+}
+
+type DecodeError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Decodes one `(type, bytes)` value as LangGraph stores it. `None`: the channel
+/// is empty.
+fn decode_value(type_: Option<&str>, bytes: Option<&[u8]>) -> Result<Option<Blob>, DecodeError> {
+    match type_ {
+        Some("empty") => Ok(None),
+        Some("null") => Ok(Some(Blob::null())),
+        Some("json") | None => {
+            let Some(bytes) = bytes else {
+                return Err("the value is NULL".into());
+            };
+            let text = std::str::from_utf8(bytes)?;
+            Ok(Some(Blob::from_json(text)?))
+        }
+        Some(other) => Err(format!(
+            "values of type `{other}` (LangGraph's Python serializer) cannot be read; \
+             graph-postgres reads `json` values"
+        )
+        .into()),
+    }
+}
+
+fn column<'r, T: tokio_postgres::types::FromSql<'r>>(
+    row: &'r Row,
+    index: usize,
+    context: &str,
+) -> Result<T, PgError> {
+    row.try_get(index).map_err(PgError::query(context))
+}
+
+/// One row of [`SELECT`] as a tuple.
+fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError> {
+    const CONTEXT: &str = "reading a checkpoint row";
+    let thread_id: String = column(row, 0, CONTEXT)?;
+    let checkpoint_ns: String = column(row, 1, CONTEXT)?;
+    let checkpoint_id: String = column(row, 2, CONTEXT)?;
+    let parent: Option<String> = column(row, 3, CONTEXT)?;
+    let checkpoint_text: String = column(row, 4, CONTEXT)?;
+    let metadata_text: String = column(row, 5, CONTEXT)?;
+    let corrupt = |what: String, source: DecodeError| PgError::Corrupt {
+        thread_id: thread_id.clone(),
+        checkpoint_id: checkpoint_id.clone(),
+        what,
+        source,
+    };
+    let mut checkpoint: Checkpoint = serde_json::from_str(&checkpoint_text)
+        .map_err(|e| corrupt("the checkpoint".to_owned(), Box::new(e)))?;
+    if checkpoint.v > CHECKPOINT_FORMAT {
+        return Err(PgError::FormatTooNew {
+            thread_id,
+            checkpoint_id,
+            found: checkpoint.v,
+            supported: CHECKPOINT_FORMAT,
+        });
+    }
+    let metadata: CheckpointMetadata = serde_json::from_str(&metadata_text)
+        .map_err(|e| corrupt("the metadata".to_owned(), Box::new(e)))?;
+
+    let channels: Option<Vec<String>> = column(row, 6, CONTEXT)?;
+    let types: Option<Vec<Option<String>>> = column(row, 7, CONTEXT)?;
+    let blobs: Option<Vec<Option<Vec<u8>>>> = column(row, 8, CONTEXT)?;
+    let channels = channels.unwrap_or_default();
+    let types = types.unwrap_or_default();
+    let blobs = blobs.unwrap_or_default();
+    if types.len() != channels.len() || blobs.len() != channels.len() {
+        return Err(corrupt(
+            "the channel values".to_owned(),
+            "channel, type and blob arrays differ in length".into(),
+        ));
+    }
+    for ((channel, type_), blob) in channels.into_iter().zip(types).zip(blobs) {
+        match decode_value(type_.as_deref(), blob.as_deref()) {
+            Ok(Some(value)) => {
+                checkpoint.channel_values.insert(channel, value);
+            }
+            Ok(None) => {
+                checkpoint.channel_values.remove(&channel);
+            }
+            Err(e) => return Err(corrupt(format!("the value of channel `{channel}`"), e)),
+        }
+    }
+
+    let task_ids: Option<Vec<String>> = column(row, 9, CONTEXT)?;
+    let write_channels: Option<Vec<String>> = column(row, 10, CONTEXT)?;
+    let write_types: Option<Vec<Option<String>>> = column(row, 11, CONTEXT)?;
+    let write_blobs: Option<Vec<Option<Vec<u8>>>> = column(row, 12, CONTEXT)?;
+    let task_ids = task_ids.unwrap_or_default();
+    let write_channels = write_channels.unwrap_or_default();
+    let write_types = write_types.unwrap_or_default();
+    let write_blobs = write_blobs.unwrap_or_default();
+    if write_channels.len() != task_ids.len()
+        || write_types.len() != task_ids.len()
+        || write_blobs.len() != task_ids.len()
+    {
+        return Err(corrupt(
+            "the pending writes".to_owned(),
+            "task, channel, type and blob arrays differ in length".into(),
+        ));
+    }
+    let mut pending_writes = Vec::with_capacity(task_ids.len());
+    for (((task_id, channel), type_), blob) in task_ids
+        .into_iter()
+        .zip(write_channels)
+        .zip(write_types)
+        .zip(write_blobs)
+    {
+        let value = match decode_value(type_.as_deref(), blob.as_deref()) {
+            Ok(Some(value)) => value,
+            Ok(None) => Blob::null(),
+            Err(e) => {
+                return Err(corrupt(
+                    format!("the pending write of task `{task_id}` to `{channel}`"),
+                    e,
+                ))
+            }
+        };
+        pending_writes.push(PendingWrite {
+            task_id,
+            channel,
+            value,
+        });
+    }
+
+    let config = CheckpointConfig {
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id: Some(checkpoint_id),
+    };
+    let parent_config = parent.filter(|p| !p.is_empty()).map(|p| config.at(p));
+    Ok((
+        CheckpointTuple {
+            config,
+            checkpoint,
+            metadata: metadata.clone(),
+            parent_config,
+            pending_writes,
+        },
+        metadata,
+    ))
+}
+
+pub(crate) async fn get_tuple(
+    client: &Client,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>, PgError> {
+    let context = || {
+        format!(
+            "get_tuple of thread `{}`, checkpoint `{}`",
+            config.thread_id,
+            config.checkpoint_id.as_deref().unwrap_or("(latest)")
+        )
+    };
+    // Two statements rather than one with `$3 IS NULL OR ...`, so each has the
+    // plan it needs: a primary-key lookup, or the newest of the thread.
+    let row = match &config.checkpoint_id {
+        Some(id) => {
+            let stmt = client
+                .prepare_cached(&select(
+                    "c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3",
+                    "",
+                ))
+                .await
+                .map_err(PgError::query(context()))?;
+            client
+                .query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns, id])
+                .await
+        }
+        None => {
+            let stmt = client
+                .prepare_cached(&select(
+                    "c.thread_id = $1 AND c.checkpoint_ns = $2",
+                    "ORDER BY c.checkpoint_id DESC LIMIT 1",
+                ))
+                .await
+                .map_err(PgError::query(context()))?;
+            client
+                .query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns])
+                .await
+        }
+    }
+    .map_err(PgError::query(context()))?;
+    row.map(|row| tuple_of(&row).map(|(t, _)| t)).transpose()
+}
+
+pub(crate) async fn list(
+    client: &Client,
+    config: Option<&CheckpointConfig>,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>, PgError> {
+    if options.limit == Some(0) {
+        return Ok(Vec::new());
+    }
+    let context = || match config {
+        Some(c) => format!("list of thread `{}`", c.thread_id),
+        None => "list of all threads".to_owned(),
+    };
+    let mut wheres: Vec<String> = Vec::new();
+    let mut params: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+    let mut bind = |clause: &str, value: Box<dyn ToSql + Sync + Send>| {
+        params.push(value);
+        wheres.push(clause.replace('?', &format!("${}", params.len())));
+    };
+    if let Some(config) = config {
+        bind("c.thread_id = ?", Box::new(config.thread_id.clone()));
+        bind(
+            "c.checkpoint_ns = ?",
+            Box::new(config.checkpoint_ns.clone()),
+        );
+        if let Some(id) = &config.checkpoint_id {
+            bind("c.checkpoint_id = ?", Box::new(id.clone()));
+        }
+    }
+    if let Some(before) = &options.before {
+        bind("c.checkpoint_id < ?", Box::new(before.clone()));
+    }
+    if !options.filter.is_empty() {
+        // Containment lets a few more through than equality (1 matches 1.0, an
+        // array matches a longer one); the exact test runs on each row below.
+        let filter =
+            serde_json::to_string(&options.filter).map_err(|source| PgError::Serialize {
+                context: context(),
+                what: "the metadata filter",
+                source,
+            })?;
+        bind("c.metadata @> ?::text::jsonb", Box::new(filter));
+    }
+    let filter = if wheres.is_empty() {
+        "true".to_owned()
+    } else {
+        wheres.join(" AND ")
+    };
+    let tail = match options.limit {
+        Some(limit) if options.filter.is_empty() => {
+            format!("ORDER BY c.checkpoint_id DESC LIMIT {limit}")
+        }
+        _ => "ORDER BY c.checkpoint_id DESC".to_owned(),
+    };
+    let stmt = client
+        .prepare_cached(&select(&filter, &tail))
+        .await
+        .map_err(PgError::query(context()))?;
+    let rows = client
+        .query_raw(
+            &stmt,
+            params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)),
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    pin_mut!(rows);
+    let mut out = Vec::new();
+    while let Some(row) = rows.try_next().await.map_err(PgError::query(context()))? {
+        let (tuple, metadata) = tuple_of(&row)?;
+        if !metadata_matches(&metadata, &options.filter) {
+            continue;
+        }
+        out.push(tuple);
+        if options.limit.is_some_and(|limit| out.len() >= limit) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) async fn put(
+    client: &mut Client,
+    config: &CheckpointConfig,
+    checkpoint: &Checkpoint,
+    values: &BTreeMap<String, Blob>,
+    metadata: &CheckpointMetadata,
+    new_versions: &BTreeMap<String, ChannelVersion>,
+) -> Result<(), PgError> {
+    let context = || {
+        format!(
+            "put of thread `{}`, checkpoint `{}`",
+            config.thread_id, checkpoint.id
+        )
+    };
+    // The row keeps everything but the values (the caller took them out of
+    // `checkpoint`); each changed channel's value goes to checkpoint_blobs under its
+    // new version (an unchanged one is already there).
+    let row_json = serde_json::to_string(checkpoint).map_err(|source| PgError::Serialize {
+        context: context(),
+        what: "the checkpoint",
+        source,
+    })?;
+    let metadata_json = serde_json::to_string(metadata).map_err(|source| PgError::Serialize {
+        context: context(),
+        what: "the metadata",
+        source,
+    })?;
+    let mut channels: Vec<&str> = Vec::with_capacity(new_versions.len());
+    let mut versions: Vec<&str> = Vec::with_capacity(new_versions.len());
+    let mut types: Vec<&str> = Vec::with_capacity(new_versions.len());
+    let mut blobs: Vec<Option<&[u8]>> = Vec::with_capacity(new_versions.len());
+    for (channel, version) in new_versions {
+        channels.push(channel);
+        versions.push(version);
+        match values.get(channel) {
+            Some(value) => {
+                types.push("json");
+                blobs.push(Some(value.as_str().as_bytes()));
+            }
+            None => {
+                types.push("empty");
+                blobs.push(None);
+            }
+        }
+    }
+
+    let tx = client
+        .transaction()
+        .await
+        .map_err(PgError::query(context()))?;
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock_shared($1, hashtext($2))")
+        .await
+        .map_err(PgError::query(context()))?;
+    let insert_blobs = tx
+        .prepare_cached(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+             SELECT $1, $2, b.channel, b.version, b.type, b.blob
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[])
+                 AS b(channel, version, type, blob)
+             ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let upsert = tx
+        .prepare_cached(
+            "INSERT INTO checkpoints
+                 (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+             VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::text::jsonb)
+             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+             DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    // Sent together (tokio-postgres pipelines concurrently polled queries, in the
+    // order they are first polled): one round trip for the three.
+    let lock_params: [&(dyn ToSql + Sync); 2] = [&LOCK_CLASS_THREAD_GC, &config.thread_id];
+    let row_params: [&(dyn ToSql + Sync); 6] = [
+        &config.thread_id,
+        &config.checkpoint_ns,
+        &checkpoint.id,
+        &config.checkpoint_id,
+        &row_json,
+        &metadata_json,
+    ];
+    let gc_lock = tx.execute(&lock, &lock_params);
+    let blobs_written = async {
+        if channels.is_empty() {
+            return Ok(0);
+        }
+        tx.execute(
+            &insert_blobs,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                &channels,
+                &versions,
+                &types,
+                &blobs,
+            ],
+        )
+        .await
+    };
+    let row_written = tx.execute(&upsert, &row_params);
+    futures::try_join!(gc_lock, blobs_written, row_written).map_err(PgError::query(context()))?;
+    tx.commit().await.map_err(PgError::query(context()))
+}
+
+pub(crate) async fn put_writes(
+    client: &Client,
+    config: &CheckpointConfig,
+    writes: &[(String, Blob)],
+    task_id: &str,
+) -> Result<(), PgError> {
+    let Some(checkpoint_id) = &config.checkpoint_id else {
+        return Err(PgError::InvalidInput(format!(
+            "put_writes for thread `{}` needs a checkpoint id",
+            config.thread_id
+        )));
+    };
+    let context = || {
+        format!(
+            "put_writes of thread `{}`, checkpoint `{checkpoint_id}`, task `{task_id}`",
+            config.thread_id
+        )
+    };
+    // One row per index: a special channel written twice in one batch keeps its
+    // last value (one statement cannot update a row twice).
+    let mut rows: BTreeMap<i64, (&str, &[u8])> = BTreeMap::new();
+    for (position, (channel, value)) in writes.iter().enumerate() {
+        rows.insert(
+            write_index(channel, position),
+            (channel.as_str(), value.as_str().as_bytes()),
+        );
+    }
+    let mut idxs: Vec<i32> = Vec::with_capacity(rows.len());
+    let mut channels: Vec<&str> = Vec::with_capacity(rows.len());
+    let mut blobs: Vec<&[u8]> = Vec::with_capacity(rows.len());
+    for (idx, (channel, blob)) in rows {
+        let idx = i32::try_from(idx).map_err(|_| {
+            PgError::InvalidInput(format!("{}: too many writes in one call", context()))
+        })?;
+        idxs.push(idx);
+        channels.push(channel);
+        blobs.push(blob);
+    }
+    // Special writes (negative indices) replace; regular ones are kept if present,
+    // so a retried task cannot change what it wrote.
+    let stmt = client
+        .prepare_cached(
+            "INSERT INTO checkpoint_writes
+                 (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+             SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
+             FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)
+             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+             DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+             WHERE EXCLUDED.idx < 0",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    client
+        .execute(
+            &stmt,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                checkpoint_id,
+                &task_id,
+                &idxs,
+                &channels,
+                &blobs,
+            ],
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    Ok(())
+}
+
+pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<(), PgError> {
+    let context = || format!("delete_thread of thread `{thread_id}`");
+    let tx = client
+        .transaction()
+        .await
+        .map_err(PgError::query(context()))?;
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let stmt = tx
+            .prepare_cached(&format!("DELETE FROM {table} WHERE thread_id = $1"))
+            .await
+            .map_err(PgError::query(context()))?;
+        tx.execute(&stmt, &[&thread_id])
+            .await
+            .map_err(PgError::query(context()))?;
+    }
+    tx.commit().await.map_err(PgError::query(context()))
+}
+
+/// Deletes the checkpoints `retention` does not keep, their writes, and the blobs
+/// no remaining checkpoint of the thread references. Returns how many checkpoints
+/// were deleted.
+pub(crate) async fn prune(
+    client: &mut Client,
+    thread_id: &str,
+    retention: Retention,
+) -> Result<u64, PgError> {
+    let context = || format!("prune of thread `{thread_id}`");
+    let tx = client
+        .transaction()
+        .await
+        .map_err(PgError::query(context()))?;
+    // Excludes puts of this thread (they hold the lock shared) until commit: a
+    // put forking from a checkpoint being deleted must not lose the blobs it
+    // reuses, and the set of checkpoints must not change under the selection.
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+        .await
+        .map_err(PgError::query(context()))?;
+    tx.execute(&lock, &[&LOCK_CLASS_THREAD_GC, &thread_id])
+        .await
+        .map_err(PgError::query(context()))?;
+    // Which ones go is decided by graph-core's rule, the same for every saver (a
+    // `ts` that does not parse keeps its checkpoint instead of failing the prune).
+    let all = tx
+        .prepare_cached(
+            "SELECT checkpoint_ns, checkpoint_id, checkpoint ->> 'ts' FROM checkpoints
+             WHERE thread_id = $1",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let rows = tx
+        .query(&all, &[&thread_id])
+        .await
+        .map_err(PgError::query(context()))?;
+    let mut listed: Vec<(String, String, Option<SystemTime>)> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let ns: String = column(row, 0, &context())?;
+        let id: String = column(row, 1, &context())?;
+        let ts: Option<String> = column(row, 2, &context())?;
+        listed.push((ns, id, ts.as_deref().and_then(parse_timestamp)));
+    }
+    let doomed = retention
+        .select(
+            listed
+                .iter()
+                .map(|(ns, id, t)| (ns.as_str(), id.as_str(), *t)),
+        )
+        .map_err(|e| match e {
+            CheckpointError::InvalidInput(message) => PgError::InvalidInput(message),
+            other => PgError::InvalidInput(other.to_string()),
+        })?;
+    if doomed.is_empty() {
+        return Ok(0);
+    }
+    let (namespaces, ids): (Vec<&str>, Vec<&str>) = doomed.into_iter().unzip();
+    let delete = tx
+        .prepare_cached(
+            "WITH doomed AS (
+                 SELECT * FROM unnest($2::text[], $3::text[]) AS d(checkpoint_ns, checkpoint_id)
+             ), gone AS (
+                 DELETE FROM checkpoints c USING doomed d
+                 WHERE c.thread_id = $1 AND c.checkpoint_ns = d.checkpoint_ns
+                     AND c.checkpoint_id = d.checkpoint_id
+                 RETURNING 1
+             ), writes AS (
+                 DELETE FROM checkpoint_writes w USING doomed d
+                 WHERE w.thread_id = $1 AND w.checkpoint_ns = d.checkpoint_ns
+                     AND w.checkpoint_id = d.checkpoint_id
+             )
+             SELECT count(*) FROM gone",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let row = tx
+        .query_one(&delete, &[&thread_id, &namespaces, &ids])
+        .await
+        .map_err(PgError::query(context()))?;
+    let deleted: i64 = column(&row, 0, &context())?;
+    // A statement of its own: within the one above, the deleted rows would still
+    // be visible to this anti-join.
+    let collect = tx
+        .prepare_cached(
+            "DELETE FROM checkpoint_blobs b
+             WHERE b.thread_id = $1 AND NOT EXISTS (
+                 SELECT 1 FROM checkpoints c
+                 CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
+                 WHERE c.thread_id = $1 AND c.checkpoint_ns = b.checkpoint_ns
+                     AND v.key = b.channel AND v.value = b.version
+             )",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    tx.execute(&collect, &[&thread_id])
+        .await
+        .map_err(PgError::query(context()))?;
+    tx.commit().await.map_err(PgError::query(context()))?;
+    Ok(u64::try_from(deleted).unwrap_or(0))
+}

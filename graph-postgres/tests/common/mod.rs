@@ -1,0 +1,61 @@
+//! Shared by the Postgres tests: the server they run against, and a fresh schema
+//! per test so that tests never see each other's tables.
+#![allow(dead_code)]
+
+use graph_postgres::{PostgresSaver, PostgresSaverBuilder};
+
+/// The env var naming the test server.
+pub const URL_VAR: &str = "STATEGRAPH_TEST_PG_URL";
+
+const HOW_TO: &str = "run the tests with `bash scripts/test.sh` (it starts a throwaway \
+PostgreSQL on loopback and sets STATEGRAPH_TEST_PG_URL), or point STATEGRAPH_TEST_PG_URL at a \
+server of yours, e.g. STATEGRAPH_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/postgres \
+cargo test -p graph-postgres (each test creates a schema of its own there, named t_*)";
+
+/// The server's URL; fails the test (never skips it) when it is not set.
+pub fn url() -> String {
+    match std::env::var(URL_VAR) {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "{URL_VAR} is not set: the PostgreSQL saver is tested against a real server; {HOW_TO}"
+        ),
+    }
+}
+
+/// A new, empty schema; the returned builder connects with it as `search_path`.
+pub async fn fresh_schema(name: &str) -> (PostgresSaverBuilder, String) {
+    let url = url();
+    let (client, conn) = match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+        Ok(c) => c,
+        Err(e) => panic!("cannot reach the test server {URL_VAR}={url}: {e}; {HOW_TO}"),
+    };
+    tokio::spawn(conn);
+    let schema = format!("t_{name}_{:08x}", fastrand::u32(..));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .expect("create schema");
+    let mut config: tokio_postgres::Config = url.parse().expect("the test URL parses");
+    config.options(format!("-c search_path={schema}"));
+    (PostgresSaver::builder_from_config(config), schema)
+}
+
+/// A saver on a new, empty schema.
+pub async fn saver(name: &str) -> (PostgresSaver, String) {
+    let (builder, schema) = fresh_schema(name).await;
+    let saver = builder.connect().await.expect("connect to the test server");
+    (saver, schema)
+}
+
+/// A plain client on the test database, with `schema` as search_path.
+pub async fn client(schema: &str) -> tokio_postgres::Client {
+    let url = url();
+    let mut config: tokio_postgres::Config = url.parse().expect("the test URL parses");
+    config.options(format!("-c search_path={schema}"));
+    let (client, conn) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach the test server {URL_VAR}={url}: {e}; {HOW_TO}"));
+    tokio::spawn(conn);
+    client
+}
