@@ -24,6 +24,12 @@ pub fn url() -> String {
 
 /// A new, empty schema; the returned builder connects with it as `search_path`.
 pub async fn fresh_schema(name: &str) -> (PostgresSaverBuilder, String) {
+    let (config, schema) = fresh_config(name).await;
+    (PostgresSaver::builder_from_config(config), schema)
+}
+
+/// A new, empty schema, and a connection config with it as `search_path`.
+pub async fn fresh_config(name: &str) -> (tokio_postgres::Config, String) {
     let url = url();
     let (client, conn) = match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
         Ok(c) => c,
@@ -37,7 +43,7 @@ pub async fn fresh_schema(name: &str) -> (PostgresSaverBuilder, String) {
         .expect("create schema");
     let mut config: tokio_postgres::Config = url.parse().expect("the test URL parses");
     config.options(format!("-c search_path={schema}"));
-    (PostgresSaver::builder_from_config(config), schema)
+    (config, schema)
 }
 
 /// A saver on a new, empty schema.
