@@ -174,8 +174,9 @@ pub mod postgres {
 pub mod prelude {
     pub use graph_core::channels::{Overwrite, ReducerWrite, TopicWrite};
     pub use graph_core::{
-        send, Command, CompiledGraph, Context, GraphError, IsLastStep, NodeError, NodeOptions,
-        RemainingSteps, RunConfig, StateGraph, StreamEvent, StreamMode, END, START,
+        send, Breakpoints, Command, CompiledGraph, Context, GraphError, GraphOutput, Interrupt,
+        IsLastStep, NodeError, NodeOptions, RemainingSteps, RunConfig, StateGraph, StreamEvent,
+        StreamMode, END, START,
     };
     pub use graph_macros::{node, Goto, State};
     pub use serde::{Deserialize, Serialize};

@@ -53,7 +53,7 @@ async fn command_goto_routes_and_updates() {
         .await
         .unwrap();
     assert_eq!(
-        out,
+        out.state,
         FooBar {
             foo: "bar".into(),
             bar: "baz".into()

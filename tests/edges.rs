@@ -213,6 +213,7 @@ async fn deferred_run(defer: bool) -> Vec<String> {
     app.invoke(Trail::update(), &RunConfig::new())
         .await
         .unwrap()
+        .into_state()
         .visited
 }
 

@@ -36,7 +36,7 @@ async fn run(k: usize, limit: u64) -> Result<Vec<(String, i64, bool)>, GraphErro
     chain(k)
         .invoke(Steps::update(), &RunConfig::new().recursion_limit(limit))
         .await
-        .map(|s| s.log)
+        .map(|s| s.into_state().log)
 }
 
 #[tokio::test]

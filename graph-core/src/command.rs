@@ -269,6 +269,7 @@ pub struct Command<G, U> {
     pub(crate) graph: CommandGraph,
     pub(crate) update: Option<U>,
     pub(crate) goto: Vec<Route<G>>,
+    pub(crate) resume: Option<crate::interrupt::Resume>,
 }
 
 impl<G, U> Default for Command<G, U> {
@@ -277,6 +278,7 @@ impl<G, U> Default for Command<G, U> {
             graph: CommandGraph::Current,
             update: None,
             goto: Vec::new(),
+            resume: None,
         }
     }
 }
@@ -330,6 +332,33 @@ impl<G, U> Command<G, U> {
     pub fn and_send(mut self, send: Send) -> Self {
         self.goto.push(Route::Send(send));
         self
+    }
+
+    /// Graph input that resumes an interrupted thread: `value` answers its pending
+    /// [`interrupt`](crate::Context::interrupt) (the node that asked re-runs and the
+    /// call returns `value`). Combine with [`update`](Self::update) and
+    /// [`and_goto`](Self::and_goto) to also change the state or route. When several
+    /// interrupts are pending, answer them by id with
+    /// [`resume_map`](Self::resume_map).
+    ///
+    /// Only graph input can resume: a node returning a `Command` with a resume
+    /// value fails.
+    pub fn resume(value: impl Serialize) -> Self {
+        Command {
+            resume: Some(crate::interrupt::Resume::value(&value)),
+            ..Self::default()
+        }
+    }
+
+    /// Graph input that answers pending interrupts by id
+    /// ([`Interrupt::id`](crate::Interrupt)); interrupts left out stay pending.
+    pub fn resume_map<K: Into<String>, V: Serialize>(
+        answers: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Command {
+            resume: Some(crate::interrupt::Resume::map(answers)),
+            ..Self::default()
+        }
     }
 
     /// The state update, if any.

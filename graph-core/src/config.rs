@@ -1,5 +1,6 @@
 //! [`RunConfig`]: per-run settings (thread, recursion limit, metadata).
 
+use crate::interrupt::Breakpoints;
 use serde_json::{Map, Value};
 
 /// The recursion limit used when none is set: LangGraph's default, overridable with
@@ -44,6 +45,8 @@ pub struct RunConfig {
     metadata: Map<String, Value>,
     configurable: Map<String, Value>,
     durability: Durability,
+    interrupt_before: Option<Breakpoints>,
+    interrupt_after: Option<Breakpoints>,
 }
 
 impl Default for RunConfig {
@@ -56,6 +59,8 @@ impl Default for RunConfig {
             metadata: Map::new(),
             configurable: Map::new(),
             durability: Durability::default(),
+            interrupt_before: None,
+            interrupt_after: None,
         }
     }
 }
@@ -119,6 +124,31 @@ impl RunConfig {
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
+    }
+
+    /// Stops this run before the given nodes run, instead of the graph's own
+    /// `interrupt_before` (`Breakpoints::All` for every node). Resume with
+    /// `invoke(None, ..)`.
+    pub fn interrupt_before(mut self, nodes: Breakpoints) -> Self {
+        self.interrupt_before = Some(nodes);
+        self
+    }
+
+    /// Stops this run after the given nodes ran, instead of the graph's own
+    /// `interrupt_after`.
+    pub fn interrupt_after(mut self, nodes: Breakpoints) -> Self {
+        self.interrupt_after = Some(nodes);
+        self
+    }
+
+    /// The call's `interrupt_before`, if set.
+    pub fn get_interrupt_before(&self) -> Option<&Breakpoints> {
+        self.interrupt_before.as_ref()
+    }
+
+    /// The call's `interrupt_after`, if set.
+    pub fn get_interrupt_after(&self) -> Option<&Breakpoints> {
+        self.interrupt_after.as_ref()
     }
 
     /// The durability mode.

@@ -1,6 +1,8 @@
 //! [`Context`]: what a running node can know and do besides reading its input.
 
 use crate::config::RunConfig;
+use crate::error::NodeError;
+use crate::interrupt::{Interrupt, ResumeTypeError, Scratchpad};
 use std::sync::Arc;
 
 pub(crate) type CustomSink = Arc<dyn Fn(&Arc<str>, serde_json::Value) + Send + Sync>;
@@ -21,6 +23,7 @@ struct TaskInfo {
     config: Arc<RunConfig>,
     custom: Option<CustomSink>,
     attempt: u32,
+    scratchpad: Option<Arc<Scratchpad>>,
 }
 
 impl Context {
@@ -31,6 +34,7 @@ impl Context {
         stop: i64,
         config: Arc<RunConfig>,
         custom: Option<CustomSink>,
+        scratchpad: Option<Arc<Scratchpad>>,
     ) -> Self {
         Context {
             inner: Arc::new(TaskInfo {
@@ -41,6 +45,7 @@ impl Context {
                 config,
                 custom,
                 attempt: 1,
+                scratchpad,
             }),
         }
     }
@@ -48,6 +53,9 @@ impl Context {
     /// The same task's context for attempt `attempt` (retries).
     pub(crate) fn for_attempt(&self, attempt: u32) -> Self {
         let i = &self.inner;
+        if let Some(pad) = &i.scratchpad {
+            pad.restart();
+        }
         Context {
             inner: Arc::new(TaskInfo {
                 node: Arc::clone(&i.node),
@@ -57,6 +65,7 @@ impl Context {
                 config: Arc::clone(&i.config),
                 custom: i.custom.clone(),
                 attempt,
+                scratchpad: i.scratchpad.clone(),
             }),
         }
     }
@@ -108,6 +117,93 @@ impl Context {
             let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
             sink(&self.inner.node, value);
         }
+    }
+
+    /// Pauses the run until a human (or any caller) answers `question`; returns the
+    /// answer once the thread is resumed with `Command::resume(answer)`.
+    ///
+    /// The first time, this returns an error that pauses the node: return it with
+    /// `?` (the node must return `Result<_, NodeError>`). The run stops after the
+    /// superstep's other tasks finish, and the caller sees the question in
+    /// [`GraphOutput::interrupts`](crate::GraphOutput). On resume the node runs
+    /// again **from its beginning**, so code before this call runs twice: keep side
+    /// effects after it, or make them idempotent. Several calls in one node are
+    /// answered in order, one resume each.
+    ///
+    /// The answer is deserialised as `A`; a value that does not fit returns a
+    /// [`ResumeTypeError`] (the run fails, the thread is unchanged, resume again with
+    /// a value of the right type). Resuming needs a checkpointer.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct Review { draft: String, approved: bool }
+    ///
+    /// #[node]
+    /// fn approve(s: &Review, ctx: &Context) -> Result<ReviewUpdate, NodeError> {
+    ///     let approved: bool = ctx.interrupt(format!("Publish {:?}?", s.draft))?;
+    ///     Ok(Review::update().approved(approved))
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = StateGraph::<Review>::new()
+    ///     .add_node(approve)
+    ///     .add_edge(START, approve)
+    ///     .compile_with(stategraph::checkpoint::InMemorySaver::new())?;
+    /// let config = RunConfig::thread("t1");
+    ///
+    /// let paused = app.invoke(Review::update().draft("hello".into()), &config).await?;
+    /// assert_eq!(paused.interrupts[0].value, "Publish \"hello\"?");
+    ///
+    /// let done = app.invoke(Command::resume(true), &config).await?;
+    /// assert!(done.approved && done.interrupts.is_empty());
+    /// # Ok::<(), GraphError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn interrupt<Q, A>(&self, question: Q) -> Result<A, NodeError>
+    where
+        Q: serde::Serialize,
+        A: serde::de::DeserializeOwned,
+    {
+        let pad = self.inner.scratchpad.as_deref();
+        let Some(answer) = pad.and_then(Scratchpad::ask) else {
+            // No answer: pause. A task without a scratchpad has no answers at all.
+            let id = match pad {
+                Some(pad) => pad.id().to_owned(),
+                None => crate::interrupt::interrupt_id(&format!(
+                    "{}:{}",
+                    self.inner.node, self.inner.task_id
+                )),
+            };
+            let value = serde_json::to_value(&question).map_err(|e| {
+                NodeError::msg(format!(
+                    "node `{}` asked with a value that cannot be serialised: {e}",
+                    self.inner.node
+                ))
+            })?;
+            return Err(NodeError::interrupt(Interrupt { value, id }));
+        };
+        serde_json::from_str(answer.as_str()).map_err(|source| {
+            if let Some(pad) = pad {
+                pad.reject_last();
+            }
+            let mut value = answer.as_str().to_owned();
+            if value.len() > 200 {
+                let cut = (0..=200)
+                    .rev()
+                    .find(|&i| value.is_char_boundary(i))
+                    .unwrap_or(0);
+                value.truncate(cut);
+                value.push('…');
+            }
+            NodeError::from(ResumeTypeError {
+                node: self.inner.node.to_string(),
+                value,
+                expected: std::any::type_name::<A>(),
+                source,
+            })
+        })
     }
 
     /// Whether the caller is listening to the `custom` stream mode.

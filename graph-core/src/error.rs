@@ -149,6 +149,27 @@ impl NodeError {
     pub(crate) fn into_boxed(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
         self.inner
     }
+
+    /// The signal of a node that paused at an `interrupt` call.
+    pub(crate) fn interrupt(interrupt: crate::interrupt::Interrupt) -> Self {
+        NodeError {
+            inner: Box::new(crate::interrupt::InterruptSignal(interrupt)),
+        }
+    }
+
+    /// Whether this is the pause of an [`interrupt`](crate::Context::interrupt)
+    /// call rather than a failure. Interrupts are never retried.
+    pub fn is_interrupt(&self) -> bool {
+        self.inner.is::<crate::interrupt::InterruptSignal>()
+    }
+
+    /// The interrupt this error signals, or the error itself.
+    pub(crate) fn into_interrupt(self) -> Result<crate::interrupt::Interrupt, Self> {
+        match self.inner.downcast::<crate::interrupt::InterruptSignal>() {
+            Ok(signal) => Ok(signal.0),
+            Err(inner) => Err(NodeError { inner }),
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for NodeError {
@@ -250,6 +271,11 @@ pub enum GraphError {
     /// The checkpointer failed, or stored data could not be read back.
     #[error(transparent)]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),
+
+    /// A `Command::resume` that cannot be applied: no pending interrupt to answer,
+    /// several pending interrupts and a single value, or an unknown interrupt id.
+    #[error("{0}")]
+    InvalidResume(String),
 
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]

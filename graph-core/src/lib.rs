@@ -13,6 +13,8 @@
 //!   [`CompiledGraph`].
 //! - `pregel` (internal): the superstep loop that runs a compiled graph;
 //!   [`checkpoint`] persists it.
+//! - [`interrupt`]: human in the loop — pausing a run and resuming it.
+//! - [`io`]: what goes into a run and what comes out.
 //! - [`stream`]: the typed events a run reports.
 
 pub mod channels;
@@ -22,6 +24,8 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod graph;
+pub mod interrupt;
+pub mod io;
 pub mod node;
 pub(crate) mod pregel;
 pub mod retry;
@@ -41,6 +45,8 @@ pub use config::{Durability, RunConfig};
 pub use context::Context;
 pub use error::{EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError};
 pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
+pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
+pub use io::{GraphInput, GraphOutput};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
 pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};

@@ -162,7 +162,13 @@ impl<S: State> NodeOutput<S> {
         &self.updates
     }
 
-    fn push_command<G: GotoTarget>(&mut self, cmd: Command<G, S::Update>) {
+    fn push_command<G: GotoTarget>(&mut self, cmd: Command<G, S::Update>) -> Result<(), NodeError> {
+        if cmd.resume.is_some() {
+            return Err(NodeError::msg(
+                "a node returned Command::resume, which only graph input can use: pass it to \
+                 invoke/stream to answer an interrupt",
+            ));
+        }
         match cmd.graph {
             CommandGraph::Current => {
                 if let Some(u) = cmd.update {
@@ -184,9 +190,10 @@ impl<S: State> NodeOutput<S> {
                 parent.push_command(Command {
                     graph: CommandGraph::Current,
                     ..cmd
-                });
+                })?;
             }
         }
+        Ok(())
     }
 }
 
@@ -229,7 +236,7 @@ impl<S: State> IntoNodeOutput<S> for () {
 impl<S: State, G: GotoTarget> IntoNodeOutput<S> for Command<G, S::Update> {
     fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
         let mut out = NodeOutput::default();
-        out.push_command(self);
+        out.push_command(self)?;
         Ok(out)
     }
 
@@ -242,7 +249,7 @@ impl<S: State, G: GotoTarget> IntoNodeOutput<S> for Vec<Command<G, S::Update>> {
     fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
         let mut out = NodeOutput::default();
         for cmd in self {
-            out.push_command(cmd);
+            out.push_command(cmd)?;
         }
         Ok(out)
     }

@@ -106,7 +106,11 @@ impl RetryPolicy {
 
     /// The wait after failure `attempt` (1-based), or `None` when not to retry.
     pub(crate) fn next_wait(&self, attempt: u32, error: &NodeError) -> Option<Duration> {
-        if attempt >= self.max_attempts || !(self.retry_on)(error) {
+        if attempt >= self.max_attempts
+            || error.is_interrupt()
+            || error.is::<crate::interrupt::ResumeTypeError>()
+            || !(self.retry_on)(error)
+        {
             return None;
         }
         let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);

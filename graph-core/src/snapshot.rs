@@ -14,6 +14,8 @@ pub struct SnapshotTask<S: State> {
     pub error: Option<String>,
     /// Its state updates, if it completed (`None` if it has not run).
     pub result: Option<Vec<S::Update>>,
+    /// The interrupts it is paused at (resume them with `Command::resume`).
+    pub interrupts: Vec<crate::Interrupt>,
 }
 
 impl<S: State> Clone for SnapshotTask<S> {
@@ -23,6 +25,7 @@ impl<S: State> Clone for SnapshotTask<S> {
             name: self.name.clone(),
             error: self.error.clone(),
             result: self.result.clone(),
+            interrupts: self.interrupts.clone(),
         }
     }
 }
@@ -34,6 +37,7 @@ impl<S: State> std::fmt::Debug for SnapshotTask<S> {
             .field("name", &self.name)
             .field("error", &self.error)
             .field("result", &self.result.as_ref().map(Vec::len))
+            .field("interrupts", &self.interrupts)
             .finish()
     }
 }
@@ -59,6 +63,8 @@ pub struct StateSnapshot<S: State> {
     pub parent_config: Option<CheckpointConfig>,
     /// The tasks of the next step, with their errors and results so far.
     pub tasks: Vec<SnapshotTask<S>>,
+    /// Every task's pending interrupts, in task order.
+    pub interrupts: Vec<crate::Interrupt>,
 }
 
 impl<S: State + std::fmt::Debug> std::fmt::Debug for StateSnapshot<S> {
@@ -71,6 +77,7 @@ impl<S: State + std::fmt::Debug> std::fmt::Debug for StateSnapshot<S> {
             .field("created_at", &self.created_at)
             .field("parent_config", &self.parent_config)
             .field("tasks", &self.tasks)
+            .field("interrupts", &self.interrupts)
             .finish()
     }
 }

@@ -1,6 +1,7 @@
 //! Streaming: [`StreamMode`]s to ask for, and the typed [`StreamEvent`]s you get.
 
 use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
+use crate::interrupt::Interrupt;
 use crate::state::State;
 use std::fmt;
 use std::sync::Arc;
@@ -110,6 +111,18 @@ pub enum StreamEvent<S: State> {
         error: Option<String>,
         /// Its state updates, in order.
         updates: Vec<S::Update>,
+        /// The interrupts it paused at (empty when it completed or failed).
+        interrupts: Vec<Interrupt>,
+    },
+    /// `updates` mode: a task paused at [`Context::interrupt`](crate::Context::interrupt)
+    /// (its interrupts), or the run stopped at a static breakpoint (empty).
+    Interrupt(Vec<Interrupt>),
+    /// `values` mode: the state when a task paused, with its interrupts.
+    ValuesAtInterrupt {
+        /// The state (the paused superstep's writes not applied yet).
+        values: Arc<S>,
+        /// The task's interrupts.
+        interrupts: Vec<Interrupt>,
     },
     /// The checkpoint a step starts from (the last one has an empty `next`).
     Checkpoint(CheckpointEvent<S>),
@@ -134,8 +147,8 @@ impl<S: State> StreamEvent<S> {
     /// The mode this event belongs to.
     pub fn mode(&self) -> StreamMode {
         match self {
-            StreamEvent::Values(_) => StreamMode::Values,
-            StreamEvent::Updates { .. } => StreamMode::Updates,
+            StreamEvent::Values(_) | StreamEvent::ValuesAtInterrupt { .. } => StreamMode::Values,
+            StreamEvent::Updates { .. } | StreamEvent::Interrupt(_) => StreamMode::Updates,
             StreamEvent::Custom { .. } => StreamMode::Custom,
             StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
@@ -172,12 +185,22 @@ where
                 name,
                 error,
                 updates,
+                interrupts,
             } => f
                 .debug_struct("TaskResult")
                 .field("id", id)
                 .field("name", name)
                 .field("error", error)
                 .field("updates", updates)
+                .field("interrupts", interrupts)
+                .finish(),
+            StreamEvent::Interrupt(interrupts) => {
+                f.debug_tuple("Interrupt").field(interrupts).finish()
+            }
+            StreamEvent::ValuesAtInterrupt { values, interrupts } => f
+                .debug_struct("ValuesAtInterrupt")
+                .field("values", values)
+                .field("interrupts", interrupts)
                 .finish(),
             StreamEvent::Checkpoint(c) => f
                 .debug_struct("Checkpoint")

@@ -56,7 +56,11 @@ pub async fn stream_values<S: State>(
     graph: &CompiledGraph<S>,
     input: S::Update,
 ) -> Result<(Arc<S>, usize), String> {
-    let mut stream = graph.stream(input, &run_config(), StreamMode::Values);
+    let mut stream = graph.stream(
+        stategraph::GraphInput::update(input),
+        &run_config(),
+        StreamMode::Values,
+    );
     let mut last = None;
     let mut chunks = 0;
     while let Some(event) = stream.next().await {

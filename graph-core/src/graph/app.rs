@@ -5,6 +5,7 @@ use super::draw::Drawing;
 use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use crate::config::RunConfig;
 use crate::error::GraphError;
+use crate::io::{GraphInput, GraphOutput};
 use crate::pregel::{EventSink, Run};
 use crate::snapshot::{NodeUpdate, StateSnapshot};
 use crate::state::State;
@@ -103,23 +104,31 @@ impl<S: State> CompiledGraph<S> {
         self.graph.nodes.iter().skip(1).map(|n| &*n.name)
     }
 
-    /// Runs the graph from `input` until no node is triggered; returns the final state.
+    /// Runs the graph from `input` until no node is triggered, or until it pauses
+    /// at an interrupt or a breakpoint; returns the state (the output dereferences
+    /// to it) with the pending interrupts.
     ///
-    /// `input` is the state's update type (`S::update()...`); `None` means "no input",
-    /// which is an error on a graph without a checkpointer.
+    /// `input` is the state's update type (`S::update()...`); `None` continues the
+    /// thread from its checkpoint (an error on a fresh thread); a
+    /// [`Command`](crate::Command) resumes an interrupt (`Command::resume`),
+    /// updates the state and routes.
     pub async fn invoke(
         &self,
-        input: impl Into<Option<S::Update>>,
+        input: impl Into<GraphInput<S>>,
         config: &RunConfig,
-    ) -> Result<S, GraphError> {
+    ) -> Result<GraphOutput<S>, GraphError> {
         let run = Run::new(
             Arc::clone(&self.graph),
             config.clone(),
             None,
             self.saver.clone(),
         )?;
-        let state = run.run(input.into()).await?;
-        Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))
+        let out = run.run(input.into()).await?;
+        Ok(GraphOutput {
+            state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
+            interrupts: out.interrupts,
+            breakpoint: out.breakpoint,
+        })
     }
 
     /// The state of a thread: its latest checkpoint (or the one `config` names),
@@ -147,6 +156,7 @@ impl<S: State> CompiledGraph<S> {
                     created_at: None,
                     parent_config: None,
                     tasks: Vec::new(),
+                    interrupts: Vec::new(),
                 }),
             },
         }
@@ -235,7 +245,7 @@ impl<S: State> CompiledGraph<S> {
     /// after the events that preceded it.
     pub fn stream(
         &self,
-        input: impl Into<Option<S::Update>>,
+        input: impl Into<GraphInput<S>>,
         config: &RunConfig,
         modes: impl Into<StreamModes>,
     ) -> GraphStream<S> {

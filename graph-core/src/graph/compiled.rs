@@ -63,6 +63,9 @@ pub(crate) struct Graph<S: State> {
     pub(crate) triggers_any: FieldSet,
     /// Branch channel id of each node (`usize::MAX` for `__start__`).
     pub(crate) branch_of: Vec<usize>,
+    /// Static breakpoints set at build time.
+    pub(crate) interrupt_before: crate::interrupt::Breakpoints,
+    pub(crate) interrupt_after: crate::interrupt::Breakpoints,
 }
 
 impl<S: State> Graph<S> {
@@ -94,6 +97,8 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         branches,
         errors: _,
         retry: default_retry,
+        interrupt_before,
+        interrupt_after,
     } = graph;
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();
@@ -211,5 +216,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         trigger_to_nodes,
         triggers_any,
         branch_of,
+        interrupt_before,
+        interrupt_after,
     }
 }

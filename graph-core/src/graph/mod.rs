@@ -19,6 +19,7 @@ use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
 use crate::context::Context;
 use crate::error::GraphError;
+use crate::interrupt::Breakpoints;
 use crate::node::{
     AsyncFn, ErasedNode, FnNode, IntoNodeOutput, IntoNodeSpec, Node, NodeBox, NodeFn, NodeSpec,
 };
@@ -196,6 +197,8 @@ pub struct StateGraph<S: State> {
     pub(crate) errors: Vec<String>,
     /// The retry policy of nodes without their own.
     pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) interrupt_before: Breakpoints,
+    pub(crate) interrupt_after: Breakpoints,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -213,6 +216,8 @@ impl<S: State> StateGraph<S> {
             branches: Vec::new(),
             errors: Vec::new(),
             retry: None,
+            interrupt_before: Breakpoints::None,
+            interrupt_after: Breakpoints::None,
         }
     }
 
@@ -221,6 +226,31 @@ impl<S: State> StateGraph<S> {
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
+    }
+
+    /// Every run stops before `nodes` run (a node, a name, or a tuple / array of
+    /// them; `"*"` for every node): a static breakpoint. The checkpoint is stored
+    /// and `invoke` returns with [`GraphOutput::breakpoint`](crate::GraphOutput)
+    /// set; `invoke(None, ..)` continues (and does not stop at the same place
+    /// twice). A run's `RunConfig::interrupt_before` replaces this.
+    pub fn interrupt_before<M>(mut self, nodes: impl EdgeSources<M>) -> Self {
+        self.interrupt_before = Self::breakpoint_set(nodes.source_names());
+        self
+    }
+
+    /// Every run stops after `nodes` ran (see
+    /// [`interrupt_before`](Self::interrupt_before)).
+    pub fn interrupt_after<M>(mut self, nodes: impl EdgeSources<M>) -> Self {
+        self.interrupt_after = Self::breakpoint_set(nodes.source_names());
+        self
+    }
+
+    fn breakpoint_set(names: Vec<String>) -> Breakpoints {
+        if names.iter().any(|n| n == "*") {
+            Breakpoints::All
+        } else {
+            Breakpoints::Nodes(names)
+        }
     }
 
     /// Adds a node (a `#[node]` fn, or any [`Node`] value) under its own name.

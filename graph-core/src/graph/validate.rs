@@ -167,6 +167,22 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         }
     }
 
+    for (which, at) in [
+        ("before", &graph.interrupt_before),
+        ("after", &graph.interrupt_after),
+    ] {
+        if let crate::interrupt::Breakpoints::Nodes(nodes) = at {
+            for n in nodes {
+                if !names.contains(n.as_str()) {
+                    errors.push(format!(
+                        "interrupt_{which} names node `{n}`, which the graph does not have: add it \
+                         with add_node, or use \"*\" for every node"
+                    ));
+                }
+            }
+        }
+    }
+
     if !has_entry {
         errors.push(
             "Graph must have an entrypoint: add at least one edge from START to another node"

@@ -2,9 +2,11 @@
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
 use super::writes::{TaskResult, TaskWrites};
-use super::{Run, Task};
+use super::{Run, Task, TaskInterrupt};
+use crate::checkpoint::Blob;
 use crate::context::{Context, CustomSink};
 use crate::error::{GraphError, NodeError};
+use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamMode};
@@ -137,10 +139,14 @@ impl<S: State> Run<S> {
     }
 
     /// Starts a task's node; the synchronous part of a closure node runs here.
+    /// A task that has answers for its interrupts (or may take the run's resume
+    /// value) gets a scratchpad, returned in `pad`.
     fn start(
         &self,
         task: &mut Task<S>,
         custom: &Option<CustomSink>,
+        answers: Vec<Blob>,
+        pad: &mut Option<Arc<Scratchpad>>,
     ) -> Result<NodeFuture<S>, Failure> {
         let spec = &self.graph.nodes[task.node];
         let (Some(runner), Some(input)) = (spec.runner.as_ref(), task.input.take()) else {
@@ -151,6 +157,13 @@ impl<S: State> Run<S> {
             }
             return Ok(Box::pin(std::future::ready(Ok(out))));
         };
+        if !answers.is_empty() || self.null_resume.is_some() {
+            *pad = Some(Arc::new(Scratchpad::new(
+                self.interrupt_id_of(task),
+                answers,
+                self.null_resume.clone(),
+            )));
+        }
         let ctx = Context::new(
             Arc::clone(&spec.name),
             task.id.clone(),
@@ -158,6 +171,7 @@ impl<S: State> Run<S> {
             self.stop,
             Arc::clone(&self.config),
             custom.clone(),
+            pad.clone(),
         );
         let span = tracing::debug_span!(
             "task",
@@ -183,8 +197,10 @@ impl<S: State> Run<S> {
     }
 
     /// Runs every task of the step that has no restored writes; returns each task's
-    /// result in task order. On the first failure, returns the error with the
-    /// outputs of the tasks that had completed (tasks still running are cancelled).
+    /// result in task order. Tasks that pause at an interrupt end `Interrupted`
+    /// (their siblings keep running). On the first failure, running siblings are
+    /// cancelled and the failure is returned with the results of the tasks that
+    /// had ended.
     ///
     /// Each task's future is first polled once, inline: a node that completes
     /// without waiting (every sync node, most async ones) costs no task spawn and
@@ -194,19 +210,28 @@ impl<S: State> Run<S> {
         &mut self,
         tasks: &mut [Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
-    ) -> Result<Vec<TaskResult<S>>, (GraphError, Vec<(usize, NodeOutput<S>)>)> {
+        mut answers: Vec<Vec<Blob>>,
+    ) -> StepRun<S> {
         let custom = self.custom_sink();
         let mut slots: Vec<Option<TaskResult<S>>> = restored
             .into_iter()
             .map(|r| r.map(TaskResult::Restored))
             .collect();
+        let mut pads: Vec<Option<Arc<Scratchpad>>> = Vec::new();
         let mut pending: Vec<(usize, NodeFuture<S>)> = Vec::new();
         let mut failure: Option<(usize, Failure)> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
             if slots[i].is_some() {
                 continue;
             }
-            let result = match self.start(task, &custom) {
+            let mine = answers.get_mut(i).map(std::mem::take).unwrap_or_default();
+            let mut pad = None;
+            let started = self.start(task, &custom, mine, &mut pad);
+            if pad.is_some() {
+                pads.resize_with(i + 1, || None);
+                pads[i] = pad;
+            }
+            let result = match started {
                 Ok(mut fut) => match poll_once(&mut fut).await {
                     Some(result) => result,
                     None => {
@@ -216,8 +241,8 @@ impl<S: State> Run<S> {
                 },
                 Err(failure) => Err(failure),
             };
-            match result {
-                Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+            match ended(result, pads.get(i)) {
+                Ok(r) => slots[i] = Some(r),
                 Err(f) => {
                     // Tasks not started yet, or still pending, are dropped unrun.
                     failure = Some((i, f));
@@ -229,8 +254,8 @@ impl<S: State> Run<S> {
 
         if failure.is_none() && pending.len() == 1 {
             if let Some((i, fut)) = pending.pop() {
-                match guarded(fut).await {
-                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                match ended(guarded(fut).await, pads.get(i)) {
+                    Ok(r) => slots[i] = Some(r),
                     Err(f) => failure = Some((i, f)),
                 }
             }
@@ -254,8 +279,8 @@ impl<S: State> Run<S> {
                     Err(e) if e.is_panic() => Err(Failure::Panic(panic_message(&*e.into_panic()))),
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
-                match result {
-                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                match ended(result, pads.get(i)) {
+                    Ok(r) => slots[i] = Some(r),
                     Err(f) => {
                         abort.abort_all();
                         while waiting.next().await.is_some() {}
@@ -269,8 +294,8 @@ impl<S: State> Run<S> {
             let (indices, futures): (Vec<usize>, Vec<_>) = pending.drain(..).unzip();
             let done = futures::future::join_all(futures.into_iter().map(guarded)).await;
             for (i, result) in indices.into_iter().zip(done) {
-                match result {
-                    Ok(out) => slots[i] = Some(TaskResult::Output(out)),
+                match ended(result, pads.get(i)) {
+                    Ok(r) => slots[i] = Some(r),
                     Err(f) => {
                         failure.get_or_insert((i, f));
                     }
@@ -278,18 +303,46 @@ impl<S: State> Run<S> {
             }
         }
 
-        if let Some((i, f)) = failure {
-            let error = self.failure(&tasks[i], f);
-            let finished = slots
-                .into_iter()
-                .enumerate()
-                .filter_map(|(j, r)| match r {
-                    Some(TaskResult::Output(out)) => Some((j, out)),
-                    _ => None,
-                })
-                .collect();
-            return Err((error, finished));
+        let failure = failure.map(|(i, f)| self.failure(&tasks[i], f));
+        StepRun {
+            results: slots,
+            failure,
         }
-        Ok(slots.into_iter().flatten().collect())
+    }
+}
+
+/// What the tasks of one superstep did.
+pub(super) struct StepRun<S: State> {
+    /// Per task: how it ended (`None`: it did not end, because a sibling failed).
+    pub(super) results: Vec<Option<TaskResult<S>>>,
+    /// The first failure, if any.
+    pub(super) failure: Option<GraphError>,
+}
+
+impl<S: State> StepRun<S> {
+    /// Whether some task paused at an interrupt.
+    pub(super) fn interrupted(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| matches!(r, Some(TaskResult::Interrupted(_))))
+    }
+}
+
+/// How a task ended: its output, a pause at an interrupt (with the answers it
+/// consumed, from its scratchpad), or a failure.
+fn ended<S: State>(
+    result: Result<NodeOutput<S>, Failure>,
+    pad: Option<&Option<Arc<Scratchpad>>>,
+) -> Result<TaskResult<S>, Failure> {
+    match result {
+        Ok(out) => Ok(TaskResult::Output(out)),
+        Err(Failure::Error(e)) => match e.into_interrupt() {
+            Ok(interrupt) => Ok(TaskResult::Interrupted(TaskInterrupt {
+                interrupts: vec![interrupt],
+                answers: pad.and_then(Option::as_ref).and_then(|p| p.resume_write()),
+            })),
+            Err(e) => Err(Failure::Error(e)),
+        },
+        Err(panic) => Err(panic),
     }
 }

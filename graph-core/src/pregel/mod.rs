@@ -4,7 +4,9 @@
 mod control;
 mod execute;
 pub(crate) mod ids;
+mod pause;
 mod persist;
+mod resume;
 mod snapshot;
 mod writes;
 
@@ -15,6 +17,8 @@ use crate::command::Send;
 use crate::config::{Durability, RunConfig};
 use crate::error::GraphError;
 use crate::graph::compiled::Graph;
+use crate::interrupt::{Breakpoints, NullResume};
+use crate::io::{GraphInput, GraphOutput, InputKind};
 use crate::node::TaskInput;
 use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
@@ -24,6 +28,8 @@ use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
+
+pub(crate) use pause::TaskInterrupt;
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {
@@ -157,6 +163,16 @@ pub(crate) struct Run<S: State> {
     ids: TaskIds,
     events: Option<Arc<EventSink<S>>>,
     persistence: Option<Persistence>,
+    /// Per channel: its version when the thread was last resumed
+    /// (`versions_seen["__interrupt__"]`, 0 = never); breakpoints fire only after
+    /// something changed since.
+    interrupt_seen: Vec<u64>,
+    interrupt_before: Breakpoints,
+    interrupt_after: Breakpoints,
+    /// `Command::resume`'s value, for the first superstep of the run.
+    null_resume: Option<Arc<NullResume>>,
+    /// `Command::resume_map`'s answers by interrupt id.
+    resume_map: Vec<(String, Blob)>,
 }
 
 impl<S: State> Run<S> {
@@ -195,7 +211,14 @@ impl<S: State> Run<S> {
         };
         let n = graph.num_channels();
         let control = graph.control.iter().map(ControlChannel::new).collect();
+        let interrupt_before = Self::breakpoints(&graph, config.get_interrupt_before(), true)?;
+        let interrupt_after = Self::breakpoints(&graph, config.get_interrupt_after(), false)?;
         Ok(Run {
+            interrupt_seen: vec![0; n],
+            interrupt_before,
+            interrupt_after,
+            null_resume: None,
+            resume_map: Vec::new(),
             seen: vec![None; graph.nodes.len()],
             graph,
             config: Arc::new(config),
@@ -224,53 +247,49 @@ impl<S: State> Run<S> {
         })
     }
 
-    /// Runs to completion from `input` (or resumes when `None`); returns the state.
-    pub(crate) async fn run(self, input: Option<S::Update>) -> Result<Arc<S>, GraphError> {
+    /// Runs from `input` until no task is left, or until the run pauses at an
+    /// interrupt or a breakpoint; returns the state and why it paused.
+    pub(crate) async fn run(self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
         self.run_steps(input).instrument(span).await
     }
 
-    async fn run_steps(mut self, input: Option<S::Update>) -> Result<Arc<S>, GraphError> {
+    async fn run_steps(mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         let has_versions = self.versions.max > 0;
-        let mut pending: Vec<PendingWrite> = Vec::new();
-        match (input, &loaded) {
-            (Some(update), _) => {
-                self.stop = self.step + limit + 1;
-                self.apply_graph_input(update)?;
-                self.save(CheckpointSource::Input).await?;
-                self.step += 1;
+        // A checkpoint named by id is replayed: its tasks run again, even those
+        // whose writes were stored.
+        let replaying = self.config.get_checkpoint_id().is_some();
+        let resume = match input.kind {
+            InputKind::Update(update) => {
+                self.start_with_input(update, limit).await?;
+                None
             }
-            (None, Some(tuple)) if has_versions => {
-                self.stop = self.step + limit + 1;
-                if self.config.get_checkpoint_id().is_some() {
-                    // Time travel: replaying an old checkpoint runs its step again
-                    // (stored writes are not reused) on a fork, so the original
-                    // branch stays intact.
-                    if !matches!(
-                        tuple.metadata.source,
-                        CheckpointSource::Update | CheckpointSource::Fork
-                    ) {
-                        self.store_update(CheckpointSource::Fork).await?;
-                        self.step += 1;
-                        self.stop += 1;
-                    }
-                } else {
-                    // Resume: re-enter the loaded checkpoint's step; completed tasks'
-                    // writes are restored instead of re-running them.
-                    pending = tuple.pending_writes.clone();
-                }
+            InputKind::Command(cmd) if !has_versions => {
+                let update = self.command_on_new_thread(cmd)?;
+                self.start_with_input(update, limit).await?;
+                None
             }
-            (None, _) => {
+            InputKind::Command(cmd) => Some(Some(cmd)),
+            InputKind::None if has_versions => Some(None),
+            InputKind::None => {
                 return Err(GraphError::EmptyInput(
                     "Received no input for __start__".to_owned(),
                 ))
             }
-        }
+        };
+        let mut pending: Vec<PendingWrite> = match (resume, &loaded) {
+            (Some(cmd), Some(tuple)) => {
+                self.stop = self.step + limit + 1;
+                self.resume_from(tuple, cmd, replaying).await?
+            }
+            _ => Vec::new(),
+        };
 
+        let mut first = true;
         loop {
             if self.step > self.stop {
                 self.save_on_exit().await?;
@@ -297,29 +316,45 @@ impl<S: State> Run<S> {
                 checkpoint = %ids::format_uuid(&self.checkpoint),
                 "superstep"
             );
-            let restored = match (&loaded, pending.is_empty()) {
-                (Some(tuple), false) => self.restore_pending(tuple, &tasks, &pending)?,
-                _ => tasks.iter().map(|_| None).collect(),
+            // Only the first superstep of a resumed run has stored writes: the
+            // writes of tasks that completed (not re-run, unless replaying) and the
+            // answers of tasks that paused at an interrupt.
+            let (restored, answers) = match &loaded {
+                Some(tuple) if first && !pending.is_empty() => {
+                    self.restore_pending(tuple, &tasks, &pending, !replaying)?
+                }
+                _ => (tasks.iter().map(|_| None).collect(), Vec::new()),
             };
             pending.clear();
+            if self.should_interrupt(&self.interrupt_before, &tasks) {
+                return self.stop_before(&tasks, restored).await;
+            }
             self.emit_task_starts(&tasks, &restored);
             let sent_before = self.events.as_ref().map_or(0, |e| e.sent());
             let span = tracing::debug_span!("superstep", step = self.step, tasks = tasks.len());
-            let results = match self
-                .execute(&mut tasks, restored)
+            let mut step = self
+                .execute(&mut tasks, restored, answers)
                 .instrument(span.clone())
-                .await
-            {
-                Ok(results) => results,
-                Err((failure, finished)) => {
-                    self.emit_task_failure(&tasks, &failure);
-                    self.persist_failure(&tasks, finished, &failure).await?;
-                    return Err(failure);
-                }
-            };
+                .await;
+            if let Some(failure) = step.failure.take() {
+                self.emit_task_failure(&tasks, &failure);
+                self.persist_step(&tasks, &mut step.results, Some(&failure))
+                    .await?;
+                return Err(failure);
+            }
+            if step.interrupted() {
+                return self.pause_at_interrupts(&tasks, step.results).await;
+            }
+            let results = step.results.into_iter().flatten().collect();
             span.in_scope(|| self.apply(&tasks, results, None, true))?;
             self.save(CheckpointSource::Loop).await?;
             self.step += 1;
+            first = false;
+            self.null_resume = None;
+            self.resume_map.clear();
+            if self.should_interrupt(&self.interrupt_after, &tasks) {
+                return self.stop_after(&tasks).await;
+            }
             if self
                 .events
                 .as_ref()
@@ -332,7 +367,44 @@ impl<S: State> Run<S> {
             }
         }
         self.save_on_exit().await?;
-        Ok(self.state)
+        Ok(GraphOutput::finished(self.state))
+    }
+
+    /// New input: written to `__start__` as a new `input` checkpoint, which the
+    /// run continues from.
+    async fn start_with_input(&mut self, update: S::Update, limit: i64) -> Result<(), GraphError> {
+        self.stop = self.step + limit + 1;
+        self.apply_graph_input(update)?;
+        self.save(CheckpointSource::Input).await?;
+        self.step += 1;
+        Ok(())
+    }
+
+    /// The breakpoints of a run: the call's, else the graph's.
+    fn breakpoints(
+        graph: &Graph<S>,
+        call: Option<&Breakpoints>,
+        before: bool,
+    ) -> Result<Breakpoints, GraphError> {
+        let Some(call) = call else {
+            return Ok(if before {
+                graph.interrupt_before.clone()
+            } else {
+                graph.interrupt_after.clone()
+            });
+        };
+        if let Breakpoints::Nodes(names) = call {
+            if let Some(unknown) = names
+                .iter()
+                .find(|n| graph.node_by_name.get(n.as_str()).is_none_or(|&i| i == 0))
+            {
+                return Err(GraphError::InvalidConfig(format!(
+                    "interrupt_{} names node `{unknown}`, which this graph does not have",
+                    if before { "before" } else { "after" }
+                )));
+            }
+        }
+        Ok(call.clone())
     }
 
     /// `update_state`: writes `values` as if node `as_node` had produced them,
@@ -405,7 +477,8 @@ impl<S: State> Run<S> {
                     let mut tasks = self.prepare()?;
                     let restored = match &loaded {
                         Some(tuple) if !tuple.pending_writes.is_empty() => {
-                            self.restore_pending(tuple, &tasks, &tuple.pending_writes)?
+                            self.restore_pending(tuple, &tasks, &tuple.pending_writes, true)?
+                                .0
                         }
                         _ => tasks.iter().map(|_| None).collect(),
                     };
@@ -634,6 +707,7 @@ impl<S: State> Run<S> {
                     name: Arc::clone(&self.graph.nodes[task.node].name),
                     error: Some(failure.to_string()),
                     updates: Vec::new(),
+                    interrupts: Vec::new(),
                 });
             }
         }
@@ -674,28 +748,6 @@ impl<S: State> Run<S> {
             }
         }
         Ok(tuple)
-    }
-
-    /// Writes restored for tasks that completed before the run stopped (`None` for
-    /// tasks that must run: no writes, or an error write).
-    fn restore_pending(
-        &self,
-        tuple: &CheckpointTuple,
-        tasks: &[Task<S>],
-        pending: &[PendingWrite],
-    ) -> Result<Vec<Option<writes::TaskWrites<S>>>, GraphError> {
-        let mut out = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            let rows: Vec<&PendingWrite> =
-                pending.iter().filter(|w| w.task_id == task.id).collect();
-            let failed = rows.iter().any(|w| w.channel == persist::ERROR);
-            if rows.is_empty() || failed {
-                out.push(None);
-            } else {
-                out.push(Some(self.decode_writes(tuple, &rows)?));
-            }
-        }
-        Ok(out)
     }
 
     /// Creates the checkpoint of the current state and stores it as the durability
@@ -777,42 +829,6 @@ impl<S: State> Run<S> {
         let source = self.pending_source;
         self.put_current(source).await?;
         self.flush_puts().await
-    }
-
-    /// A step failed: store the checkpoint it started from (if not stored yet), the
-    /// writes of the tasks that completed, and the error of the one that failed, so a
-    /// resume re-runs only the failed task.
-    async fn persist_failure(
-        &mut self,
-        tasks: &[Task<S>],
-        finished: Vec<(usize, crate::node::NodeOutput<S>)>,
-        failure: &GraphError,
-    ) -> Result<(), GraphError> {
-        if self.persistence.is_none() {
-            return Ok(());
-        }
-        let source = self.pending_source;
-        self.put_current(source).await?;
-        self.flush_puts().await?;
-        let mut rows: Vec<(String, Vec<(String, Blob)>)> = Vec::new();
-        for (i, out) in finished {
-            let writes = self.resolve_alone(&tasks[i], out)?;
-            rows.push((tasks[i].id.clone(), self.encode_writes(&writes)?));
-        }
-        if let GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. } =
-            failure
-        {
-            let text = Blob::encode(&failure.to_string()).map_err(|e| {
-                GraphError::Checkpoint(crate::checkpoint::CheckpointError::Storage(e.into()))
-            })?;
-            rows.push((task_id.clone(), vec![(persist::ERROR.to_owned(), text)]));
-        }
-        if let Some(p) = &self.persistence {
-            for (task_id, writes) in rows {
-                p.saver.put_writes(&p.config, writes, &task_id).await?;
-            }
-        }
-        Ok(())
     }
 
     fn next_version(&self) -> u64 {

@@ -19,7 +19,24 @@ use std::sync::Arc;
 /// Special channels of pending writes (SEMANTICS.md §0).
 pub(crate) const NO_WRITES: &str = "__no_writes__";
 pub(crate) const ERROR: &str = "__error__";
+pub(crate) const INTERRUPT: &str = "__interrupt__";
+pub(crate) const RESUME: &str = "__resume__";
 pub(crate) const TASKS: &str = "__pregel_tasks";
+/// The task id of writes not tied to a task (a `Command` given as input).
+pub(crate) const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// Whether a pending write records how a task ended (an error, an interrupt, its
+/// resume answers) rather than a write to a channel.
+pub(crate) fn is_control(channel: &str) -> bool {
+    matches!(channel, ERROR | INTERRUPT | RESUME | "__scheduled__")
+}
+
+/// The answers stored in a `__resume__` write (a list; a bare value is one answer).
+pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
+    value
+        .decode::<Vec<Blob>>()
+        .unwrap_or_else(|_| vec![value.clone()])
+}
 
 /// Collects one blob per visited field.
 struct BlobCollector<'a> {
@@ -132,6 +149,15 @@ impl<S: State> Run<S> {
                         graph.channel_names[c].to_string(),
                         self.version_text(c, seen[i]),
                     );
+                }
+            }
+        }
+
+        if self.interrupt_seen.iter().any(|&v| v > 0) {
+            let entry = versions_seen.entry(INTERRUPT.to_owned()).or_default();
+            for (c, &v) in self.interrupt_seen.iter().enumerate() {
+                if v > 0 {
+                    entry.insert(graph.channel_names[c].to_string(), self.version_text(c, v));
                 }
             }
         }
@@ -272,6 +298,14 @@ impl<S: State> Run<S> {
             }
         }
         for (node_name, seen) in &cp.versions_seen {
+            if node_name == INTERRUPT {
+                for (name, text) in seen {
+                    if let Some(&c) = graph.channel_ids.get(name.as_str()) {
+                        self.interrupt_seen[c] = parse_version(text).unwrap_or(0);
+                    }
+                }
+                continue;
+            }
             let Some(&node) = graph.node_by_name.get(node_name.as_str()) else {
                 continue;
             };
@@ -387,7 +421,7 @@ impl<S: State> Run<S> {
         let mut writes = TaskWrites::default();
         for row in rows {
             let what = || format!("a pending write to `{}`", row.channel);
-            if row.channel == NO_WRITES {
+            if row.channel == NO_WRITES || is_control(&row.channel) {
                 continue;
             }
             if row.channel == TASKS {

@@ -4,6 +4,7 @@ use super::writes::TaskResult;
 use super::{persist, Run};
 use crate::checkpoint::{CheckpointTuple, PendingWrite};
 use crate::error::GraphError;
+use crate::interrupt::Interrupt;
 use crate::snapshot::{SnapshotTask, StateSnapshot};
 use crate::state::State;
 use std::sync::Arc;
@@ -23,10 +24,12 @@ impl<S: State> Run<S> {
             self.checkpoint = bytes;
         }
         let tasks = self.prepare()?;
+        self.apply_null_writes(tuple, &tuple.pending_writes)?;
         let mut snapshot_tasks = Vec::with_capacity(tasks.len());
         let mut next = Vec::new();
         let mut with_writes = Vec::new();
         let mut results = Vec::new();
+        let mut all_interrupts = Vec::new();
         for task in &tasks {
             let rows: Vec<&PendingWrite> = tuple
                 .pending_writes
@@ -41,8 +44,16 @@ impl<S: State> Run<S> {
             let writes: Vec<&PendingWrite> = rows
                 .iter()
                 .copied()
-                .filter(|w| w.channel != persist::ERROR)
+                .filter(|w| !persist::is_control(&w.channel))
                 .collect();
+            // A task that completed since it paused no longer waits.
+            let mut interrupts: Vec<Interrupt> = Vec::new();
+            if writes.is_empty() {
+                for w in rows.iter().filter(|w| w.channel == persist::INTERRUPT) {
+                    interrupts.extend(super::resume::decode_interrupts(tuple, w)?);
+                }
+            }
+            all_interrupts.extend(interrupts.iter().cloned());
             let name = self.graph.nodes[task.node].name.to_string();
             // A task's stored result is always shown; only for the latest checkpoint
             // are the writes attached (the task leaves `next`, values include them).
@@ -53,12 +64,7 @@ impl<S: State> Run<S> {
                 let decoded = self.decode_writes(tuple, &writes)?;
                 let updates = decoded.updates.clone();
                 if apply_pending {
-                    with_writes.push(super::Task {
-                        node: task.node,
-                        path: task.path.clone(),
-                        id: task.id.clone(),
-                        input: None,
-                    });
+                    with_writes.push(task.without_input());
                     results.push(TaskResult::Restored(decoded));
                 } else {
                     next.push(name.clone());
@@ -70,6 +76,7 @@ impl<S: State> Run<S> {
                 name,
                 error,
                 result,
+                interrupts,
             });
         }
         if apply_pending && !with_writes.is_empty() {
@@ -84,6 +91,7 @@ impl<S: State> Run<S> {
             created_at: Some(tuple.checkpoint.ts.clone()),
             parent_config: tuple.parent_config.clone(),
             tasks: snapshot_tasks,
+            interrupts: all_interrupts,
         })
     }
 }

@@ -42,6 +42,8 @@ pub(crate) enum TaskResult<S: State> {
     Output(NodeOutput<S>),
     /// Writes restored from pending writes (the task does not run again).
     Restored(TaskWrites<S>),
+    /// The task paused at an interrupt: it wrote nothing.
+    Interrupted(super::TaskInterrupt),
 }
 
 /// Turns a node name from a `Command` goto into a trigger write.
@@ -182,6 +184,10 @@ impl<S: State> Run<S> {
                         parent: None,
                     });
                 }
+                TaskResult::Interrupted(_) => {
+                    restored[i] = true;
+                    outputs.push(NodeOutput::default());
+                }
             }
         }
 
@@ -208,6 +214,7 @@ impl<S: State> Run<S> {
                         name: Arc::clone(name),
                         error: None,
                         updates: out.updates.clone(),
+                        interrupts: Vec::new(),
                     });
                 }
             }

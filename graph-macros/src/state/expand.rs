@@ -78,6 +78,13 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
                     ))
                 }
             }
+
+            #[automatically_derived]
+            impl ::core::convert::From<#update> for ::stategraph::GraphInput<#ident> {
+                fn from(update: #update) -> Self {
+                    ::stategraph::GraphInput::update(update)
+                }
+            }
         };
     }
 }

@@ -1,0 +1,321 @@
+//! Human in the loop: the [`Interrupt`]s a node raises with
+//! [`Context::interrupt`](crate::Context::interrupt), the resume values that answer
+//! them, and the static breakpoints (`interrupt_before` / `interrupt_after`).
+//!
+//! A node that interrupts stops where it asked; its thread keeps the question as a
+//! pending write of the current checkpoint. Resuming (`Command::resume`) re-runs the
+//! node *from its beginning*: each `interrupt` call it already passed returns its
+//! stored answer (matched by position), the first unanswered one takes the new
+//! resume value, the next one pauses again (SEMANTICS.md §5).
+
+use crate::checkpoint::Blob;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A pause requested by a node: the value it asked with, and the id to resume it by.
+///
+/// The id is the same for every interrupt one task raises, and differs between
+/// tasks (it hashes the task's namespace, as LangGraph does), so a resume map
+/// (`Command::resume_map`) can answer several paused tasks at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interrupt {
+    /// What the node asked with (the value passed to `interrupt`), as JSON.
+    pub value: serde_json::Value,
+    /// The id to resume this interrupt by (32 lowercase hex digits).
+    pub id: String,
+}
+
+impl Interrupt {
+    /// The value, deserialised as `T`.
+    pub fn value_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        T::deserialize(&self.value)
+    }
+}
+
+/// A resume value (or map of them by interrupt id) given as graph input.
+#[derive(Debug, Clone)]
+pub(crate) enum Resume {
+    /// Answers the one pending interrupt (the first `interrupt` call that asks).
+    Value(Blob),
+    /// Answers interrupts by id.
+    Map(Vec<(String, Blob)>),
+    /// A value that could not be serialised: reported when the run starts.
+    Invalid(String),
+}
+
+impl Resume {
+    pub(crate) fn value<T: Serialize>(value: &T) -> Self {
+        match Blob::encode(value) {
+            Ok(blob) => Resume::Value(blob),
+            Err(e) => Resume::Invalid(format!("the resume value cannot be serialised: {e}")),
+        }
+    }
+
+    pub(crate) fn map<K: Into<String>, V: Serialize>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut map = Vec::new();
+        for (id, value) in entries {
+            let id = id.into();
+            match Blob::encode(&value) {
+                Ok(blob) => map.push((id, blob)),
+                Err(e) => {
+                    return Resume::Invalid(format!(
+                        "the resume value for interrupt {id} cannot be serialised: {e}"
+                    ))
+                }
+            }
+        }
+        Resume::Map(map)
+    }
+}
+
+/// A resume value that does not deserialise into the type the node asked for.
+///
+/// The node's `interrupt` call returns it (and the run fails with it as the
+/// source of [`GraphError::NodeFailed`](crate::GraphError::NodeFailed)); the
+/// thread is unchanged, so resuming again with a value of the right type works.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "node `{node}` cannot read the resume value {value} as a `{expected}`: {source}; \
+     resume again with a value of that type"
+)]
+pub struct ResumeTypeError {
+    /// The node that asked.
+    pub node: String,
+    /// The resume value, as JSON (shortened when long).
+    pub value: String,
+    /// The type the node asked for.
+    pub expected: &'static str,
+    /// Why it did not fit.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Where a run stopped at a static breakpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Breakpoint {
+    /// Before these nodes ran (`interrupt_before`): they run on resume.
+    Before(Vec<String>),
+    /// After these nodes ran (`interrupt_after`): their writes are applied.
+    After(Vec<String>),
+}
+
+/// The nodes a static breakpoint stops at: every node, or a list of names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Breakpoints {
+    /// No breakpoint.
+    #[default]
+    None,
+    /// Every node (LangGraph's `"*"`); the hidden `__start__` task never matches.
+    All,
+    /// The named nodes.
+    Nodes(Vec<String>),
+}
+
+impl Breakpoints {
+    /// Breakpoints at the named nodes.
+    pub fn nodes<I: IntoIterator<Item = N>, N: Into<String>>(names: I) -> Self {
+        Breakpoints::Nodes(names.into_iter().map(Into::into).collect())
+    }
+
+    /// Whether no node is a breakpoint.
+    pub fn is_none(&self) -> bool {
+        match self {
+            Breakpoints::None => true,
+            Breakpoints::All => false,
+            Breakpoints::Nodes(names) => names.is_empty(),
+        }
+    }
+
+    /// Whether a task of node `name` stops here.
+    pub(crate) fn matches(&self, name: &str) -> bool {
+        match self {
+            Breakpoints::None => false,
+            Breakpoints::All => name != crate::START,
+            Breakpoints::Nodes(names) => names.iter().any(|n| n == name),
+        }
+    }
+}
+
+/// The control-flow error an interrupting node returns (through `?`).
+pub(crate) struct InterruptSignal(pub(crate) Interrupt);
+
+impl fmt::Debug for InterruptSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("InterruptSignal").field(&self.0).finish()
+    }
+}
+
+impl fmt::Display for InterruptSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the node is waiting for a resume value (interrupt {}); return this error with `?` \
+             so the run can pause",
+            self.0.id
+        )
+    }
+}
+
+impl std::error::Error for InterruptSignal {}
+
+/// The run-wide resume value (`Command::resume(v)`): the first task whose
+/// `interrupt` call finds no answer of its own takes it.
+#[derive(Default)]
+pub(crate) struct NullResume(Mutex<Option<Blob>>);
+
+impl NullResume {
+    pub(crate) fn new(value: Blob) -> Self {
+        NullResume(Mutex::new(Some(value)))
+    }
+
+    fn take(&self) -> Option<Blob> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// One task's interrupt bookkeeping (LangGraph's scratchpad): the answers it has,
+/// how many `interrupt` calls this attempt made, and whether it consumed answers
+/// (then its `__resume__` write must be stored with the interrupt).
+pub(crate) struct Scratchpad {
+    id: String,
+    null_resume: Option<Arc<NullResume>>,
+    inner: Mutex<ScratchState>,
+}
+
+#[derive(Default)]
+struct ScratchState {
+    calls: usize,
+    answers: Vec<Blob>,
+    used_answers: bool,
+}
+
+impl Scratchpad {
+    /// The scratchpad of a task whose interrupts have id `id`, knowing the
+    /// `answers` stored or mapped for it.
+    pub(crate) fn new(
+        id: String,
+        answers: Vec<Blob>,
+        null_resume: Option<Arc<NullResume>>,
+    ) -> Self {
+        Scratchpad {
+            id,
+            null_resume,
+            inner: Mutex::new(ScratchState {
+                answers,
+                ..ScratchState::default()
+            }),
+        }
+    }
+
+    /// A retry starts the node over: its `interrupt` calls count from zero again.
+    pub(crate) fn restart(&self) {
+        self.lock().calls = 0;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ScratchState> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The answers to store as the task's `__resume__` write, if it consumed any.
+    pub(crate) fn resume_write(&self) -> Option<Vec<Blob>> {
+        let state = self.lock();
+        state.used_answers.then(|| state.answers.clone())
+    }
+
+    /// The id of this task's interrupts.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// One `interrupt` call: its answer, or `None` when the node must pause.
+    pub(crate) fn ask(&self) -> Option<Blob> {
+        let mut state = self.lock();
+        let idx = state.calls;
+        state.calls += 1;
+        if let Some(answer) = state.answers.get(idx).cloned() {
+            state.used_answers = true;
+            return Some(answer);
+        }
+        let answer = self.null_resume.as_ref().and_then(|r| r.take())?;
+        state.answers.push(answer.clone());
+        state.used_answers = true;
+        Some(answer)
+    }
+
+    /// Forgets the answer just taken (it did not fit the node's type): the task
+    /// stores no answer it could not read.
+    pub(crate) fn reject_last(&self) {
+        let mut state = self.lock();
+        if state.answers.len() == state.calls {
+            state.answers.pop();
+        }
+        state.used_answers = !state.answers.is_empty();
+    }
+}
+
+/// The id of the interrupts raised by the task whose checkpoint namespace is `ns`
+/// (`"node:task_id"` at the root): xxh3-128 as 32 lowercase hex digits.
+pub(crate) fn interrupt_id(ns: &str) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(ns.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blob(v: &str) -> Blob {
+        Blob::encode(v).unwrap()
+    }
+
+    #[test]
+    fn answers_are_matched_by_position_then_the_null_resume_then_it_asks() {
+        let null = Arc::new(NullResume::new(blob("r2")));
+        let pad = Scratchpad::new("id".into(), vec![blob("r1")], Some(Arc::clone(&null)));
+        assert_eq!(pad.ask(), Some(blob("r1")));
+        assert_eq!(pad.ask(), Some(blob("r2")));
+        assert_eq!(pad.ask(), None);
+        assert_eq!(pad.resume_write(), Some(vec![blob("r1"), blob("r2")]));
+        // The null resume is taken once for the whole run.
+        let other = Scratchpad::new("id2".into(), Vec::new(), Some(null));
+        assert_eq!(other.ask(), None);
+        assert_eq!(other.resume_write(), None);
+    }
+
+    #[test]
+    fn a_retry_replays_the_answers_from_the_first_call() {
+        let pad = Scratchpad::new("id".into(), vec![blob("a")], None);
+        assert_eq!(pad.ask(), Some(blob("a")));
+        pad.restart();
+        assert_eq!(pad.ask(), Some(blob("a")));
+    }
+
+    #[test]
+    fn a_rejected_answer_is_not_stored() {
+        let null = Arc::new(NullResume::new(blob("bad")));
+        let pad = Scratchpad::new("id".into(), Vec::new(), Some(null));
+        assert!(pad.ask().is_some());
+        pad.reject_last();
+        assert_eq!(pad.resume_write(), None);
+    }
+
+    #[test]
+    fn interrupt_ids_hash_the_task_namespace_like_langgraph() {
+        // xxh3_128_hexdigest(b"") in Python's xxhash.
+        assert_eq!(interrupt_id(""), "99aa06d3014798d86001c324468d497f");
+        assert_eq!(interrupt_id("a:b").len(), 32);
+        assert_ne!(interrupt_id("a:b"), interrupt_id("a:c"));
+    }
+
+    #[test]
+    fn breakpoints_match_names_or_every_visible_node() {
+        assert!(Breakpoints::All.matches("agent"));
+        assert!(!Breakpoints::All.matches(crate::START));
+        assert!(Breakpoints::nodes(["a"]).matches("a"));
+        assert!(!Breakpoints::nodes(["a"]).matches("b"));
+        assert!(Breakpoints::nodes(Vec::<String>::new()).is_none());
+    }
+}
