@@ -73,6 +73,12 @@
 //! database, so they work across processes and machines, and the server releases
 //! them when a worker dies.
 //!
+//! # A run queue
+//!
+//! [`RunQueue`] lets one process submit runs that any worker executes (`SELECT
+//! ... FOR UPDATE SKIP LOCKED`), at least once and without applying an input
+//! twice; `examples/workers.rs` starts a submitter and several workers.
+//!
 //! # Retention
 //!
 //! [`Checkpointer::prune`] deletes old checkpoints of a thread (keep the last N, or
@@ -84,11 +90,13 @@
 mod error;
 mod lock;
 mod ops;
+mod queue;
 mod schema;
 
 pub use deadpool_postgres;
 pub use error::PgError;
 pub use lock::ThreadLock;
+pub use queue::{QueuedRun, RunQueue, RunStatus, RUN_ID_METADATA_KEY};
 pub use tokio_postgres;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
