@@ -1,6 +1,7 @@
 //! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
 
 mod checkpoint_cost;
+mod interrupt_resume;
 mod sendfan;
 mod seq;
 mod wide_state;
@@ -16,6 +17,7 @@ pub const NAMES: &[&str] = &[
     "wide_state_25x300",
     "wide_state_25x300_ckpt",
     "sendfan_10000",
+    "interrupt_resume_1000",
     "checkpoint_cost_memory",
     "checkpoint_cost_sqlite",
 ];
@@ -26,6 +28,7 @@ pub fn build(name: &str) -> Option<Workload> {
         "wide_state_25x300" => Some(wide_state::build(300, false)),
         "wide_state_25x300_ckpt" => Some(wide_state::build(300, true)),
         "sendfan_10000" => Some(sendfan::build(10_000)),
+        "interrupt_resume_1000" => Some(interrupt_resume::build(1000)),
         "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
         "checkpoint_cost_sqlite" => Some(checkpoint_cost::build(true)),
         _ => None,

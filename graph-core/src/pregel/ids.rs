@@ -63,12 +63,41 @@ pub(crate) fn now_iso8601() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    // Written digit by digit: `format!` costs several times more, once per checkpoint.
+    let mut out = String::with_capacity(32);
+    push_digits(&mut out, year.clamp(0, 9999) as u64, 4);
+    out.push('-');
+    push_digits(&mut out, month as u64, 2);
+    out.push('-');
+    push_digits(&mut out, day as u64, 2);
+    out.push('T');
+    push_digits(&mut out, (rem / 3600) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 3600 / 60) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 60) as u64, 2);
+    out.push('.');
+    push_digits(&mut out, u64::from(micros), 6);
+    out.push_str("+00:00");
+    out
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits (more if `n` needs them).
+pub(crate) fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut buf = [0u8; 20];
+    let mut len = 0;
+    loop {
+        buf[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in len..width {
+        out.push('0');
+    }
+    out.extend(buf[..len].iter().rev().map(|&d| char::from(d)));
 }
 
 /// Formats 16 bytes as a hyphenated UUID string.
@@ -155,6 +184,25 @@ mod tests {
         let id = checkpoint_id(7);
         assert_eq!(parse_uuid(&format_uuid(&id)), Some(id));
         assert_eq!(parse_uuid("not a uuid"), None);
+    }
+
+    #[test]
+    fn zero_padded_digits_match_format() {
+        for (n, width) in [
+            (0u64, 1),
+            (0, 4),
+            (7, 2),
+            (12, 2),
+            (123, 2),
+            (2026, 4),
+            (5, 32),
+            (u64::MAX, 32),
+            (u64::MAX, 3),
+        ] {
+            let mut out = String::new();
+            push_digits(&mut out, n, width);
+            assert_eq!(out, format!("{n:0width$}"), "{n} {width}");
+        }
     }
 
     #[test]

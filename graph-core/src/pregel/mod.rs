@@ -103,6 +103,16 @@ impl std::ops::Index<usize> for Versions {
     }
 }
 
+/// The random fraction of the version strings a run makes, LangGraph's
+/// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
+/// make the same version numbers, and must not collide on a blob key.
+fn version_salt() -> Arc<str> {
+    let mut salt = String::with_capacity(20);
+    salt.push_str(".0.");
+    ids::push_digits(&mut salt, fastrand::u64(..10_000_000_000_000_000), 16);
+    Arc::from(salt)
+}
+
 /// `update_state`'s special `as_node` that copies a checkpoint as a fork.
 pub(crate) const COPY: &str = "__copy__";
 /// `update_state`'s special `as_node` that treats the values as graph input.
@@ -138,7 +148,7 @@ pub(crate) struct Run<S: State> {
     /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
     restored_versions: Vec<Option<(u64, Arc<str>)>>,
     /// The random fraction of version strings made by this run.
-    version_salt: f64,
+    version_salt: Arc<str>,
     /// Channel versions at the last stored checkpoint (to know what changed).
     saved_versions: Vec<u64>,
     /// Per node: the version of each trigger when the node last ran.
@@ -229,7 +239,7 @@ impl<S: State> Run<S> {
             sends: Vec::new(),
             versions: Versions::new(n),
             restored_versions: vec![None; n],
-            version_salt: fastrand::f64(),
+            version_salt: version_salt(),
             saved_versions: vec![0; n],
             updated: FieldSet::with_capacity(n),
             updated_known: true,

@@ -86,7 +86,12 @@ impl<S: State> Run<S> {
     pub(crate) fn version_text(&self, c: usize, n: u64) -> ChannelVersion {
         match &self.restored_versions[c] {
             Some((v, text)) if *v == n => text.to_string(),
-            _ => format!("{n:032}.{:016}", self.version_salt),
+            _ => {
+                let mut text = String::with_capacity(32 + self.version_salt.len());
+                super::ids::push_digits(&mut text, n, 32);
+                text.push_str(&self.version_salt);
+                text
+            }
         }
     }
 

@@ -1,0 +1,68 @@
+//! `interrupt_resume_1000`: 1000 threads, each paused at an interrupt and resumed.
+
+use super::{run_config, runtime};
+use crate::harness::{expect, Workload};
+use serde::{Deserialize, Serialize};
+use stategraph::checkpoint::InMemorySaver;
+use stategraph::{Command, Context, NodeError, State, StateGraph, END, START};
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Ask {
+    reply: Option<String>,
+    answer: Option<String>,
+}
+
+pub fn build(threads: usize) -> Workload {
+    let graph = StateGraph::<Ask>::new()
+        .add_node_fn(
+            "ask",
+            |_: &Ask, ctx: &Context| -> Result<AskUpdate, NodeError> {
+                let reply: String = ctx.interrupt("q")?;
+                Ok(Ask::update().reply(Some(reply)))
+            },
+        )
+        .add_node_fn("done", |s: &Ask| Ask::update().answer(s.reply.clone()))
+        .add_edge(START, "ask")
+        .add_edge("ask", "done")
+        .add_edge("done", END)
+        .compile_with(InMemorySaver::new())
+        .unwrap_or_else(|e| panic!("interrupt_resume graph: {e}"));
+    let rt = runtime();
+    Workload::new(
+        move || {
+            rt.block_on(async {
+                let mut bad = Vec::new();
+                for k in 0..threads {
+                    let config = run_config();
+                    let first = graph
+                        .invoke(Ask::update(), &config)
+                        .await
+                        .map_err(|e| format!("thread {k}, first invoke: {e}"))?;
+                    let second = graph
+                        .invoke(Command::resume("a"), &config)
+                        .await
+                        .map_err(|e| format!("thread {k}, resume: {e}"))?;
+                    let paused = first.state == Ask::default()
+                        && first.interrupts.len() == 1
+                        && first.interrupts[0].value == "q";
+                    let resumed = !second.is_interrupted()
+                        && second.reply.as_deref() == Some("a")
+                        && second.answer.as_deref() == Some("a");
+                    if !(paused && resumed) {
+                        bad.push(format!("thread {k}: {first:?} then {second:?}"));
+                    }
+                }
+                Ok(bad)
+            })
+        },
+        move |bad: Vec<String>| {
+            expect(bad.is_empty(), || {
+                format!(
+                    "{} threads with wrong results, first: {}",
+                    bad.len(),
+                    bad[0]
+                )
+            })
+        },
+    )
+}
