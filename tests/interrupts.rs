@@ -996,3 +996,66 @@ async fn graph_input_can_be_built_generically() {
     let out = run(&app, Plain::update().foo("x".into())).await.unwrap();
     assert_eq!(out.foo, "x!");
 }
+
+// ---------------------------------------------------------------- durability
+
+#[tokio::test]
+async fn a_paused_thread_survives_reopening_the_sqlite_file() {
+    use stategraph::sqlite::SqliteSaver;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hitl.db");
+    let config = RunConfig::thread("t");
+    {
+        let app = StateGraph::<Market>::new()
+            .add_node_fn(
+                "node",
+                |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
+                    let a: String = ctx.interrupt("first")?;
+                    let b: String = ctx.interrupt("second")?;
+                    Ok(Market::update().my_key(format!("{a}+{b}")))
+                },
+            )
+            .add_edge(START, "node")
+            .compile_with(SqliteSaver::open(&path).await.unwrap())
+            .unwrap();
+        app.invoke(Market::update().my_key(">".into()), &config)
+            .await
+            .unwrap();
+        let out = app.invoke(Command::resume("a"), &config).await.unwrap();
+        assert_eq!(out.interrupts[0].value, json!("second"));
+    }
+    // A new saver on the same file, as a second process would open it.
+    let app = StateGraph::<Market>::new()
+        .add_node_fn(
+            "node",
+            |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
+                let a: String = ctx.interrupt("first")?;
+                let b: String = ctx.interrupt("second")?;
+                Ok(Market::update().my_key(format!("{a}+{b}")))
+            },
+        )
+        .add_edge(START, "node")
+        .compile_with(SqliteSaver::open(&path).await.unwrap())
+        .unwrap();
+    let snapshot = app.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.interrupts[0].value, json!("second"));
+    let out = app.invoke(Command::resume("b"), &config).await.unwrap();
+    assert_eq!(out.my_key, ">a+b");
+}
+
+#[tokio::test]
+async fn durability_exit_stores_the_paused_step_once() {
+    let app = two_questions(Arc::default());
+    let config = RunConfig::thread("t").durability(Durability::Exit);
+    app.invoke(Market::update().my_key("x".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(checkpoints(&app, &config).await, 1);
+    let snapshot = app.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.next, vec!["node"]);
+    assert_eq!(snapshot.interrupts.len(), 1);
+    app.invoke(Command::resume("a"), &config).await.unwrap();
+    let out = app.invoke(Command::resume("b"), &config).await.unwrap();
+    assert_eq!(out.my_key, "xa b");
+    assert_eq!(checkpoints(&app, &config).await, 2);
+}
