@@ -1059,3 +1059,68 @@ async fn durability_exit_stores_the_paused_step_once() {
     assert_eq!(out.my_key, "xa b");
     assert_eq!(checkpoints(&app, &config).await, 2);
 }
+
+#[tokio::test]
+async fn a_failing_sibling_keeps_the_interrupt_of_the_task_that_paused() {
+    let fail = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let failing = Arc::clone(&fail);
+    let app = StateGraph::<Texts>::new()
+        .add_node_fn(
+            "flaky",
+            move |_: &Texts| -> Result<TextsUpdate, NodeError> {
+                if failing.load(Ordering::SeqCst) {
+                    return Err(NodeError::msg("boom"));
+                }
+                Ok(Texts::update().text_1("fixed".into()))
+            },
+        )
+        .add_node_fn(
+            "asker",
+            |_: &Texts, ctx: &Context| -> Result<TextsUpdate, NodeError> {
+                let t: String = ctx.interrupt("?")?;
+                Ok(Texts::update().text_2(t))
+            },
+        )
+        .add_edge(START, "flaky")
+        .add_edge(START, "asker")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let err = app.invoke(Texts::update(), &config).await.unwrap_err();
+    assert!(
+        matches!(err, GraphError::NodeFailed { ref node, .. } if node == "flaky"),
+        "{err}"
+    );
+    let snapshot = app.get_state(&config).await.unwrap();
+    let asker = snapshot.tasks.iter().find(|t| t.name == "asker").unwrap();
+    let flaky = snapshot.tasks.iter().find(|t| t.name == "flaky").unwrap();
+    assert_eq!(asker.interrupts.len(), 1);
+    assert!(flaky.error.as_deref().unwrap_or_default().contains("boom"));
+
+    fail.store(false, Ordering::SeqCst);
+    let out = app.invoke(Command::resume("ok"), &config).await.unwrap();
+    assert_eq!((out.text_1.as_str(), out.text_2.as_str()), ("fixed", "ok"));
+}
+
+#[tokio::test]
+async fn an_update_without_resume_reruns_the_paused_node_which_asks_again() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = two_questions(Arc::clone(&calls));
+    let config = RunConfig::thread("t");
+    let first = app
+        .invoke(Market::update().my_key("x".into()), &config)
+        .await
+        .unwrap();
+    let again = app
+        .invoke(
+            Command::update_only(Market::update().market("FR".into())),
+            &config,
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.interrupts, first.interrupts);
+    assert_eq!(again.market, "FR");
+    let again = app.invoke(None, &config).await.unwrap();
+    assert_eq!(again.interrupts, first.interrupts);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
