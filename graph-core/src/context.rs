@@ -6,6 +6,15 @@ use crate::interrupt::{Interrupt, ResumeTypeError, Scratchpad};
 use std::sync::Arc;
 
 pub(crate) type CustomSink = Arc<dyn Fn(&Arc<str>, serde_json::Value) + Send + Sync>;
+pub(crate) type MessageSink = Arc<dyn Fn(&Context, serde_json::Value) + Send + Sync>;
+
+/// Where a task's streamed values go: one sink per mode a node can write to, `None`
+/// when the caller does not listen to that mode.
+#[derive(Clone, Default)]
+pub(crate) struct StreamSinks {
+    pub(crate) custom: Option<CustomSink>,
+    pub(crate) messages: Option<MessageSink>,
+}
 
 /// The context of one task: its step, ids, the run's config, and the custom stream.
 ///
@@ -21,7 +30,7 @@ struct TaskInfo {
     step: i64,
     stop: i64,
     config: Arc<RunConfig>,
-    custom: Option<CustomSink>,
+    sinks: StreamSinks,
     attempt: u32,
     scratchpad: Option<Arc<Scratchpad>>,
 }
@@ -33,7 +42,7 @@ impl Context {
         step: i64,
         stop: i64,
         config: Arc<RunConfig>,
-        custom: Option<CustomSink>,
+        sinks: StreamSinks,
         scratchpad: Option<Arc<Scratchpad>>,
     ) -> Self {
         Context {
@@ -43,7 +52,7 @@ impl Context {
                 step,
                 stop,
                 config,
-                custom,
+                sinks,
                 attempt: 1,
                 scratchpad,
             }),
@@ -63,7 +72,7 @@ impl Context {
                 step: i.step,
                 stop: i.stop,
                 config: Arc::clone(&i.config),
-                custom: i.custom.clone(),
+                sinks: i.sinks.clone(),
                 attempt,
                 scratchpad: i.scratchpad.clone(),
             }),
@@ -78,6 +87,10 @@ impl Context {
     /// The name of the running node.
     pub fn node(&self) -> &str {
         &self.inner.node
+    }
+
+    pub(crate) fn node_arc(&self) -> Arc<str> {
+        Arc::clone(&self.inner.node)
     }
 
     /// The id of the running task (deterministic: same checkpoint, same id).
@@ -113,10 +126,27 @@ impl Context {
     /// Emits `value` on the `custom` stream mode right away (a no-op when the caller
     /// did not ask for that mode). Values that fail to serialise are sent as `null`.
     pub fn write_custom(&self, value: impl serde::Serialize) {
-        if let Some(sink) = &self.inner.custom {
+        if let Some(sink) = &self.inner.sinks.custom {
             let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
             sink(&self.inner.node, value);
         }
+    }
+
+    /// Emits `chunk` on the `messages` stream mode right away, with this task's
+    /// node, id and step as metadata (a no-op when the caller did not ask for that
+    /// mode). Chat model integrations call this for each token or tool-call chunk
+    /// they receive; values that fail to serialise are sent as `null`.
+    pub fn write_message_chunk(&self, chunk: impl serde::Serialize) {
+        if let Some(sink) = &self.inner.sinks.messages {
+            let chunk = serde_json::to_value(chunk).unwrap_or(serde_json::Value::Null);
+            sink(self, chunk);
+        }
+    }
+
+    /// Whether the caller is listening to the `messages` stream mode (a model
+    /// call may then stream its tokens instead of waiting for the whole reply).
+    pub fn is_streaming_messages(&self) -> bool {
+        self.inner.sinks.messages.is_some()
     }
 
     /// Pauses the run until a human (or any caller) answers `question`; returns the
@@ -208,7 +238,7 @@ impl Context {
 
     /// Whether the caller is listening to the `custom` stream mode.
     pub fn is_streaming_custom(&self) -> bool {
-        self.inner.custom.is_some()
+        self.inner.sinks.custom.is_some()
     }
 }
 

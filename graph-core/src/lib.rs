@@ -51,7 +51,7 @@ pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeO
 pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
-pub use stream::{CheckpointEvent, StreamEvent, StreamMode, StreamModes};
+pub use stream::{CheckpointEvent, MessageMetadata, StreamEvent, StreamMode, StreamModes};
 
 /// The virtual entry node of every graph.
 pub const START: &str = "__start__";

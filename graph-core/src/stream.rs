@@ -20,6 +20,9 @@ pub enum StreamMode {
     Tasks,
     /// Each checkpoint a step starts from (with a checkpointer only).
     Checkpoints,
+    /// Chat model output as it is generated: the chunks nodes emit with
+    /// [`Context::write_message_chunk`](crate::Context::write_message_chunk).
+    Messages,
 }
 
 impl StreamMode {
@@ -30,6 +33,7 @@ impl StreamMode {
             StreamMode::Custom => 4,
             StreamMode::Tasks => 8,
             StreamMode::Checkpoints => 16,
+            StreamMode::Messages => 32,
         }
     }
 }
@@ -126,6 +130,37 @@ pub enum StreamEvent<S: State> {
     },
     /// The checkpoint a step starts from (the last one has an empty `next`).
     Checkpoint(CheckpointEvent<S>),
+    /// `messages` mode: a chunk of chat model output a node emitted with
+    /// [`Context::write_message_chunk`](crate::Context::write_message_chunk).
+    Message {
+        /// The chunk, as the emitter serialised it (a token delta or a whole message).
+        chunk: serde_json::Value,
+        /// Which task emitted it.
+        metadata: MessageMetadata,
+    },
+}
+
+/// Where a [`StreamEvent::Message`] chunk comes from (LangGraph's `langgraph_node`,
+/// `langgraph_step` and task id metadata).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MessageMetadata {
+    /// The node that emitted the chunk.
+    pub node: Arc<str>,
+    /// The id of the emitting task.
+    pub task_id: String,
+    /// The superstep it ran in.
+    pub step: i64,
+}
+
+impl MessageMetadata {
+    pub(crate) fn of(ctx: &crate::Context) -> Self {
+        MessageMetadata {
+            node: ctx.node_arc(),
+            task_id: ctx.task_id().to_owned(),
+            step: ctx.step(),
+        }
+    }
 }
 
 /// The payload of [`StreamEvent::Checkpoint`].
@@ -152,6 +187,7 @@ impl<S: State> StreamEvent<S> {
             StreamEvent::Custom { .. } => StreamMode::Custom,
             StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
+            StreamEvent::Message { .. } => StreamMode::Messages,
         }
     }
 }
@@ -208,6 +244,11 @@ where
                 .field("metadata", &c.metadata)
                 .field("next", &c.next)
                 .field("values", &c.values)
+                .finish(),
+            StreamEvent::Message { chunk, metadata } => f
+                .debug_struct("Message")
+                .field("chunk", chunk)
+                .field("metadata", metadata)
                 .finish(),
         }
     }

@@ -4,12 +4,12 @@
 use super::writes::{TaskResult, TaskWrites};
 use super::{Run, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
-use crate::context::{Context, CustomSink};
+use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
 use crate::error::{GraphError, NodeError};
 use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
 use crate::state::State;
-use crate::stream::{StreamEvent, StreamMode};
+use crate::stream::{MessageMetadata, StreamEvent, StreamMode};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use std::any::Any;
@@ -120,6 +120,20 @@ impl<S: State> Run<S> {
         }))
     }
 
+    fn message_sink(&self) -> Option<MessageSink> {
+        let events = self.events.as_ref()?;
+        if !events.wants(StreamMode::Messages) {
+            return None;
+        }
+        let events = Arc::clone(events);
+        Some(Arc::new(move |ctx: &Context, chunk| {
+            events.emit(StreamEvent::Message {
+                chunk,
+                metadata: MessageMetadata::of(ctx),
+            })
+        }))
+    }
+
     fn failure(&self, task: &Task<S>, failure: Failure) -> GraphError {
         let node = self.graph.nodes[task.node].name.to_string();
         match failure {
@@ -144,7 +158,7 @@ impl<S: State> Run<S> {
     fn start(
         &self,
         task: &mut Task<S>,
-        custom: &Option<CustomSink>,
+        sinks: &StreamSinks,
         answers: Vec<Blob>,
         pad: &mut Option<Arc<Scratchpad>>,
     ) -> Result<NodeFuture<S>, Failure> {
@@ -170,7 +184,7 @@ impl<S: State> Run<S> {
             self.step,
             self.stop,
             Arc::clone(&self.config),
-            custom.clone(),
+            sinks.clone(),
             pad.clone(),
         );
         let span = tracing::debug_span!(
@@ -212,7 +226,10 @@ impl<S: State> Run<S> {
         restored: Vec<Option<TaskWrites<S>>>,
         mut answers: Vec<Vec<Blob>>,
     ) -> StepRun<S> {
-        let custom = self.custom_sink();
+        let sinks = StreamSinks {
+            custom: self.custom_sink(),
+            messages: self.message_sink(),
+        };
         let mut slots: Vec<Option<TaskResult<S>>> = restored
             .into_iter()
             .map(|r| r.map(TaskResult::Restored))
@@ -226,7 +243,7 @@ impl<S: State> Run<S> {
             }
             let mine = answers.get_mut(i).map(std::mem::take).unwrap_or_default();
             let mut pad = None;
-            let started = self.start(task, &custom, mine, &mut pad);
+            let started = self.start(task, &sinks, mine, &mut pad);
             if pad.is_some() {
                 pads.resize_with(i + 1, || None);
                 pads[i] = pad;
