@@ -4,6 +4,7 @@
 //! workload on stdout; without `--only`, each workload runs in its own child process.
 
 mod harness;
+mod postgres;
 mod workloads;
 
 use std::process::{Command, ExitCode};
@@ -37,7 +38,12 @@ fn main() -> ExitCode {
             }
         }
     }
-    let known: Vec<&str> = workloads::NAMES.to_vec();
+    // Workloads that need a server run only when named with --only.
+    let known: Vec<&str> = workloads::NAMES
+        .iter()
+        .chain(postgres::NAMES)
+        .copied()
+        .collect();
     if list {
         for name in &known {
             println!("{name}");
@@ -45,7 +51,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let names: Vec<String> = if only.is_empty() {
-        known.iter().map(|s| s.to_string()).collect()
+        workloads::NAMES.iter().map(|s| s.to_string()).collect()
     } else {
         only
     };
@@ -55,7 +61,8 @@ fn main() -> ExitCode {
     }
 
     if names.len() == 1 {
-        let Some(workload) = workloads::build(&names[0]) else {
+        let Some(workload) = workloads::build(&names[0]).or_else(|| postgres::build(&names[0]))
+        else {
             return ExitCode::from(2);
         };
         let (line, ok) = harness::measure(&names[0], workload, quick);
