@@ -167,6 +167,30 @@ pub mod postgres {
     pub use graph_postgres::*;
 }
 
+/// Chat agents: [`Message`](agents::Message)s merged by
+/// [`add_messages`](agents::add_messages), tools, chat models,
+/// [`ToolNode`](agents::ToolNode) and
+/// [`create_react_agent`](agents::create_react_agent) (feature `agents`, on by
+/// default; the OpenAI-compatible HTTP client needs feature `openai`).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+/// struct Chat {
+///     #[reducer(add_messages)]
+///     messages: Vec<Message>,
+///     turns: u32,
+/// }
+///
+/// let update = Chat::update().messages(vec![Message::human("hi")]).turns(1);
+/// # let _ = update;
+/// ```
+#[cfg(feature = "agents")]
+pub mod agents {
+    pub use graph_agents::*;
+}
+
 /// Everything a graph definition needs, in one import.
 ///
 /// [`Send`] is deliberately left out (it would shadow `std::marker::Send`); use
@@ -180,6 +204,9 @@ pub mod prelude {
     };
     pub use graph_macros::{node, Goto, State};
     pub use serde::{Deserialize, Serialize};
+
+    #[cfg(feature = "agents")]
+    pub use graph_agents::{add_messages, Message, MessagesState};
 }
 
 /// The code blocks of README.md, compiled and run as doctests.

@@ -1,0 +1,137 @@
+//! [`AgentError`]: everything that can go wrong in messages, tools and model calls.
+
+use std::time::Duration;
+
+/// An error of this crate: merging messages, calling a tool, calling a model.
+///
+/// Inside a node it converts into `NodeError` with `?`; the model errors worth
+/// retrying (rate limits, server errors, dropped connections) say so with
+/// [`is_retryable`](AgentError::is_retryable), which
+/// `model_retry_policy` uses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// `add_messages` was asked to remove a message that is not in the list.
+    #[error("Attempting to delete a message with an ID that doesn't exist ('{id}')")]
+    RemoveUnknownMessage {
+        /// The id of the `RemoveMessage`.
+        id: String,
+    },
+
+    /// The history has AI tool calls without a tool result, so no model will take it.
+    #[error(
+        "Found AIMessages with tool_calls that do not have a corresponding ToolMessage. Here are \
+         the first few of those tool calls: {tool_call_ids:?}.\n\nEvery tool call (LLM requesting \
+         to call a tool) in the message history MUST have a corresponding ToolMessage (result of \
+         a tool invocation to return to the LLM) - this is required by most LLM providers.\nFor \
+         troubleshooting, visit: https://docs.langchain.com/oss/python/langgraph/errors/INVALID_CHAT_HISTORY"
+    )]
+    InvalidChatHistory {
+        /// The ids of (the first few) unanswered tool calls.
+        tool_call_ids: Vec<String>,
+    },
+
+    /// The model asked for a tool that does not exist.
+    #[error("Error: {name} is not a valid tool, try one of [{available}].")]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// The tools there are, comma-separated.
+        available: String,
+    },
+
+    /// The model's arguments for a tool do not fit the tool's argument type.
+    #[error("Error invoking tool '{tool}' with kwargs {args}: invalid arguments: {reason}\n Please fix your mistakes.")]
+    InvalidToolArgs {
+        /// The tool.
+        tool: String,
+        /// The arguments as the model sent them.
+        args: String,
+        /// What did not fit.
+        reason: String,
+    },
+
+    /// The model sent a tool call whose arguments are not JSON.
+    #[error("Error: the arguments of the call to '{tool}' are not valid JSON ({reason}): {args}\n Please fix your mistakes.")]
+    MalformedToolCall {
+        /// The tool named in the call, if any.
+        tool: String,
+        /// The raw arguments.
+        args: String,
+        /// The parse error.
+        reason: String,
+    },
+
+    /// The tool ran and failed.
+    #[error("Error: {message}\n Please fix your mistakes.")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// The tool's error message.
+        message: String,
+    },
+
+    /// A human rejected the tool call.
+    #[error("The tool call was rejected{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    ToolRejected {
+        /// Why, if they said.
+        reason: Option<String>,
+    },
+
+    /// The server said: too many requests (HTTP 429). Retryable.
+    #[error("the model server is rate limiting (HTTP 429){}: {body}", retry_after.map(|d| format!(", retry after {d:?}")).unwrap_or_default())]
+    RateLimited {
+        /// The server's `Retry-After`, when it sent one.
+        retry_after: Option<Duration>,
+        /// The response body.
+        body: String,
+    },
+
+    /// The server failed (HTTP 5xx). Retryable.
+    #[error("the model server failed (HTTP {status}): {body}")]
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The response body.
+        body: String,
+    },
+
+    /// The server refused the request (HTTP 4xx other than 429): fix the request.
+    #[error("the model server rejected the request (HTTP {status}): {body}")]
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+        /// The response body.
+        body: String,
+    },
+
+    /// The connection failed or timed out. Retryable.
+    #[error("could not reach the model server: {0}")]
+    Transport(String),
+
+    /// The server answered with something that is not a chat completion.
+    #[error("the model server sent an invalid response: {0}")]
+    InvalidResponse(String),
+
+    /// The response stream ended before the model finished. Retryable.
+    #[error("the model's response stream ended early: {0}")]
+    StreamEnded(String),
+
+    /// A scripted model ran out of responses, or another model-specific failure.
+    #[error("{0}")]
+    Model(String),
+}
+
+impl AgentError {
+    /// Whether calling the model again may succeed: rate limits, server errors,
+    /// transport failures and dropped streams.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            AgentError::RateLimited { .. }
+                | AgentError::Server { .. }
+                | AgentError::Transport(_)
+                | AgentError::StreamEnded(_)
+        )
+    }
+}

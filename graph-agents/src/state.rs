@@ -1,0 +1,381 @@
+//! The `add_messages` reducer (SEMANTICS.md §10.6) and the ready [`MessagesState`].
+
+use crate::error::AgentError;
+use crate::message::{new_id, Message, REMOVE_ALL_MESSAGES};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// Merges `right` into `left` by message id, as LangGraph's `add_messages`:
+///
+/// - every message without an id (on either side) gets a fresh UUID;
+/// - a message of `right` whose id is already in the list replaces it in place;
+///   other messages are appended in order;
+/// - a [`RemoveMessage`](crate::RemoveMessage) deletes the message with its id (a
+///   later message with that id in the same `right` brings it back);
+/// - [`Message::remove_all`] in `right` drops everything: the result is what
+///   follows the last such marker.
+///
+/// This is the reducer form, usable as `#[reducer(add_messages)]` on a
+/// `Vec<Message>` field. A reducer cannot fail, so a `RemoveMessage` naming an id
+/// that is not in the list — an error in LangGraph — is ignored here (with a
+/// `tracing` warning); call [`try_add_messages`] to get the error instead.
+///
+/// ```
+/// use graph_agents::{add_messages, Message};
+///
+/// let history = vec![Message::human("hi").with_id("1"), Message::ai("hello").with_id("2")];
+/// let merged = add_messages(history, vec![Message::ai("hello!").with_id("2"), Message::human("bye")]);
+/// assert_eq!(merged.len(), 3);
+/// assert_eq!(merged[1].text(), "hello!");   // replaced in place
+/// assert!(merged[2].id().is_some());         // new messages get an id
+///
+/// let emptied = add_messages(merged, vec![Message::remove_all(), Message::human("fresh start")]);
+/// assert_eq!(emptied.len(), 1);
+/// ```
+pub fn add_messages(left: Vec<Message>, right: Vec<Message>) -> Vec<Message> {
+    // Only a strict merge can fail.
+    merge(left, right, false).unwrap_or_default()
+}
+
+/// [`add_messages`] that fails on a `RemoveMessage` whose id is not in the list
+/// (LangGraph's `ValueError`), leaving nothing changed.
+///
+/// ```
+/// use graph_agents::{try_add_messages, AgentError, Message};
+///
+/// let err = try_add_messages(vec![Message::human("hi").with_id("1")], vec![Message::remove("9")]);
+/// assert!(matches!(err, Err(AgentError::RemoveUnknownMessage { id }) if id == "9"));
+/// ```
+pub fn try_add_messages(
+    left: Vec<Message>,
+    right: Vec<Message>,
+) -> Result<Vec<Message>, AgentError> {
+    merge(left, right, true)
+}
+
+/// Above this many incoming messages with their own ids, lookups go through a
+/// hash map instead of a scan of the (usually short) list.
+const SCAN_LIMIT: usize = 8;
+
+fn merge(
+    mut left: Vec<Message>,
+    mut right: Vec<Message>,
+    strict: bool,
+) -> Result<Vec<Message>, AgentError> {
+    for m in &mut left {
+        if m.id().is_none() {
+            m.set_id(new_id());
+        }
+    }
+    // Messages that arrive without an id get a fresh one, which cannot match an
+    // existing message: only those that came with an id need a lookup.
+    let mut explicit = Vec::with_capacity(right.len());
+    let mut remove_all = None;
+    for (i, m) in right.iter_mut().enumerate() {
+        let had_id = m.id().is_some();
+        if !had_id {
+            m.set_id(new_id());
+        }
+        explicit.push(had_id);
+        if matches!(m, Message::Remove(r) if r.id == REMOVE_ALL_MESSAGES) {
+            remove_all = Some(i);
+        }
+    }
+    if let Some(i) = remove_all {
+        return Ok(right.split_off(i + 1));
+    }
+
+    let lookups = explicit.iter().filter(|e| **e).count();
+    let mut index: Option<HashMap<String, usize>> = (lookups > SCAN_LIMIT).then(|| {
+        left.iter()
+            .enumerate()
+            .filter_map(|(i, m)| m.id().map(|id| (id.to_owned(), i)))
+            .collect()
+    });
+    let mut merged = left;
+    let mut to_remove: HashSet<String> = HashSet::new();
+    for (m, had_id) in right.into_iter().zip(explicit) {
+        let Some(id) = m.id().map(str::to_owned) else {
+            continue;
+        };
+        let existing = if !had_id {
+            None
+        } else if let Some(index) = &index {
+            index.get(&id).copied()
+        } else {
+            merged.iter().rposition(|e| e.id() == Some(id.as_str()))
+        };
+        match (existing, &m) {
+            (Some(_), Message::Remove(_)) => {
+                to_remove.insert(id);
+            }
+            (Some(i), _) => {
+                to_remove.remove(&id);
+                merged[i] = m;
+            }
+            (None, Message::Remove(_)) => {
+                if strict {
+                    return Err(AgentError::RemoveUnknownMessage { id });
+                }
+                tracing::warn!(id = %id, "add_messages: ignoring the removal of an unknown message id");
+            }
+            (None, _) => {
+                if let Some(index) = &mut index {
+                    index.insert(id, merged.len());
+                }
+                merged.push(m);
+            }
+        }
+    }
+    if !to_remove.is_empty() {
+        merged.retain(|m| m.id().is_none_or(|id| !to_remove.contains(id)));
+    }
+    Ok(merged)
+}
+
+/// A state with a message list; what the tool node, the tools router and the
+/// ReAct agent work on.
+///
+/// [`MessagesState`] implements it; implement it for your own state to add fields.
+pub trait HasMessages: stategraph::State {
+    /// The message history.
+    fn messages(&self) -> &[Message];
+
+    /// An update that merges `messages` into the history.
+    fn messages_update(messages: Vec<Message>) -> Self::Update;
+}
+
+/// A graph state with only a message list merged by [`add_messages`]
+/// (LangGraph's `MessagesState`).
+///
+/// ```
+/// use graph_agents::{HasMessages, Message, MessagesState};
+///
+/// let update = MessagesState::messages_update(vec![Message::human("hi")]);
+/// assert!(update.messages.is_some());
+/// ```
+#[derive(graph_macros::State, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessagesState {
+    /// The conversation.
+    #[reducer(add_messages)]
+    pub messages: Vec<Message>,
+}
+
+impl HasMessages for MessagesState {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn messages_update(messages: Vec<Message>) -> MessagesStateUpdate {
+        MessagesState::update().messages(messages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ids(ms: &[Message]) -> Vec<&str> {
+        ms.iter().map(|m| m.id().unwrap_or("?")).collect()
+    }
+
+    #[test]
+    fn appends_new_and_assigns_missing_ids_on_both_sides() {
+        let out = add_messages(
+            vec![Message::human("a")],
+            vec![Message::ai("b"), Message::ai("c").with_id("c")],
+        );
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|m| m.id().is_some()));
+        assert_eq!(out[2].id(), Some("c"));
+        assert_ne!(out[0].id(), out[1].id());
+    }
+
+    #[test]
+    fn replaces_existing_ids_in_place() {
+        let out = add_messages(
+            vec![
+                Message::human("a").with_id("1"),
+                Message::ai("b").with_id("2"),
+                Message::human("c").with_id("3"),
+            ],
+            vec![
+                Message::ai("B").with_id("2"),
+                Message::human("d").with_id("4"),
+            ],
+        );
+        assert_eq!(ids(&out), ["1", "2", "3", "4"]);
+        assert_eq!(out[1].text(), "B");
+    }
+
+    #[test]
+    fn duplicate_new_ids_in_one_update_keep_the_last_at_the_first_place() {
+        let out = add_messages(
+            vec![Message::human("a").with_id("1")],
+            vec![Message::ai("x").with_id("2"), Message::ai("y").with_id("2")],
+        );
+        assert_eq!(ids(&out), ["1", "2"]);
+        assert_eq!(out[1].text(), "y");
+    }
+
+    #[test]
+    fn remove_deletes_and_a_later_re_add_cancels_the_deletion() {
+        let left = vec![
+            Message::human("a").with_id("1"),
+            Message::ai("b").with_id("2"),
+        ];
+        let out = add_messages(left.clone(), vec![Message::remove("1")]);
+        assert_eq!(ids(&out), ["2"]);
+        let out = add_messages(
+            left,
+            vec![Message::remove("1"), Message::human("A").with_id("1")],
+        );
+        assert_eq!(ids(&out), ["1", "2"]);
+        assert_eq!(out[0].text(), "A");
+    }
+
+    #[test]
+    fn remove_of_a_message_added_in_the_same_update() {
+        let out = add_messages(
+            vec![],
+            vec![Message::human("a").with_id("1"), Message::remove("1")],
+        );
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn remove_all_keeps_what_follows_the_last_marker() {
+        let out = add_messages(
+            vec![Message::human("a").with_id("1")],
+            vec![
+                Message::human("b").with_id("2"),
+                Message::remove_all(),
+                Message::human("c").with_id("3"),
+                Message::remove_all(),
+                Message::human("d").with_id("4"),
+            ],
+        );
+        assert_eq!(ids(&out), ["4"]);
+        assert!(add_messages(vec![Message::human("x")], vec![Message::remove_all()]).is_empty());
+    }
+
+    #[test]
+    fn unknown_remove_is_an_error_when_strict_and_ignored_by_the_reducer() {
+        let left = vec![Message::human("a").with_id("1")];
+        let err = try_add_messages(left.clone(), vec![Message::remove("nope")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Attempting to delete a message with an ID that doesn't exist ('nope')"
+        );
+        assert_eq!(
+            ids(&add_messages(left, vec![Message::remove("nope")])),
+            ["1"]
+        );
+    }
+
+    #[test]
+    fn many_explicit_ids_use_the_index_with_the_same_result() {
+        let left: Vec<Message> = (0..20)
+            .map(|i| Message::human(format!("{i}")).with_id(format!("{i}")))
+            .collect();
+        let right: Vec<Message> = (10..30)
+            .map(|i| Message::ai(format!("new {i}")).with_id(format!("{i}")))
+            .chain([Message::remove("3"), Message::remove("25")])
+            .collect();
+        let out = add_messages(left, right);
+        let expected: Vec<String> = (0..30)
+            .filter(|i| *i != 3 && *i != 25)
+            .map(|i| i.to_string())
+            .collect();
+        assert_eq!(ids(&out), expected);
+        assert_eq!(out[9].text(), "new 10");
+    }
+
+    /// A message from a small id space, so that updates hit existing ids often.
+    fn message() -> impl Strategy<Value = Message> {
+        (0u8..6, 0u8..4, any::<bool>()).prop_map(|(id, kind, with_id)| {
+            let m = match kind {
+                0 => Message::human(format!("h{id}")),
+                1 => Message::ai(format!("a{id}")),
+                2 => Message::system(format!("s{id}")),
+                _ => Message::tool(format!("t{id}"), "c"),
+            };
+            if with_id {
+                m.with_id(id.to_string())
+            } else {
+                m
+            }
+        })
+    }
+
+    /// A history as add_messages leaves it: every id present and distinct.
+    fn history() -> impl Strategy<Value = Vec<Message>> {
+        proptest::collection::vec(message(), 0..8).prop_map(|ms| add_messages(Vec::new(), ms))
+    }
+
+    /// The obvious (quadratic) model of the merge, without removals.
+    fn model(left: &[Message], right: &[Message]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = left
+            .iter()
+            .map(|m| (m.id().unwrap_or("").to_owned(), m.text().to_owned()))
+            .collect();
+        for m in right {
+            let text = m.text().to_owned();
+            match m.id().and_then(|id| out.iter().position(|(i, _)| i == id)) {
+                Some(i) => out[i].1 = text,
+                None => out.push((m.id().unwrap_or("fresh").to_owned(), text)),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn merge_matches_the_model(left in history(), right in proptest::collection::vec(message(), 0..8)) {
+            let out = add_messages(left.clone(), right.clone());
+            let expected = model(&left, &right);
+            prop_assert_eq!(out.len(), expected.len());
+            for (m, (id, text)) in out.iter().zip(&expected) {
+                prop_assert_eq!(m.text(), text.as_str());
+                if id != "fresh" {
+                    prop_assert_eq!(m.id(), Some(id.as_str()));
+                }
+            }
+        }
+
+        #[test]
+        fn ids_stay_unique_and_present(left in history(), right in proptest::collection::vec(message(), 0..8)) {
+            let out = add_messages(left, right);
+            let ids: HashSet<&str> = out.iter().filter_map(Message::id).collect();
+            prop_assert_eq!(ids.len(), out.len());
+        }
+
+        #[test]
+        fn merging_twice_is_merging_the_concatenation(
+            left in history(),
+            a in proptest::collection::vec(message(), 0..6),
+            b in proptest::collection::vec(message(), 0..6),
+        ) {
+            // Give every incoming message an id first, so both sides see the same ids.
+            let a = add_messages(Vec::new(), a);
+            let b = add_messages(Vec::new(), b);
+            let stepwise = add_messages(add_messages(left.clone(), a.clone()), b.clone());
+            let at_once = add_messages(left, a.into_iter().chain(b).collect());
+            prop_assert_eq!(stepwise, at_once);
+        }
+
+        #[test]
+        fn removing_every_id_empties_and_remove_all_resets(left in history()) {
+            let removals: Vec<Message> = left.iter().filter_map(Message::id).map(Message::remove).collect();
+            prop_assert!(try_add_messages(left.clone(), removals).unwrap().is_empty());
+            let reset = add_messages(left, vec![Message::remove_all(), Message::human("x").with_id("x")]);
+            prop_assert_eq!(ids(&reset), vec!["x"]);
+        }
+
+        #[test]
+        fn identical_ids_are_an_idempotent_update(left in history()) {
+            prop_assert_eq!(add_messages(left.clone(), left.clone()), left);
+        }
+    }
+}
