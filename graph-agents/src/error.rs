@@ -7,7 +7,7 @@ use std::time::Duration;
 /// Inside a node it converts into `NodeError` with `?`; the model errors worth
 /// retrying (rate limits, server errors, dropped connections) say so with
 /// [`is_retryable`](AgentError::is_retryable), which
-/// `model_retry_policy` uses.
+/// [`model_retry_policy`](crate::model_retry_policy) uses.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {

@@ -101,7 +101,7 @@ pub struct AiMessage {
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     /// Tool calls whose arguments were not valid JSON (kept so that each still gets
-    /// a tool result: `ToolNode` answers them with an error).
+    /// a tool result: [`ToolNode`](crate::ToolNode) answers them with an error).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid_tool_calls: Vec<InvalidToolCall>,
     /// Token counts, when the model reports them.

@@ -133,11 +133,12 @@ fn merge(
     Ok(merged)
 }
 
-/// A state with a message list; what the tool node, the tools router and the
-/// ReAct agent work on.
+/// A state with a message list; what [`ToolNode`](crate::ToolNode),
+/// [`tools_condition`](crate::tools_condition) and
+/// [`create_react_agent`](crate::create_react_agent) work on.
 ///
 /// [`MessagesState`] implements it; implement it for your own state to add fields.
-pub trait HasMessages: stategraph::State {
+pub trait HasMessages: stategraph::State + Serialize + serde::de::DeserializeOwned {
     /// The message history.
     fn messages(&self) -> &[Message];
 

@@ -1,0 +1,263 @@
+//! [`create_react_agent`]: the ReAct loop (model → tools → model ...) as an
+//! ordinary graph built with the public DSL.
+
+use crate::message::{AiMessage, Message};
+use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
+use crate::state::{HasMessages, MessagesState};
+use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
+use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest};
+use stategraph::{
+    CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
+    NodeOutput, NodeSpec, RetryPolicy, Route, Send, StateGraph, END, START,
+};
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// The reply the agent gives instead of tool calls when the recursion limit would
+/// cut the loop short (LangGraph's wording).
+pub const NEED_MORE_STEPS: &str = "Sorry, need more steps to process this request.";
+
+/// The node that calls the model: checks the history, asks the model with the
+/// whole history and the tools, and appends its reply.
+pub struct AgentNode<S> {
+    model: Arc<dyn ChatModel>,
+    tools: Arc<[ToolSpec]>,
+    system: Option<Arc<str>>,
+    name: Cow<'static, str>,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for AgentNode<S> {
+    fn clone(&self) -> Self {
+        AgentNode {
+            model: Arc::clone(&self.model),
+            tools: Arc::clone(&self.tools),
+            system: self.system.clone(),
+            name: self.name.clone(),
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<S: HasMessages> AgentNode<S> {
+    /// A node named `agent` calling `model`, offering it `tools`.
+    pub fn new(model: Arc<dyn ChatModel>, tools: Arc<[ToolSpec]>) -> Self {
+        AgentNode {
+            model,
+            tools,
+            system: None,
+            name: Cow::Borrowed("agent"),
+            _state: PhantomData,
+        }
+    }
+
+    /// Puts `prompt` before the history in every model call.
+    pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+}
+
+impl<S: HasMessages> NodeSpec for AgentNode<S> {
+    type Input = S;
+
+    fn name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+}
+
+impl<S: HasMessages> Node<S> for AgentNode<S> {
+    fn run(&self, input: Arc<S>, ctx: Context) -> NodeFuture<S> {
+        let node = self.clone();
+        Box::pin(async move {
+            let messages = input.messages();
+            validate_chat_history(messages)?;
+            let request = ChatRequest {
+                system: node.system.as_deref(),
+                messages,
+                tools: &node.tools,
+            };
+            let reply = call_model(&*node.model, request, &ctx).await?;
+            // A tool step and another model call need two more supersteps.
+            let reply = if reply.has_tool_calls() && ctx.remaining_steps() < 2 {
+                AiMessage {
+                    id: reply.id,
+                    ..AiMessage::new(NEED_MORE_STEPS)
+                }
+            } else {
+                reply
+            };
+            Ok(NodeOutput::new().with_update(S::messages_update(vec![Message::Ai(reply)])))
+        })
+    }
+}
+
+/// Routes after the agent: one `Send` to `tools` per tool call of the last AI
+/// message (answered concurrently), or END when it has none.
+fn route_tool_calls<S: HasMessages>(
+    tools: &'static str,
+) -> impl Fn(&S) -> Vec<Route<&'static str>> {
+    move |state: &S| {
+        let Some(ai) = state.messages().last().and_then(Message::as_ai) else {
+            return vec![Route::To(END)];
+        };
+        if !ai.has_tool_calls() {
+            return vec![Route::To(END)];
+        }
+        let valid = ai
+            .tool_calls
+            .iter()
+            .map(|c| ToolCallRequest::Call(c.clone()));
+        let invalid = ai
+            .invalid_tool_calls
+            .iter()
+            .map(|c| ToolCallRequest::Invalid(c.clone()));
+        valid
+            .chain(invalid)
+            .map(|request| Route::Send(Send::to_named(tools, request)))
+            .collect()
+    }
+}
+
+/// Builds a ReAct agent: a model that calls tools until it answers.
+///
+/// The graph is `START → agent`, then after `agent` one task of `tools` per tool
+/// call of its reply (LangGraph's "v2" dispatch), `tools → agent`, and END once the
+/// model replies without tool calls. Tool errors go back to the model as error
+/// messages; model errors worth retrying (rate limits, 5xx, dropped streams) are
+/// retried by the agent node's [`RetryPolicy`].
+///
+/// ```
+/// use graph_agents::{create_react_agent, AiMessage, Message, MessagesState, ToolCall, Tool};
+/// use graph_agents::model::FakeChatModel;
+/// use std::borrow::Cow;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Query { city: String }
+///
+/// struct Weather;
+/// impl Tool for Weather {
+///     type Args = Query;
+///     type Output = String;
+///     type Error = std::convert::Infallible;
+///     fn name(&self) -> Cow<'static, str> { "weather".into() }
+///     fn description(&self) -> Cow<'static, str> { "Today's weather in a city.".into() }
+///     async fn call(&self, q: Query) -> Result<String, Self::Error> { Ok(format!("sunny in {}", q.city)) }
+/// }
+///
+/// let model = FakeChatModel::new(vec![
+///     AiMessage::new("").with_tool_call(ToolCall::new("c1", "weather", serde_json::json!({"city": "Paris"}))),
+///     AiMessage::new("It is sunny in Paris."),
+/// ]);
+/// let agent = create_react_agent(model, Weather)
+///     .system_prompt("You answer weather questions.")
+///     .compile()?;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let out = agent
+///     .invoke(MessagesState::update().messages(vec![Message::human("Weather in Paris?")]), &Default::default())
+///     .await?;
+/// let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+/// assert_eq!(texts, ["Weather in Paris?", "", "sunny in Paris", "It is sunny in Paris."]);
+/// # Ok::<(), graph_core::GraphError>(())
+/// # })?;
+/// # Ok::<(), graph_core::GraphError>(())
+/// ```
+pub fn create_react_agent<M: ChatModel, T>(model: M, tools: impl IntoTools<T>) -> ReactAgent {
+    ReactAgent {
+        model: Arc::new(model),
+        tools: Toolbox::new(tools),
+        system: None,
+        approval: false,
+        retry: Some(model_retry_policy()),
+        _state: PhantomData,
+    }
+}
+
+/// The builder [`create_react_agent`] returns; `S` is the graph state
+/// ([`MessagesState`] unless [`with_state`](ReactAgent::with_state) changes it).
+pub struct ReactAgent<S = MessagesState> {
+    model: Arc<dyn ChatModel>,
+    tools: Toolbox,
+    system: Option<Arc<str>>,
+    approval: bool,
+    retry: Option<RetryPolicy>,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S: HasMessages> ReactAgent<S> {
+    /// Puts `prompt` as a system message before the history in every model call.
+    pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Asks a human before each tool call: the run pauses with a
+    /// [`ToolApprovalRequest`](crate::ToolApprovalRequest) interrupt per call and
+    /// resumes with a [`ToolApproval`](crate::ToolApproval) (`Command::resume`). A
+    /// rejected call is answered with an error message, so the model learns of it.
+    /// Needs a checkpointer ([`compile_with`](Self::compile_with)).
+    pub fn require_approval(mut self, yes: bool) -> Self {
+        self.approval = yes;
+        self
+    }
+
+    /// What happens when a tool fails (default: the model gets the error).
+    pub fn tool_errors(mut self, errors: ToolErrors) -> Self {
+        self.tools = self.tools.with_errors(errors);
+        self
+    }
+
+    /// The retry policy of the agent node (default: [`model_retry_policy`]);
+    /// `None` never retries.
+    pub fn retry_policy(mut self, policy: Option<RetryPolicy>) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Runs the agent on another state type (one with more fields, say).
+    pub fn with_state<S2: HasMessages>(self) -> ReactAgent<S2> {
+        ReactAgent {
+            model: self.model,
+            tools: self.tools,
+            system: self.system,
+            approval: self.approval,
+            retry: self.retry,
+            _state: PhantomData,
+        }
+    }
+
+    /// The uncompiled graph, to add nodes or edges before compiling.
+    pub fn graph(self) -> StateGraph<S> {
+        let mut agent = AgentNode::<S>::new(self.model, Arc::clone(self.tools.specs()));
+        if let Some(system) = self.system {
+            agent = agent.system_prompt(system);
+        }
+        let mut options = NodeOptions::new();
+        if let Some(policy) = self.retry {
+            options = options.retry(policy);
+        }
+        let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
+        StateGraph::<S>::new()
+            .add_node_with(agent, options)
+            .add_node(tools)
+            .add_edge(START, "agent")
+            .add_conditional_edges("agent", route_tool_calls::<S>("tools"))
+            .add_edge("tools", "agent")
+    }
+
+    /// Compiles the agent without a checkpointer.
+    pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
+        self.graph().compile()
+    }
+
+    /// Compiles the agent with a checkpointer: threads persist, and tool approval
+    /// can pause and resume.
+    pub fn compile_with(
+        self,
+        saver: impl IntoCheckpointer,
+    ) -> Result<CompiledGraph<S>, GraphError> {
+        self.graph().compile_with(saver)
+    }
+}

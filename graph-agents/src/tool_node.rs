@@ -1,0 +1,428 @@
+//! Graph nodes running tool calls: [`ToolNode`] (every call of the last AI message,
+//! concurrently), [`ToolCallNode`] (one call per `Send`, with optional human
+//! approval), and the [`tools_condition`] router.
+
+use crate::error::AgentError;
+use crate::message::{InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
+use crate::state::HasMessages;
+use crate::tool::{IntoTools, ToolErrors, Toolbox};
+use serde::{Deserialize, Serialize};
+use stategraph::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, Targets};
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A node that runs every tool call of the last AI message, concurrently, and
+/// answers each with a tool message (in the order of the calls).
+///
+/// Named `tools` unless renamed with [`named`](ToolNode::named). Calls of unknown
+/// tools, arguments that do not fit, and tool errors become error messages the
+/// model can react to (see [`ToolErrors`] to change that), so every tool call of
+/// the history gets its answer.
+pub struct ToolNode<S> {
+    tools: Toolbox,
+    name: Cow<'static, str>,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for ToolNode<S> {
+    fn clone(&self) -> Self {
+        ToolNode {
+            tools: self.tools.clone(),
+            name: self.name.clone(),
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for ToolNode<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolNode")
+            .field("name", &self.name)
+            .field("tools", &self.tools)
+            .finish()
+    }
+}
+
+impl<S: HasMessages> ToolNode<S> {
+    /// A node named `tools` running `tools` (one tool or a tuple of them).
+    pub fn new<M>(tools: impl IntoTools<M>) -> Self {
+        Self::from_toolbox(Toolbox::new(tools))
+    }
+
+    /// A node running the tools of `tools`, with its error policy.
+    pub fn from_toolbox(tools: Toolbox) -> Self {
+        ToolNode {
+            tools,
+            name: Cow::Borrowed("tools"),
+            _state: PhantomData,
+        }
+    }
+
+    /// Registers the node under another name.
+    pub fn named(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets what happens when a tool call fails.
+    pub fn errors(mut self, errors: ToolErrors) -> Self {
+        self.tools = self.tools.with_errors(errors);
+        self
+    }
+
+    /// The tools.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.tools
+    }
+}
+
+impl<S: HasMessages> NodeSpec for ToolNode<S> {
+    type Input = S;
+
+    fn name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+}
+
+impl<S: HasMessages> Node<S> for ToolNode<S> {
+    fn run(&self, input: Arc<S>, _ctx: Context) -> NodeFuture<S> {
+        let tools = self.tools.clone();
+        Box::pin(async move {
+            let Some(ai) = input.messages().iter().rev().find_map(Message::as_ai) else {
+                return Err(NodeError::msg(
+                    "ToolNode found no AI message in the history: route to it only after a \
+                     model asked for tools (see tools_condition)",
+                ));
+            };
+            let calls = ai.tool_calls.iter().map(|call| tools.run(call));
+            let mut answers: Vec<Message> = futures::future::try_join_all(calls)
+                .await?
+                .into_iter()
+                .map(Message::Tool)
+                .collect();
+            answers.extend(
+                ai.invalid_tool_calls
+                    .iter()
+                    .map(|call| Message::Tool(tools.answer_invalid(call))),
+            );
+            Ok(NodeOutput::new().with_update(S::messages_update(answers)))
+        })
+    }
+}
+
+/// One tool call, as the payload of a `Send` to a [`ToolCallNode`] (LangGraph's
+/// "v2" tool dispatch: one task per call).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolCallRequest {
+    /// A call with parsed arguments.
+    Call(ToolCall),
+    /// A call whose arguments were not JSON: answered with an error.
+    Invalid(InvalidToolCall),
+}
+
+/// What a human is asked before a tool call runs (the interrupt's value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolApprovalRequest {
+    /// The call awaiting approval.
+    pub tool_call: ToolCall,
+}
+
+/// A human's answer to a [`ToolApprovalRequest`], given with `Command::resume`.
+///
+/// Serialised as `{"action": "approve"}`, `{"action": "reject", "reason": ".."}`
+/// or `{"action": "edit", "args": {..}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ToolApproval {
+    /// Run the call as the model made it.
+    Approve,
+    /// Do not run it; the model is told it was rejected (and why).
+    Reject {
+        /// Why, for the model.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// Run it with these arguments instead.
+    Edit {
+        /// The arguments to use.
+        args: serde_json::Value,
+    },
+}
+
+/// A node that runs the one tool call it is sent ([`ToolCallRequest`]) and
+/// answers it with a tool message; with [`require_approval`](Self::require_approval)
+/// it first asks a human through `Context::interrupt`.
+pub struct ToolCallNode<S> {
+    tools: Toolbox,
+    name: Cow<'static, str>,
+    approval: bool,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for ToolCallNode<S> {
+    fn clone(&self) -> Self {
+        ToolCallNode {
+            tools: self.tools.clone(),
+            name: self.name.clone(),
+            approval: self.approval,
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<S: HasMessages> ToolCallNode<S> {
+    /// A node named `tools` running calls of the tools in `tools`.
+    pub fn new(tools: Toolbox) -> Self {
+        ToolCallNode {
+            tools,
+            name: Cow::Borrowed("tools"),
+            approval: false,
+            _state: PhantomData,
+        }
+    }
+
+    /// Registers the node under another name.
+    pub fn named(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Asks a human ([`ToolApprovalRequest`]) before each call and waits for a
+    /// [`ToolApproval`] (needs a checkpointer, to pause and resume the thread).
+    pub fn require_approval(mut self, approval: bool) -> Self {
+        self.approval = approval;
+        self
+    }
+}
+
+impl<S: HasMessages> NodeSpec for ToolCallNode<S> {
+    type Input = ToolCallRequest;
+
+    fn name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+}
+
+impl<S: HasMessages> Node<S> for ToolCallNode<S> {
+    fn run(&self, input: Arc<ToolCallRequest>, ctx: Context) -> NodeFuture<S> {
+        let tools = self.tools.clone();
+        let approval = self.approval;
+        Box::pin(async move {
+            let answer = match &*input {
+                ToolCallRequest::Invalid(call) => tools.answer_invalid(call),
+                ToolCallRequest::Call(call) if approval => {
+                    let decision: ToolApproval = ctx.interrupt(ToolApprovalRequest {
+                        tool_call: call.clone(),
+                    })?;
+                    match decision {
+                        ToolApproval::Approve => tools.run(call).await?,
+                        ToolApproval::Edit { args } => {
+                            let edited = ToolCall::new(call.id.clone(), call.name.clone(), args);
+                            tools.run(&edited).await?
+                        }
+                        ToolApproval::Reject { reason } => ToolMessage {
+                            content: AgentError::ToolRejected { reason }.to_string(),
+                            id: None,
+                            name: Some(call.name.clone()),
+                            tool_call_id: call.id.clone(),
+                            status: ToolStatus::Error,
+                        },
+                    }
+                }
+                ToolCallRequest::Call(call) => tools.run(call).await?,
+            };
+            Ok(NodeOutput::new().with_update(S::messages_update(vec![Message::Tool(answer)])))
+        })
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::None
+    }
+}
+
+/// Where [`tools_condition`] routes.
+#[derive(graph_macros::Goto, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolsRoute {
+    /// The node `tools`: the last message asked for tools.
+    Tools,
+    /// END: the model answered.
+    #[goto(end)]
+    End,
+}
+
+/// A router for `add_conditional_edges`: to the node `tools` when the last
+/// message is an AI message with tool calls, else to END.
+pub fn tools_condition<S: HasMessages>(state: &S) -> ToolsRoute {
+    match state.messages().last().and_then(Message::as_ai) {
+        Some(ai) if ai.has_tool_calls() => ToolsRoute::Tools,
+        _ => ToolsRoute::End,
+    }
+}
+
+/// Checks that every tool call of every AI message has a tool message answering
+/// it (the full scan LangGraph's agent does before each model call); the models
+/// of most providers reject a history that fails this.
+pub fn validate_chat_history(messages: &[Message]) -> Result<(), AgentError> {
+    let answered: std::collections::HashSet<&str> = messages
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| t.tool_call_id.as_str())
+        .collect();
+    let mut missing = Vec::new();
+    for ai in messages.iter().filter_map(Message::as_ai) {
+        let ids = ai
+            .tool_calls
+            .iter()
+            .map(|c| c.id.as_str())
+            .chain(ai.invalid_tool_calls.iter().filter_map(|c| c.id.as_deref()));
+        missing.extend(ids.filter(|id| !answered.contains(id)).map(str::to_owned));
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        missing.truncate(3);
+        Err(AgentError::InvalidChatHistory {
+            tool_call_ids: missing,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::AiMessage;
+    use crate::state::MessagesState;
+    use crate::tool::Tool;
+    use serde_json::json;
+    use stategraph::{RunConfig, StateGraph, START};
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct Args {
+        x: i64,
+    }
+
+    struct Double;
+
+    impl Tool for Double {
+        type Args = Args;
+        type Output = i64;
+        type Error = String;
+
+        fn name(&self) -> Cow<'static, str> {
+            "double".into()
+        }
+
+        fn description(&self) -> Cow<'static, str> {
+            "Doubles x.".into()
+        }
+
+        async fn call(&self, args: Args) -> Result<i64, String> {
+            if args.x < 0 {
+                return Err("negative".into());
+            }
+            // Later calls finish first: answers must still follow call order.
+            tokio::time::sleep(std::time::Duration::from_millis((10 - args.x).max(0) as u64)).await;
+            Ok(args.x * 2)
+        }
+    }
+
+    fn ai_calling(calls: Vec<ToolCall>) -> Message {
+        Message::Ai(AiMessage {
+            tool_calls: calls,
+            invalid_tool_calls: vec![InvalidToolCall {
+                id: Some("bad".into()),
+                name: Some("double".into()),
+                args: Some("{x:".into()),
+                error: Some("key must be a string".into()),
+            }],
+            ..AiMessage::new("")
+        })
+    }
+
+    #[tokio::test]
+    async fn every_call_of_the_last_ai_message_is_answered_in_order() {
+        let app = StateGraph::<MessagesState>::new()
+            .add_node(ToolNode::new(Double))
+            .add_edge(START, "tools")
+            .compile()
+            .unwrap();
+        let input = vec![
+            Message::human("go"),
+            ai_calling(vec![
+                ToolCall::new("a", "double", json!({"x": 1})),
+                ToolCall::new("b", "double", json!({"x": 5})),
+                ToolCall::new("c", "triple", json!({"x": 5})),
+                ToolCall::new("d", "double", json!({"x": "five"})),
+                ToolCall::new("e", "double", json!({"x": -1})),
+            ]),
+        ];
+        let out = app
+            .invoke(MessagesState::update().messages(input), &RunConfig::new())
+            .await
+            .unwrap();
+        let answers: Vec<(&str, &str, ToolStatus)> = out.messages[2..]
+            .iter()
+            .filter_map(Message::as_tool)
+            .map(|t| (t.tool_call_id.as_str(), t.content.as_str(), t.status))
+            .collect();
+        assert_eq!(answers.len(), 6);
+        assert_eq!(answers[0], ("a", "2", ToolStatus::Success));
+        assert_eq!(answers[1], ("b", "10", ToolStatus::Success));
+        assert_eq!(answers[2].0, "c");
+        assert!(answers[2].1.contains("triple is not a valid tool"));
+        assert_eq!((answers[3].0, answers[3].2), ("d", ToolStatus::Error));
+        assert_eq!(answers[4].1, "Error: negative\n Please fix your mistakes.");
+        assert_eq!((answers[5].0, answers[5].2), ("bad", ToolStatus::Error));
+        validate_chat_history(&out.messages).unwrap();
+    }
+
+    #[tokio::test]
+    async fn tool_errors_fail_the_node_when_asked() {
+        let app = StateGraph::<MessagesState>::new()
+            .add_node(ToolNode::new(Double).errors(ToolErrors::Fail))
+            .add_edge(START, "tools")
+            .compile()
+            .unwrap();
+        let input = vec![ai_calling(vec![ToolCall::new(
+            "e",
+            "double",
+            json!({"x": -1}),
+        )])];
+        let err = app
+            .invoke(MessagesState::update().messages(input), &RunConfig::new())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("negative"), "{err}");
+    }
+
+    #[test]
+    fn tools_condition_routes_on_the_last_message() {
+        let mut s = MessagesState::default();
+        assert_eq!(tools_condition(&s), ToolsRoute::End);
+        s.messages.push(ai_calling(vec![]));
+        assert_eq!(
+            tools_condition(&s),
+            ToolsRoute::Tools,
+            "invalid calls need answers too"
+        );
+        s.messages.push(Message::ai("done"));
+        assert_eq!(tools_condition(&s), ToolsRoute::End);
+    }
+
+    #[test]
+    fn history_validation_finds_unanswered_calls() {
+        let mut h = vec![
+            Message::human("q"),
+            Message::ai_with_tool_calls("", vec![ToolCall::new("a", "t", json!({}))]),
+        ];
+        let err = validate_chat_history(&h).unwrap_err();
+        assert!(
+            matches!(&err, AgentError::InvalidChatHistory { tool_call_ids } if tool_call_ids == &["a"])
+        );
+        assert!(err.to_string().contains("INVALID_CHAT_HISTORY"));
+        h.push(Message::tool("r", "a"));
+        validate_chat_history(&h).unwrap();
+    }
+}

@@ -1,0 +1,328 @@
+//! The ReAct agent end to end on the scripted model: the loop, tool errors, bad
+//! tool calls, retries, human approval, and stream mode `messages`.
+
+use futures::StreamExt;
+use graph_agents::model::FakeChatModel;
+use graph_agents::{
+    create_react_agent, validate_chat_history, AiMessage, AiMessageChunk, InvalidToolCall, Message,
+    MessagesState, Tool, ToolApproval, ToolApprovalRequest, ToolCall, ToolStatus, NEED_MORE_STEPS,
+};
+use graph_core::checkpoint::InMemorySaver;
+use graph_core::{Command, RetryPolicy, RunConfig, StreamEvent, StreamMode};
+use serde_json::json;
+use std::borrow::Cow;
+use std::time::Duration;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+struct Add;
+
+impl Tool for Add {
+    type Args = AddArgs;
+    type Output = i64;
+    type Error = String;
+
+    fn name(&self) -> Cow<'static, str> {
+        "add".into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Adds two integers.".into()
+    }
+
+    async fn call(&self, args: AddArgs) -> Result<i64, String> {
+        args.a
+            .checked_add(args.b)
+            .ok_or_else(|| "overflow".to_owned())
+    }
+}
+
+fn call(id: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall::new(id, "add", args)
+}
+
+fn input(text: &str) -> graph_agents::MessagesStateUpdate {
+    MessagesState::update().messages(vec![Message::human(text)])
+}
+
+/// Asserts the history a model would accept: every tool call answered, once.
+fn assert_valid(messages: &[Message]) {
+    validate_chat_history(messages).unwrap();
+    let answers = messages.iter().filter_map(Message::as_tool).count();
+    let calls: usize = messages
+        .iter()
+        .filter_map(Message::as_ai)
+        .map(|ai| ai.tool_calls.len() + ai.invalid_tool_calls.len())
+        .sum();
+    assert_eq!(answers, calls, "one answer per call");
+}
+
+#[tokio::test]
+async fn the_loop_runs_tools_until_the_model_answers() {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(call("c1", json!({"a": 1, "b": 2})))
+            .with_tool_call(call("c2", json!({"a": 3, "b": 4}))),
+        AiMessage::new("3 and 7").with_id("r2"),
+    ]);
+    let agent = create_react_agent(model.clone(), Add)
+        .system_prompt("be exact")
+        .compile()
+        .unwrap();
+    let out = agent
+        .invoke(input("sums?"), &RunConfig::new())
+        .await
+        .unwrap();
+    let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+    assert_eq!(texts, ["sums?", "", "3", "7", "3 and 7"]);
+    let answered: Vec<&str> = out.messages[2..4]
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| t.tool_call_id.as_str())
+        .collect();
+    assert_eq!(answered, ["c1", "c2"], "Send order, not completion order");
+    assert_eq!(model.calls(), 2);
+    assert_eq!(
+        model.last_history_len(),
+        4,
+        "the model sees the whole history"
+    );
+    assert_valid(&out.messages);
+}
+
+#[tokio::test]
+async fn bad_tool_calls_are_answered_and_the_model_recovers() {
+    let model = FakeChatModel::new(vec![
+        AiMessage {
+            invalid_tool_calls: vec![InvalidToolCall {
+                id: Some("bad".into()),
+                name: Some("add".into()),
+                args: Some("{\"a\": 1,".into()),
+                error: Some("EOF while parsing".into()),
+            }],
+            ..AiMessage::new("")
+                .with_tool_call(ToolCall::new("u", "subtract", json!({})))
+                .with_tool_call(call("d", json!({"a": "one", "b": 2})))
+                .with_tool_call(call("o", json!({"a": i64::MAX, "b": 1})))
+        },
+        AiMessage::new("I give up"),
+    ]);
+    let agent = create_react_agent(model, Add).compile().unwrap();
+    let out = agent.invoke(input("go"), &RunConfig::new()).await.unwrap();
+    assert_valid(&out.messages);
+    let answers: Vec<(&str, ToolStatus, &str)> = out
+        .messages
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| (t.tool_call_id.as_str(), t.status, t.content.as_str()))
+        .collect();
+    assert_eq!(answers.len(), 4);
+    assert!(answers.iter().all(|(_, s, _)| *s == ToolStatus::Error));
+    assert!(answers[0]
+        .2
+        .contains("subtract is not a valid tool, try one of [add]"));
+    assert!(answers[1].2.contains("invalid arguments"));
+    assert!(answers[2].2.contains("overflow"));
+    assert_eq!(answers[3].0, "bad");
+    assert!(answers[3].2.contains("not valid JSON"));
+    assert_eq!(out.messages.last().unwrap().text(), "I give up");
+}
+
+#[tokio::test]
+async fn retryable_model_errors_are_retried_by_the_agent_node() {
+    let model = FakeChatModel::new(vec![AiMessage::new("finally")]).fail_next(2);
+    let policy = RetryPolicy::new()
+        .initial_interval(Duration::ZERO)
+        .jitter(false)
+        .retry_on(graph_agents::is_retryable);
+    let agent = create_react_agent(model.clone(), Add)
+        .retry_policy(Some(policy))
+        .compile()
+        .unwrap();
+    let out = agent.invoke(input("hi"), &RunConfig::new()).await.unwrap();
+    assert_eq!(out.messages.last().unwrap().text(), "finally");
+    assert_eq!(model.calls(), 3);
+
+    let model = FakeChatModel::new(vec![AiMessage::new("never")]).fail_next(1);
+    let agent = create_react_agent(model, Add)
+        .retry_policy(None)
+        .compile()
+        .unwrap();
+    let err = agent
+        .invoke(input("hi"), &RunConfig::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("HTTP 503"), "{err}");
+}
+
+#[tokio::test]
+async fn near_the_recursion_limit_the_agent_stops_asking_for_tools() {
+    let model = FakeChatModel::new(vec![AiMessage::new("")
+        .with_id("r")
+        .with_tool_call(call("c", json!({"a": 1, "b": 1})))]);
+    let agent = create_react_agent(model, Add).compile().unwrap();
+    // Steps: __start__ (0), agent (1); with a limit of 2 the agent has 1 step left.
+    let out = agent
+        .invoke(input("x"), &RunConfig::new().recursion_limit(2))
+        .await
+        .unwrap();
+    let last = out.messages.last().and_then(Message::as_ai).unwrap();
+    assert_eq!(last.content, NEED_MORE_STEPS);
+    assert!(last.tool_calls.is_empty());
+    assert_eq!(last.id.as_deref(), Some("r"));
+}
+
+#[tokio::test]
+async fn human_approval_pauses_before_each_call_and_rejections_reach_the_model() {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("").with_tool_call(call("c1", json!({"a": 1, "b": 1}))),
+        AiMessage::new("").with_tool_call(call("c2", json!({"a": 2, "b": 2}))),
+        AiMessage::new("").with_tool_call(call("c3", json!({"a": 5, "b": 5}))),
+        AiMessage::new("done"),
+    ]);
+    let agent = create_react_agent(model, Add)
+        .require_approval(true)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("approval");
+
+    let paused = agent.invoke(input("go"), &config).await.unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    let asked: ToolApprovalRequest = paused.interrupts[0].value_as().unwrap();
+    assert_eq!(asked.tool_call.id, "c1");
+    assert!(paused.messages.iter().all(|m| m.as_tool().is_none()));
+
+    let paused = agent
+        .invoke(Command::resume(ToolApproval::Approve), &config)
+        .await
+        .unwrap();
+    let asked: ToolApprovalRequest = paused.interrupts[0].value_as().unwrap();
+    assert_eq!(asked.tool_call.id, "c2");
+
+    let edit = json!({"action": "edit", "args": {"a": 20, "b": 2}});
+    let paused = agent.invoke(Command::resume(edit), &config).await.unwrap();
+    let asked: ToolApprovalRequest = paused.interrupts[0].value_as().unwrap();
+    assert_eq!(asked.tool_call.id, "c3");
+
+    let reject = ToolApproval::Reject {
+        reason: Some("too big".into()),
+    };
+    let done = agent
+        .invoke(Command::resume(reject), &config)
+        .await
+        .unwrap();
+    assert!(done.interrupts.is_empty());
+    assert_valid(&done.messages);
+    let answers: Vec<(&str, &str)> = done
+        .messages
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| (t.tool_call_id.as_str(), t.content.as_str()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("c1", "2"),
+            ("c2", "22"),
+            ("c3", "The tool call was rejected: too big")
+        ]
+    );
+    assert_eq!(done.messages.last().unwrap().text(), "done");
+}
+
+#[tokio::test]
+async fn messages_mode_streams_the_model_tokens_with_node_metadata() {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(call("c1", json!({"a": 10, "b": 20}))),
+        AiMessage::new("The sum is 30.").with_id("r2"),
+    ])
+    .chunk_chars(5);
+    let agent = create_react_agent(model, Add).compile().unwrap();
+    let mut stream = agent.stream(input("sum?"), &RunConfig::new(), StreamMode::Messages);
+    let mut chunks: Vec<(AiMessageChunk, String, i64)> = Vec::new();
+    while let Some(event) = stream.next().await {
+        let event = event.unwrap();
+        let (chunk, meta) = AiMessageChunk::from_event(&event).expect("only messages events");
+        chunks.push((chunk, meta.node.to_string(), meta.step));
+    }
+    assert!(chunks.iter().all(|(_, node, _)| node == "agent"));
+    let text: String = chunks
+        .iter()
+        .filter(|(c, _, _)| c.id.as_deref() == Some("r2"))
+        .map(|(c, _, _)| c.content.as_str())
+        .collect();
+    assert_eq!(text, "The sum is 30.");
+    assert!(
+        chunks
+            .iter()
+            .filter(|(c, _, _)| c.id.as_deref() == Some("r2"))
+            .count()
+            > 1
+    );
+    let args: String = chunks
+        .iter()
+        .flat_map(|(c, _, _)| c.tool_call_chunks.iter())
+        .map(|t| t.args.as_str())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&args).unwrap(),
+        json!({"a": 10, "b": 20})
+    );
+    let steps: Vec<i64> = chunks.iter().map(|(_, _, s)| *s).collect();
+    assert_eq!(steps.first(), Some(&1));
+    assert_eq!(
+        steps.last(),
+        Some(&3),
+        "the second model call runs in step 3"
+    );
+}
+
+#[tokio::test]
+async fn streamed_and_invoked_runs_end_in_the_same_history() {
+    let script = vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(call("c1", json!({"a": 1, "b": 2}))),
+        AiMessage::new("three").with_id("r2"),
+    ];
+    let plain = create_react_agent(FakeChatModel::new(script.clone()), Add)
+        .compile()
+        .unwrap()
+        .invoke(input("q"), &RunConfig::new())
+        .await
+        .unwrap();
+    let agent = create_react_agent(FakeChatModel::new(script).chunk_chars(1), Add)
+        .compile()
+        .unwrap();
+    let mut last = None;
+    let mut stream = agent.stream(
+        input("q"),
+        &RunConfig::new(),
+        [StreamMode::Messages, StreamMode::Values],
+    );
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Values(s) = event.unwrap() {
+            last = Some(s);
+        }
+    }
+    let streamed = last.unwrap();
+    let strip = |ms: &[Message]| -> Vec<serde_json::Value> {
+        ms.iter()
+            .map(|m| {
+                let mut v = serde_json::to_value(m).unwrap();
+                if m.as_ai().is_none() {
+                    v["id"] = json!(null);
+                }
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&streamed.messages), strip(&plain.messages));
+}
