@@ -10,7 +10,7 @@
 use crate::harness::{expect, Workload};
 use crate::workloads::runtime;
 use serde::{Deserialize, Serialize};
-use stategraph::postgres::PostgresSaver;
+use graph_postgres::PostgresSaver;
 use stategraph::{Command, Durability, Goto, RunConfig, State, StateGraph, START};
 use std::sync::Arc;
 use std::time::Instant;
