@@ -141,6 +141,19 @@ impl RunConfig {
         self
     }
 
+    /// The config of a graph nested in a task of this run: same thread, limits
+    /// and metadata, its own namespace; no checkpoint id and no per-call
+    /// breakpoints (they address the root graph).
+    pub(crate) fn for_nested(&self, ns: &str) -> Self {
+        RunConfig {
+            checkpoint_ns: ns.to_owned(),
+            checkpoint_id: None,
+            interrupt_before: None,
+            interrupt_after: None,
+            ..self.clone()
+        }
+    }
+
     /// The call's `interrupt_before`, if set.
     pub fn get_interrupt_before(&self) -> Option<&Breakpoints> {
         self.interrupt_before.as_ref()

@@ -3,6 +3,8 @@
 use crate::config::RunConfig;
 use crate::error::NodeError;
 use crate::interrupt::{Interrupt, ResumeTypeError, Scratchpad};
+use crate::pregel::StepScope;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 pub(crate) type CustomSink = Arc<dyn Fn(&Arc<str>, serde_json::Value) + Send + Sync>;
@@ -27,21 +29,20 @@ pub struct Context {
 struct TaskInfo {
     node: Arc<str>,
     task_id: String,
-    step: i64,
-    stop: i64,
-    config: Arc<RunConfig>,
+    /// The superstep the task belongs to, shared by its sibling tasks.
+    scope: Arc<StepScope>,
     sinks: StreamSinks,
     attempt: u32,
     scratchpad: Option<Arc<Scratchpad>>,
+    /// How many graphs this attempt ran nested in it so far.
+    nested_calls: AtomicU32,
 }
 
 impl Context {
     pub(crate) fn new(
         node: Arc<str>,
         task_id: String,
-        step: i64,
-        stop: i64,
-        config: Arc<RunConfig>,
+        scope: Arc<StepScope>,
         sinks: StreamSinks,
         scratchpad: Option<Arc<Scratchpad>>,
     ) -> Self {
@@ -49,12 +50,11 @@ impl Context {
             inner: Arc::new(TaskInfo {
                 node,
                 task_id,
-                step,
-                stop,
-                config,
+                scope,
                 sinks,
                 attempt: 1,
                 scratchpad,
+                nested_calls: AtomicU32::new(0),
             }),
         }
     }
@@ -69,12 +69,11 @@ impl Context {
             inner: Arc::new(TaskInfo {
                 node: Arc::clone(&i.node),
                 task_id: i.task_id.clone(),
-                step: i.step,
-                stop: i.stop,
-                config: Arc::clone(&i.config),
+                scope: Arc::clone(&i.scope),
                 sinks: i.sinks.clone(),
                 attempt,
                 scratchpad: i.scratchpad.clone(),
+                nested_calls: AtomicU32::new(0),
             }),
         }
     }
@@ -100,27 +99,27 @@ impl Context {
 
     /// The current superstep (the `__start__` step is 0).
     pub fn step(&self) -> i64 {
-        self.inner.step
+        self.inner.scope.step
     }
 
     /// Supersteps left before the recursion limit, this one included.
     pub fn remaining_steps(&self) -> i64 {
-        self.inner.stop - self.inner.step
+        self.inner.scope.stop - self.inner.scope.step
     }
 
     /// Whether this is the last superstep the recursion limit allows.
     pub fn is_last_step(&self) -> bool {
-        self.inner.step == self.inner.stop - 1
+        self.inner.scope.step == self.inner.scope.stop - 1
     }
 
     /// The thread id of the run, if any.
     pub fn thread_id(&self) -> Option<&str> {
-        self.inner.config.thread_id()
+        self.inner.scope.config.thread_id()
     }
 
     /// The run's config.
     pub fn config(&self) -> &RunConfig {
-        &self.inner.config
+        &self.inner.scope.config
     }
 
     /// Emits `value` on the `custom` stream mode right away (a no-op when the caller
@@ -201,10 +200,7 @@ impl Context {
             // No answer: pause. A task without a scratchpad has no answers at all.
             let id = match pad {
                 Some(pad) => pad.id().to_owned(),
-                None => crate::interrupt::interrupt_id(&format!(
-                    "{}:{}",
-                    self.inner.node, self.inner.task_id
-                )),
+                None => crate::interrupt::interrupt_id(&self.task_ns()),
             };
             let value = serde_json::to_value(&question).map_err(|e| {
                 NodeError::msg(format!(
@@ -212,7 +208,7 @@ impl Context {
                     self.inner.node
                 ))
             })?;
-            return Err(NodeError::interrupt(Interrupt { value, id }));
+            return Err(NodeError::interrupts(vec![Interrupt { value, id }]));
         };
         serde_json::from_str(answer.as_str()).map_err(|source| {
             if let Some(pad) = pad {
@@ -236,6 +232,34 @@ impl Context {
         })
     }
 
+    /// The checkpoint namespace of this task (`node:task_id`, under the enclosing
+    /// graphs' namespaces in a subgraph).
+    pub fn checkpoint_ns(&self) -> String {
+        self.task_ns()
+    }
+
+    pub(crate) fn task_ns(&self) -> String {
+        self.inner
+            .scope
+            .task_ns(&self.inner.node, &self.inner.task_id)
+    }
+
+    pub(crate) fn scope(&self) -> &Arc<StepScope> {
+        &self.inner.scope
+    }
+
+    /// The namespace of the next graph this task runs nested: the task's own for
+    /// the first, then `|1`, `|2`... (deterministic, so a re-run finds the same).
+    pub(crate) fn next_nested_ns(&self) -> String {
+        let k = self.inner.nested_calls.fetch_add(1, Ordering::Relaxed);
+        let ns = self.task_ns();
+        if k == 0 {
+            ns
+        } else {
+            format!("{ns}|{k}")
+        }
+    }
+
     /// Whether the caller is listening to the `custom` stream mode.
     pub fn is_streaming_custom(&self) -> bool {
         self.inner.sinks.custom.is_some()
@@ -247,7 +271,7 @@ impl std::fmt::Debug for Context {
         f.debug_struct("Context")
             .field("node", &self.inner.node)
             .field("task_id", &self.inner.task_id)
-            .field("step", &self.inner.step)
+            .field("step", &self.inner.scope.step)
             .finish_non_exhaustive()
     }
 }

@@ -150,10 +150,11 @@ impl NodeError {
         self.inner
     }
 
-    /// The signal of a node that paused at an `interrupt` call.
-    pub(crate) fn interrupt(interrupt: crate::interrupt::Interrupt) -> Self {
+    /// The signal of a node that paused at `interrupt` calls (its own, or those of
+    /// a subgraph it ran).
+    pub(crate) fn interrupts(interrupts: Vec<crate::interrupt::Interrupt>) -> Self {
         NodeError {
-            inner: Box::new(crate::interrupt::InterruptSignal(interrupt)),
+            inner: Box::new(crate::interrupt::InterruptSignal(interrupts)),
         }
     }
 
@@ -163,8 +164,8 @@ impl NodeError {
         self.inner.is::<crate::interrupt::InterruptSignal>()
     }
 
-    /// The interrupt this error signals, or the error itself.
-    pub(crate) fn into_interrupt(self) -> Result<crate::interrupt::Interrupt, Self> {
+    /// The interrupts this error signals, or the error itself.
+    pub(crate) fn into_interrupts(self) -> Result<Vec<crate::interrupt::Interrupt>, Self> {
         match self.inner.downcast::<crate::interrupt::InterruptSignal>() {
             Ok(signal) => Ok(signal.0),
             Err(inner) => Err(NodeError { inner }),

@@ -101,6 +101,8 @@ pub enum Breakpoint {
     Before(Vec<String>),
     /// After these nodes ran (`interrupt_after`): their writes are applied.
     After(Vec<String>),
+    /// Inside the subgraphs these nodes run (a breakpoint of the subgraph).
+    Nested(Vec<String>),
 }
 
 /// The nodes a static breakpoint stops at: every node, or a list of names.
@@ -140,8 +142,9 @@ impl Breakpoints {
     }
 }
 
-/// The control-flow error an interrupting node returns (through `?`).
-pub(crate) struct InterruptSignal(pub(crate) Interrupt);
+/// The control-flow error an interrupting node returns (through `?`): its own
+/// interrupt, or those of a subgraph it ran.
+pub(crate) struct InterruptSignal(pub(crate) Vec<Interrupt>);
 
 impl fmt::Debug for InterruptSignal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -151,11 +154,12 @@ impl fmt::Debug for InterruptSignal {
 
 impl fmt::Display for InterruptSignal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids: Vec<&str> = self.0.iter().map(|i| i.id.as_str()).collect();
         write!(
             f,
             "the node is waiting for a resume value (interrupt {}); return this error with `?` \
              so the run can pause",
-            self.0.id
+            ids.join(", ")
         )
     }
 }

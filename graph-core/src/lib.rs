@@ -32,6 +32,7 @@ pub mod retry;
 pub mod snapshot;
 pub mod state;
 pub mod stream;
+pub mod subgraph;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -52,6 +53,7 @@ pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
 pub use stream::{CheckpointEvent, MessageMetadata, StreamEvent, StreamMode, StreamModes};
+pub use subgraph::{Subgraph, SubgraphCheckpoints};
 
 /// The virtual entry node of every graph.
 pub const START: &str = "__start__";

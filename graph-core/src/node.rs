@@ -44,6 +44,9 @@ pub enum ByValue {}
 pub struct ByFn<T>(std::marker::PhantomData<fn() -> T>);
 /// Marks a node named by a string.
 pub enum ByName {}
+/// Marks a node passed by reference (cloned: a [`Subgraph`](crate::Subgraph)
+/// used both as a node and as a `send` target).
+pub enum ByRef {}
 
 /// A node given either as a value or as the name of a `#[node]` fn.
 ///
@@ -66,6 +69,14 @@ impl<N: NodeSpec> IntoNodeSpec<ByValue> for N {
 
     fn into_spec(self) -> N {
         self
+    }
+}
+
+impl<N: NodeSpec + Clone> IntoNodeSpec<ByRef> for &N {
+    type Spec = N;
+
+    fn into_spec(self) -> N {
+        self.clone()
     }
 }
 

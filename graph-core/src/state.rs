@@ -57,6 +57,11 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     /// Whether field `field` (an index into [`FIELDS`](State::FIELDS)) holds a value.
     fn is_available(&self, channels: &Self::Channels, field: usize) -> bool;
 
+    /// The whole state as an update that writes every field: the input a graph
+    /// sharing this state type receives when it runs as a subgraph, and the output
+    /// it hands back (reducer fields fold the written value in, as LangGraph does).
+    fn to_update(&self) -> Self::Update;
+
     /// Writes the managed values of the current superstep into the managed fields.
     fn set_managed(&mut self, _managed: &ManagedValues) {}
 

@@ -95,6 +95,9 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
                 fn is_available(&self, _: &(), _: usize) -> bool {
                     ::core::unreachable!()
                 }
+                fn to_update(&self) -> #update {
+                    ::core::unreachable!()
+                }
                 fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
                     &self,
                     _: &(),

@@ -19,8 +19,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 /// A compiled graph. Cheap to clone; every clone runs the same graph.
 pub struct CompiledGraph<S: State> {
-    graph: Arc<Graph<S>>,
-    saver: Option<Arc<dyn Checkpointer>>,
+    pub(crate) graph: Arc<Graph<S>>,
+    pub(crate) saver: Option<Arc<dyn Checkpointer>>,
     drawing: Arc<Drawing>,
 }
 

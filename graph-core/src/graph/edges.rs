@@ -1,6 +1,6 @@
 //! Naming nodes in edges: [`IntoNodeName`] and [`EdgeSources`].
 
-use crate::node::{ByFn, ByName, ByValue, NodeMarker, NodeSpec};
+use crate::node::{ByFn, ByName, ByRef, ByValue, NodeMarker, NodeSpec};
 use std::borrow::Cow;
 
 /// Something that names a node in an edge: a `#[node]` fn, a node value, a `&str`,
@@ -27,6 +27,12 @@ where
 {
     fn node_name(&self) -> Cow<'static, str> {
         self(NodeMarker(())).name()
+    }
+}
+
+impl<N: NodeSpec> IntoNodeName<ByRef> for &N {
+    fn node_name(&self) -> Cow<'static, str> {
+        self.name()
     }
 }
 

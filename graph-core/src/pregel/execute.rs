@@ -2,7 +2,7 @@
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
 use super::writes::{TaskResult, TaskWrites};
-use super::{Run, Task, TaskInterrupt};
+use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
 use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
 use crate::error::{GraphError, NodeError};
@@ -134,6 +134,23 @@ impl<S: State> Run<S> {
         }))
     }
 
+    /// What this step's tasks pass to the graphs they run nested.
+    fn step_scope(&self) -> StepScope {
+        StepScope {
+            step: self.step,
+            stop: self.stop,
+            config: Arc::clone(&self.config),
+            graph_ns: Arc::clone(&self.ns),
+            saver: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
+            resuming: self.resuming,
+            resume_map: (!self.resume_map.is_empty())
+                .then(|| Arc::from(self.resume_map.as_slice())),
+            null_resume: self.null_resume.clone(),
+            checkpoint: self.checkpoint,
+            ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
+        }
+    }
+
     fn failure(&self, task: &Task<S>, failure: Failure) -> GraphError {
         let node = self.graph.nodes[task.node].name.to_string();
         match failure {
@@ -159,6 +176,7 @@ impl<S: State> Run<S> {
         &self,
         task: &mut Task<S>,
         sinks: &StreamSinks,
+        scope: &Arc<StepScope>,
         answers: Vec<Blob>,
         pad: &mut Option<Arc<Scratchpad>>,
     ) -> Result<NodeFuture<S>, Failure> {
@@ -181,9 +199,7 @@ impl<S: State> Run<S> {
         let ctx = Context::new(
             Arc::clone(&spec.name),
             task.id.clone(),
-            self.step,
-            self.stop,
-            Arc::clone(&self.config),
+            Arc::clone(scope),
             sinks.clone(),
             pad.clone(),
         );
@@ -226,6 +242,7 @@ impl<S: State> Run<S> {
         restored: Vec<Option<TaskWrites<S>>>,
         mut answers: Vec<Vec<Blob>>,
     ) -> StepRun<S> {
+        let scope = Arc::new(self.step_scope());
         let sinks = StreamSinks {
             custom: self.custom_sink(),
             messages: self.message_sink(),
@@ -243,7 +260,7 @@ impl<S: State> Run<S> {
             }
             let mine = answers.get_mut(i).map(std::mem::take).unwrap_or_default();
             let mut pad = None;
-            let started = self.start(task, &sinks, mine, &mut pad);
+            let started = self.start(task, &sinks, &scope, mine, &mut pad);
             if pad.is_some() {
                 pads.resize_with(i + 1, || None);
                 pads[i] = pad;
@@ -353,9 +370,9 @@ fn ended<S: State>(
 ) -> Result<TaskResult<S>, Failure> {
     match result {
         Ok(out) => Ok(TaskResult::Output(out)),
-        Err(Failure::Error(e)) => match e.into_interrupt() {
-            Ok(interrupt) => Ok(TaskResult::Interrupted(TaskInterrupt {
-                interrupts: vec![interrupt],
+        Err(Failure::Error(e)) => match e.into_interrupts() {
+            Ok(interrupts) => Ok(TaskResult::Interrupted(TaskInterrupt {
+                interrupts,
                 answers: pad.and_then(Option::as_ref).and_then(|p| p.resume_write()),
             })),
             Err(e) => Err(Failure::Error(e)),

@@ -128,10 +128,12 @@ pub(crate) struct TaskIds {
 }
 
 impl TaskIds {
-    /// The id of a task: xxh3-128 over the concatenated parts, as a UUID string.
-    pub(crate) fn id(&mut self, checkpoint: &[u8; 16], parts: &[&str]) -> String {
+    /// The id of a task: xxh3-128 over the checkpoint id, the task's namespace and
+    /// the other parts, concatenated, as a UUID string.
+    pub(crate) fn id(&mut self, checkpoint: &[u8; 16], ns: &str, parts: &[&str]) -> String {
         self.buf.clear();
         self.buf.extend_from_slice(checkpoint);
+        self.buf.extend_from_slice(ns.as_bytes());
         for p in parts {
             self.buf.extend_from_slice(p.as_bytes());
         }
@@ -171,9 +173,9 @@ mod tests {
     fn task_ids_are_deterministic_and_input_sensitive() {
         let cp = checkpoint_id(0);
         let mut ids = TaskIds::default();
-        let a = ids.id(&cp, &["n", "0", "n", "__pregel_pull", "branch:to:n"]);
-        let b = ids.id(&cp, &["n", "0", "n", "__pregel_pull", "branch:to:n"]);
-        let c = ids.id(&cp, &["n", "1", "n", "__pregel_pull", "branch:to:n"]);
+        let a = ids.id(&cp, "n", &["0", "n", "__pregel_pull", "branch:to:n"]);
+        let b = ids.id(&cp, "n", &["0", "n", "__pregel_pull", "branch:to:n"]);
+        let c = ids.id(&cp, "n", &["1", "n", "__pregel_pull", "branch:to:n"]);
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 36);

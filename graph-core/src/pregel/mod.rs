@@ -4,9 +4,11 @@
 mod control;
 mod execute;
 pub(crate) mod ids;
+mod nested;
 mod pause;
 mod persist;
 mod resume;
+mod scope;
 mod snapshot;
 mod writes;
 
@@ -30,6 +32,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
 
 pub(crate) use pause::TaskInterrupt;
+pub(crate) use scope::StepScope;
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {
@@ -183,6 +186,26 @@ pub(crate) struct Run<S: State> {
     null_resume: Option<Arc<NullResume>>,
     /// `Command::resume_map`'s answers by interrupt id.
     resume_map: Vec<(String, Blob)>,
+    /// The checkpoint namespace of this run (`""` at the root).
+    ns: Arc<str>,
+    /// Whether the current superstep is the first of a resumed run.
+    resuming: bool,
+    /// Set when this run is a subgraph running inside a task of another graph.
+    nested: Option<Nested>,
+}
+
+/// What a subgraph's run knows about the task that runs it.
+pub(crate) struct Nested {
+    /// The calling run is resuming (its first superstep): continue this graph's
+    /// checkpoint rather than start over from the input.
+    resuming: bool,
+    /// The subgraph keeps one namespace across calls (its state persists).
+    persistent: bool,
+    /// The enclosing graphs' checkpoint ids, by namespace.
+    parents: Arc<std::collections::BTreeMap<String, String>>,
+    /// The caller's `Command::resume` value, for an interrupt with no answer of
+    /// its own.
+    null_resume: Option<Arc<NullResume>>,
 }
 
 impl<S: State> Run<S> {
@@ -229,6 +252,9 @@ impl<S: State> Run<S> {
             interrupt_after,
             null_resume: None,
             resume_map: Vec::new(),
+            ns: Arc::from(""),
+            resuming: false,
+            nested: None,
             seen: vec![None; graph.nodes.len()],
             graph,
             config: Arc::new(config),
@@ -270,10 +296,16 @@ impl<S: State> Run<S> {
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         let has_versions = self.versions.max > 0;
+        if let Some(nested) = &self.nested {
+            self.null_resume = nested.null_resume.clone();
+        }
         // A checkpoint named by id is replayed: its tasks run again, even those
         // whose writes were stored.
         let replaying = self.config.get_checkpoint_id().is_some();
+        // A subgraph re-run by a resuming parent continues its own checkpoint.
+        let continues = has_versions && self.nested.as_ref().is_some_and(|n| n.resuming);
         let resume = match input.kind {
+            InputKind::Update(_) if continues => Some(None),
             InputKind::Update(update) => {
                 self.start_with_input(update, limit).await?;
                 None
@@ -294,6 +326,7 @@ impl<S: State> Run<S> {
         let mut pending: Vec<PendingWrite> = match (resume, &loaded) {
             (Some(cmd), Some(tuple)) => {
                 self.stop = self.step + limit + 1;
+                self.resuming = true;
                 self.resume_from(tuple, cmd, replaying).await?
             }
             _ => Vec::new(),
@@ -360,6 +393,7 @@ impl<S: State> Run<S> {
             self.save(CheckpointSource::Loop).await?;
             self.step += 1;
             first = false;
+            self.resuming = false;
             self.null_resume = None;
             self.resume_map.clear();
             if self.should_interrupt(&self.interrupt_after, &tasks) {
@@ -376,7 +410,14 @@ impl<S: State> Run<S> {
                 YieldOnce(false).await;
             }
         }
-        self.save_on_exit().await?;
+        // Under durability `exit`, a subgraph that completes stores nothing unless
+        // it keeps its state across calls (SEMANTICS.md §2.9).
+        let exit = self.persistence.as_ref().map(|p| p.durability) == Some(Durability::Exit);
+        if exit && self.nested.as_ref().is_some_and(|n| !n.persistent) {
+            self.flush_puts().await?;
+        } else {
+            self.save_on_exit().await?;
+        }
         Ok(GraphOutput::finished(self.state))
     }
 
@@ -858,6 +899,16 @@ impl<S: State> Run<S> {
         }
     }
 
+    /// The namespace a task of node `name` hashes into its id: the node's name,
+    /// under this run's namespace in a subgraph.
+    fn task_ns<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.ns.is_empty() {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            std::borrow::Cow::Owned(format!("{}|{name}", self.ns))
+        }
+    }
+
     /// The tasks of the current step: PUSH tasks for pending `Send`s, then PULL
     /// tasks for nodes whose triggers have new versions (in node-name order).
     fn prepare(&mut self) -> Result<Vec<Task<S>>, GraphError> {
@@ -889,9 +940,11 @@ impl<S: State> Run<S> {
             }
             let name = &graph.nodes[node].name;
             let index = i.to_string();
+            let task_ns = self.task_ns(name);
             let id = self.ids.id(
                 &self.checkpoint,
-                &[name, &step_str, name, "__pregel_push", &index],
+                &task_ns,
+                &[&step_str, name, "__pregel_push", &index],
             );
             tasks.push(Task {
                 node,
@@ -936,9 +989,10 @@ impl<S: State> Run<S> {
                 )));
             }
             parts.clear();
-            parts.extend([&*spec.name, step_str.as_str(), &*spec.name, "__pregel_pull"]);
+            parts.extend([step_str.as_str(), &*spec.name, "__pregel_pull"]);
             parts.extend(spec.triggers.iter().map(|&c| &*graph.channel_names[c]));
-            let id = self.ids.id(&self.checkpoint, &parts);
+            let task_ns = self.task_ns(&spec.name);
+            let id = self.ids.id(&self.checkpoint, &task_ns, &parts);
             let input = if node == 0 {
                 None
             } else {

@@ -116,11 +116,15 @@ impl<S: State> Run<S> {
         mut results: Vec<Option<TaskResult<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         let mut all = Vec::new();
+        let mut nested_breakpoints = Vec::new();
         for (task, result) in tasks.iter().zip(&results) {
             let Some(TaskResult::Interrupted(paused)) = result else {
                 continue;
             };
             let name = &self.graph.nodes[task.node].name;
+            if paused.interrupts.is_empty() {
+                nested_breakpoints.push(name.to_string());
+            }
             self.emit_if(StreamMode::Tasks, || StreamEvent::TaskResult {
                 id: task.id.clone(),
                 name: Arc::clone(name),
@@ -154,7 +158,8 @@ impl<S: State> Run<S> {
         Ok(GraphOutput {
             state: self.state,
             interrupts: all,
-            breakpoint: None,
+            breakpoint: (!nested_breakpoints.is_empty())
+                .then_some(Breakpoint::Nested(nested_breakpoints)),
         })
     }
 
@@ -177,6 +182,11 @@ impl<S: State> Run<S> {
                         rows.push((task.id.clone(), self.encode_writes(&writes)?));
                     }
                     *slot = Some(TaskResult::Restored(writes));
+                }
+                Some(TaskResult::Interrupted(paused)) if paused.interrupts.is_empty() => {
+                    // A breakpoint inside a subgraph: the subgraph stored its own
+                    // state, the task stores nothing and re-runs on resume.
+                    *slot = Some(TaskResult::Interrupted(paused));
                 }
                 Some(TaskResult::Interrupted(paused)) => {
                     let mut writes = vec![(

@@ -505,7 +505,11 @@ impl<S: State> Run<S> {
         CheckpointMetadata {
             source,
             step,
-            parents: BTreeMap::new(),
+            parents: self
+                .nested
+                .as_ref()
+                .map(|n| (*n.parents).clone())
+                .unwrap_or_default(),
             extra,
         }
     }

@@ -127,10 +127,12 @@ impl<S: State> Run<S> {
         if let Some(cmd) = cmd {
             self.store_command(tuple, cmd, &mut pending).await?;
         }
-        self.null_resume = pending
+        if let Some(own) = pending
             .iter()
             .find(|w| w.task_id == NULL_TASK_ID && w.channel == persist::RESUME)
-            .map(|w| Arc::new(NullResume::new(w.value.clone())));
+        {
+            self.null_resume = Some(Arc::new(NullResume::new(own.value.clone())));
+        }
         self.apply_null_writes(tuple, &pending)?;
         // Breakpoints fire again only once something changes after this point.
         self.interrupt_seen = (0..self.graph.num_channels())
@@ -360,6 +362,11 @@ impl<S: State> Run<S> {
 
     /// The id of the interrupts `task` raises: a hash of its namespace.
     pub(super) fn interrupt_id_of(&self, task: &Task<S>) -> String {
-        interrupt_id(&format!("{}:{}", self.graph.nodes[task.node].name, task.id))
+        let name = &self.graph.nodes[task.node].name;
+        if self.ns.is_empty() {
+            interrupt_id(&format!("{name}:{}", task.id))
+        } else {
+            interrupt_id(&format!("{}|{name}:{}", self.ns, task.id))
+        }
     }
 }

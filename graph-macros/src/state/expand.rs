@@ -550,6 +550,22 @@ fn state_impl(
         }
     });
     let no_field = format!("`{ident}` has no channel with index {{}}");
+    let whole = fields.iter().map(|f| {
+        let name = f.field.ident;
+        let value = quote!(::core::clone::Clone::clone(&self.#name));
+        let write = match (&f.field.kind, &f.elem) {
+            (
+                super::ast::FieldKind::Channel {
+                    kind: Channel::Reducer(_),
+                    ..
+                },
+                _,
+            ) => quote!(::stategraph::channels::ReducerWrite::Value(#value)),
+            (_, Some(_)) => quote!(::core::convert::Into::into(#value)),
+            _ => value,
+        };
+        quote!(#name: ::core::option::Option::Some(#write))
+    });
 
     quote! {
         #[automatically_derived]
@@ -602,6 +618,12 @@ fn state_impl(
             }
 
             #set_managed
+
+            fn to_update(&self) -> Self::Update {
+                #update {
+                    #(#whole,)*
+                }
+            }
 
             fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
                 &self,

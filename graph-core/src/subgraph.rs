@@ -1,0 +1,234 @@
+//! Subgraphs (SEMANTICS.md §9): a compiled graph used as a node of another graph,
+//! or run from inside a node with [`CompiledGraph::invoke_nested`].
+//!
+//! A subgraph runs in its own checkpoint namespace under the calling task
+//! (`node:<task id>`), with the caller's saver: an interrupt inside it pauses the
+//! whole run and a resume continues exactly the child task that asked.
+
+use crate::command::Targets;
+use crate::context::Context;
+use crate::error::NodeError;
+use crate::graph::CompiledGraph;
+use crate::io::{GraphInput, GraphOutput};
+use crate::node::{IntoNodeOutput, Node, NodeFuture, NodeOutput, NodeSpec};
+use crate::pregel::Run;
+use crate::state::State;
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Where a subgraph keeps its checkpoints (LangGraph's `checkpointer=None / True
+/// / False` on the subgraph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SubgraphCheckpoints {
+    /// The caller's saver, in a namespace of the calling task: every call starts
+    /// from its input; its checkpoints are kept, and an interrupt inside it can be
+    /// resumed. The default.
+    #[default]
+    PerCall,
+    /// The caller's saver, in a namespace named after the node (without task
+    /// ids): the subgraph's state carries over from one call to the next on the
+    /// same thread.
+    Persistent,
+    /// Nothing is stored: an interrupt inside cannot be resumed.
+    Off,
+}
+
+type InputMap<I, C> = Arc<dyn Fn(&I) -> <C as State>::Update + Send + Sync>;
+type OutputMap<P, C> = Arc<dyn Fn(C) -> Result<NodeOutput<P>, NodeError> + Send + Sync>;
+
+/// A compiled graph with state `C` as a node of a graph with state `P`, taking
+/// `I` as input (`P` for a node triggered by edges, a payload type for a node
+/// reached by [`send`](crate::send)).
+///
+/// [`Subgraph::new`] shares the parent's state type: the child starts from the
+/// parent's state and its final state is written back (reducer fields fold the
+/// child's value in again, as in LangGraph). [`Subgraph::mapped`] takes a child
+/// with its own state and two functions: the child's input from the node's input,
+/// and the parent's update from the child's final state.
+///
+/// ```
+/// use stategraph::prelude::*;
+/// use stategraph::Subgraph;
+///
+/// #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+/// struct Joke { subject: String, joke: String }
+///
+/// #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+/// struct Show {
+///     subjects: Vec<String>,
+///     #[reducer(concat)]
+///     jokes: Vec<String>,
+/// }
+/// fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> { a.extend(b); a }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let writer = StateGraph::<Joke>::new()
+///     .add_node_fn("write", |j: &Joke| Joke::update().joke(format!("a joke about {}", j.subject)))
+///     .add_edge(START, "write")
+///     .compile()?;
+///
+/// // Reached by `send` with a `String`; returns the joke to the parent's list.
+/// let joke = Subgraph::mapped(
+///     "joke",
+///     writer,
+///     |subject: &String| Joke::update().subject(subject.clone()),
+///     |done: Joke| Show::update().jokes(vec![done.joke]),
+/// );
+/// let fan_out = {
+///     let joke = joke.clone();
+///     move |s: &Show| s.subjects.iter().map(|x| send(&joke, x.clone())).collect::<Vec<_>>()
+/// };
+/// let show = StateGraph::<Show>::new()
+///     .add_node(joke)
+///     .add_conditional_edges(START, fan_out)
+///     .compile()?;
+///
+/// let out = show
+///     .invoke(Show::update().subjects(vec!["cats".into(), "dogs".into()]), &RunConfig::new())
+///     .await?;
+/// assert_eq!(out.jokes, ["a joke about cats", "a joke about dogs"]);
+/// # Ok::<(), GraphError>(())
+/// # }).unwrap();
+/// ```
+pub struct Subgraph<P: State, I, C: State> {
+    name: Cow<'static, str>,
+    graph: CompiledGraph<C>,
+    input: InputMap<I, C>,
+    output: OutputMap<P, C>,
+    targets: Targets,
+    checkpoints: SubgraphCheckpoints,
+}
+
+impl<P: State, I, C: State> Clone for Subgraph<P, I, C> {
+    fn clone(&self) -> Self {
+        Subgraph {
+            name: self.name.clone(),
+            graph: self.graph.clone(),
+            input: Arc::clone(&self.input),
+            output: Arc::clone(&self.output),
+            targets: self.targets,
+            checkpoints: self.checkpoints,
+        }
+    }
+}
+
+impl<P: State, I, C: State> std::fmt::Debug for Subgraph<P, I, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subgraph")
+            .field("name", &self.name)
+            .field("graph", &self.graph)
+            .field("checkpoints", &self.checkpoints)
+            .finish()
+    }
+}
+
+impl<S: State> Subgraph<S, S, S> {
+    /// `graph` as a node named `name` of a graph with the same state type: it
+    /// starts from the parent's state, and its final state is written back.
+    pub fn new(name: impl Into<Cow<'static, str>>, graph: CompiledGraph<S>) -> Self {
+        Subgraph {
+            name: name.into(),
+            graph,
+            input: Arc::new(S::to_update),
+            output: Arc::new(|done: S| Ok(NodeOutput::new().with_update(done.to_update()))),
+            targets: Targets::None,
+            checkpoints: SubgraphCheckpoints::default(),
+        }
+    }
+}
+
+impl<P: State, I: Any + Send + Sync, C: State> Subgraph<P, I, C> {
+    /// `graph` (with its own state `C`) as a node named `name`: `input` makes the
+    /// child's input from the node's input (the parent state, or a `Send`
+    /// payload), `output` the node's result from the child's final state (an
+    /// update of the parent, a `Command`, anything a node may return).
+    pub fn mapped<R: IntoNodeOutput<P>>(
+        name: impl Into<Cow<'static, str>>,
+        graph: CompiledGraph<C>,
+        input: impl Fn(&I) -> C::Update + Send + Sync + 'static,
+        output: impl Fn(C) -> R + Send + Sync + 'static,
+    ) -> Self {
+        Subgraph {
+            name: name.into(),
+            graph,
+            input: Arc::new(input),
+            output: Arc::new(move |done| output(done).into_output()),
+            targets: R::targets(),
+            checkpoints: SubgraphCheckpoints::default(),
+        }
+    }
+
+    /// Where the subgraph keeps its checkpoints (default: per call, in the
+    /// caller's saver).
+    pub fn checkpoints(mut self, mode: SubgraphCheckpoints) -> Self {
+        self.checkpoints = mode;
+        self
+    }
+
+    /// The compiled child graph.
+    pub fn graph(&self) -> &CompiledGraph<C> {
+        &self.graph
+    }
+}
+
+impl<P: State, I: Any + Send + Sync, C: State> NodeSpec for Subgraph<P, I, C> {
+    type Input = I;
+
+    fn name(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+}
+
+impl<P: State, I: Any + Send + Sync, C: State> Node<P> for Subgraph<P, I, C> {
+    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<P> {
+        let child = GraphInput::update((self.input)(&input));
+        let graph = self.graph.clone();
+        let output = Arc::clone(&self.output);
+        let mode = self.checkpoints;
+        Box::pin(async move {
+            let done = graph.run_in(&ctx, child, mode).await?;
+            output(done)
+        })
+    }
+
+    fn targets(&self) -> Targets {
+        self.targets
+    }
+}
+
+impl<C: State> CompiledGraph<C> {
+    /// Runs this graph from inside a node, as a subgraph of the node's task: in
+    /// the task's checkpoint namespace, with the caller's saver. Returns the final
+    /// state. An interrupt inside it pauses the caller too (return the error with
+    /// `?`), and on resume the caller's node re-runs and this call continues the
+    /// child where it paused. A second call in the same node gets its own
+    /// namespace (`|1`, `|2`...).
+    pub async fn invoke_nested(
+        &self,
+        ctx: &Context,
+        input: impl Into<GraphInput<C>>,
+    ) -> Result<C, NodeError> {
+        self.run_in(ctx, input.into(), SubgraphCheckpoints::PerCall)
+            .await
+    }
+
+    pub(crate) async fn run_in(
+        &self,
+        ctx: &Context,
+        input: GraphInput<C>,
+        mode: SubgraphCheckpoints,
+    ) -> Result<C, NodeError> {
+        let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?;
+        let GraphOutput {
+            state,
+            interrupts,
+            breakpoint,
+        } = run.run(input).await.map_err(NodeError::from)?;
+        if !interrupts.is_empty() || breakpoint.is_some() {
+            return Err(NodeError::interrupts(interrupts));
+        }
+        Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))
+    }
+}

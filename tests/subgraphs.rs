@@ -1,0 +1,663 @@
+//! Subgraphs (SEMANTICS.md §9; scenarios 21–24, 36): a compiled graph as a node
+//! (shared or mapped state, reached by edges or by `send`), run from inside a node,
+//! checkpoint namespaces, and interrupts inside subgraphs.
+
+use futures::StreamExt;
+use serde_json::json;
+use stategraph::checkpoint::{CheckpointConfig, Checkpointer, InMemorySaver, ListOptions};
+use stategraph::prelude::*;
+use stategraph::{Breakpoint, StreamEvent, Subgraph, SubgraphCheckpoints};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn add_str(a: String, b: String) -> String {
+    a + &b
+}
+
+fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+fn shared_saver() -> Arc<dyn Checkpointer> {
+    Arc::new(InMemorySaver::new())
+}
+
+async fn all_checkpoints(saver: &Arc<dyn Checkpointer>, thread: &str) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for t in saver
+        .list(None, &ListOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.config.thread_id == thread)
+    {
+        out.push((t.config.checkpoint_ns.clone(), t.metadata.step));
+    }
+    out
+}
+
+// ---------------------------------------------------------------- scenario 21
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Key {
+    my_key: String,
+    my_other_key: String,
+}
+
+fn inner_there() -> CompiledGraph<Key> {
+    StateGraph::<Key>::new()
+        .add_node_fn("up", |s: &Key| {
+            Key::update().my_key(format!("{} there", s.my_key))
+        })
+        .add_edge(START, "up")
+        .compile()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_graph_with_the_same_state_runs_as_a_node() {
+    let app = StateGraph::<Key>::new()
+        .add_node(Subgraph::new("inner", inner_there()))
+        .add_node_fn("side", |s: &Key| {
+            Key::update().my_key(format!("{} and back again", s.my_key))
+        })
+        .add_edge(START, "inner")
+        .add_edge("inner", "side")
+        .compile()
+        .unwrap();
+    let input = || Key::update().my_key("my value".into());
+    let out = app.invoke(input(), &RunConfig::new()).await.unwrap();
+    assert_eq!(out.my_key, "my value there and back again");
+
+    let mut updates = Vec::new();
+    let mut stream = app.stream(input(), &RunConfig::new(), StreamMode::Updates);
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Updates { node, updates: u } = event.unwrap() {
+            assert_eq!(u.len(), 1);
+            updates.push((node.to_string(), u[0].my_key.clone()));
+        }
+    }
+    assert_eq!(
+        updates,
+        [
+            ("inner".to_owned(), Some("my value there".to_owned())),
+            (
+                "side".to_owned(),
+                Some("my value there and back again".to_owned())
+            ),
+        ]
+    );
+    let mut values = 0;
+    let mut stream = app.stream(input(), &RunConfig::new(), StreamMode::Values);
+    while let Some(event) = stream.next().await {
+        assert!(matches!(event.unwrap(), StreamEvent::Values(_)));
+        values += 1;
+    }
+    assert_eq!(values, 3, "input, after inner, after side");
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Shared {
+    #[reducer(concat)]
+    items: Vec<String>,
+}
+
+#[tokio::test]
+async fn a_shared_reducer_field_gets_the_childs_full_value_again() {
+    // LangGraph semantics: the child's output is its whole final state, written
+    // back through the parent's reducer.
+    let inner = StateGraph::<Shared>::new()
+        .add_node_fn("i1", |_: &Shared| Shared::update().items(vec!["i1".into()]))
+        .add_node_fn("r", |_: &Shared| Shared::update().items(vec!["R".into()]))
+        .add_edge(START, "i1")
+        .add_edge("i1", "r")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Shared>::new()
+        .add_node(Subgraph::new("inner", inner))
+        .add_edge(START, "inner")
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Shared::update().items(vec!["p".into()]), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.items, ["p", "p", "i1", "R"]);
+}
+
+// ---------------------------------------------------------------- fan-out to a mapped subgraph
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct JokeState {
+    subject: String,
+    jokes: Vec<String>,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Show {
+    subjects: Vec<String>,
+    #[reducer(concat)]
+    jokes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct JokeInput {
+    subject: String,
+}
+
+fn joke_graph() -> CompiledGraph<JokeState> {
+    StateGraph::<JokeState>::new()
+        .add_node_fn("edit", |s: &JokeState| {
+            JokeState::update().subject(format!("{} - hohoho", s.subject))
+        })
+        .add_node_fn("generate", |s: &JokeState| {
+            JokeState::update().jokes(vec![format!("Joke about {}", s.subject)])
+        })
+        .add_node_fn("bump", |s: &JokeState| {
+            JokeState::update().jokes(vec![format!("{} a", s.jokes[0])])
+        })
+        .add_edge(START, "edit")
+        .add_edge("edit", "generate")
+        .add_edge("generate", "bump")
+        .add_edge("generate", END)
+        .add_conditional_edges("bump", |s: &JokeState| {
+            if s.jokes[0].ends_with(&" a".repeat(3)) {
+                END
+            } else {
+                "bump"
+            }
+        })
+        .compile()
+        .unwrap()
+}
+
+type JokeNode = Subgraph<Show, JokeInput, JokeState>;
+
+fn joke_node() -> JokeNode {
+    Subgraph::mapped(
+        "generate_joke",
+        joke_graph(),
+        |i: &JokeInput| JokeState::update().subject(i.subject.clone()),
+        |done: JokeState| Show::update().jokes(done.jokes),
+    )
+}
+
+fn show(node: JokeNode) -> StateGraph<Show> {
+    let target = node.clone();
+    StateGraph::<Show>::new()
+        .add_node(node)
+        .add_conditional_edges(START, move |s: &Show| {
+            s.subjects
+                .iter()
+                .map(|subject| {
+                    send(
+                        &target,
+                        JokeInput {
+                            subject: subject.clone(),
+                        },
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .add_edge("generate_joke", END)
+}
+
+#[tokio::test]
+async fn sends_fan_out_to_a_subgraph_with_its_own_state_and_results_merge_in_send_order() {
+    let subjects: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+    for saver in [None, Some(shared_saver())] {
+        let graph = show(joke_node());
+        let (app, config) = match &saver {
+            Some(saver) => (
+                graph.compile_with(Arc::clone(saver)).unwrap(),
+                RunConfig::thread("t"),
+            ),
+            None => (graph.compile().unwrap(), RunConfig::new()),
+        };
+        let out = app
+            .invoke(Show::update().subjects(subjects.clone()), &config)
+            .await
+            .unwrap();
+        let expected: Vec<String> = subjects
+            .iter()
+            .map(|s| format!("Joke about {s} - hohoho a a a"))
+            .collect();
+        assert_eq!(out.jokes, expected);
+        if let Some(saver) = saver {
+            // One namespace per subgraph task: `generate_joke:<task id>`.
+            let namespaces: std::collections::BTreeSet<String> = all_checkpoints(&saver, "t")
+                .await
+                .into_iter()
+                .map(|(ns, _)| ns)
+                .filter(|ns| !ns.is_empty())
+                .collect();
+            assert_eq!(namespaces.len(), 20);
+            assert!(namespaces.iter().all(|ns| ns.starts_with("generate_joke:")));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- interrupts (scenario 36)
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Child {
+    prompt: String,
+    human_input: String,
+    #[reducer(concat)]
+    human_inputs: Vec<String>,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Prompts {
+    prompts: Vec<String>,
+    #[reducer(concat)]
+    human_inputs: Vec<String>,
+}
+
+fn child_graph(calls: Arc<AtomicUsize>) -> CompiledGraph<Child> {
+    StateGraph::<Child>::new()
+        .add_node_fn(
+            "ask",
+            move |s: &Child, ctx: &Context| -> Result<ChildUpdate, NodeError> {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let answer: String = ctx.interrupt(&s.prompt)?;
+                Ok(Child::update()
+                    .human_input(answer.clone())
+                    .human_inputs(vec![answer]))
+            },
+        )
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap()
+}
+
+fn prompts_app(calls: Arc<AtomicUsize>) -> CompiledGraph<Prompts> {
+    let child = Subgraph::mapped(
+        "child_graph",
+        child_graph(calls),
+        |prompt: &String| Child::update().prompt(prompt.clone()),
+        |done: Child| Prompts::update().human_inputs(done.human_inputs),
+    );
+    let target = child.clone();
+    StateGraph::<Prompts>::new()
+        .add_node(child)
+        .add_conditional_edges(START, move |s: &Prompts| {
+            s.prompts
+                .iter()
+                .map(|p| send(&target, p.clone()))
+                .collect::<Vec<_>>()
+        })
+        .compile_with(InMemorySaver::new())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn interrupts_in_send_spawned_subgraphs_resume_by_id_in_send_order() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = prompts_app(Arc::clone(&calls));
+    let config = RunConfig::thread("t");
+    let prompts: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+    let out = app
+        .invoke(Prompts::update().prompts(prompts.clone()), &config)
+        .await
+        .unwrap();
+    let asked: Vec<String> = out
+        .interrupts
+        .iter()
+        .map(|i| i.value_as().unwrap())
+        .collect();
+    assert_eq!(asked, prompts);
+    let ids: std::collections::BTreeSet<&str> =
+        out.interrupts.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids.len(), 5, "each child task has its own interrupt id");
+    assert_eq!(
+        app.get_state(&config).await.unwrap().interrupts,
+        out.interrupts
+    );
+
+    // One value for five paused children: ambiguous.
+    let err = app.invoke(Command::resume("x"), &config).await.unwrap_err();
+    assert!(matches!(err, GraphError::InvalidResume(_)), "{err}");
+
+    let answers = out.interrupts.iter().map(|i| {
+        let p: String = i.value_as().unwrap();
+        (i.id.clone(), format!("human input for prompt {p}"))
+    });
+    let done = app
+        .invoke(Command::resume_map(answers), &config)
+        .await
+        .unwrap();
+    assert!(!done.is_interrupted());
+    let expected: Vec<String> = prompts
+        .iter()
+        .map(|p| format!("human input for prompt {p}"))
+        .collect();
+    assert_eq!(done.human_inputs, expected);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        10,
+        "each child asked once, answered once"
+    );
+}
+
+#[tokio::test]
+async fn resuming_some_children_leaves_the_others_paused_without_rerunning_the_done_ones() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = prompts_app(Arc::clone(&calls));
+    let config = RunConfig::thread("t");
+    let prompts: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    let out = app
+        .invoke(Prompts::update().prompts(prompts.clone()), &config)
+        .await
+        .unwrap();
+    let b = out.interrupts[1].clone();
+    let partial = app
+        .invoke(Command::resume_map([(b.id.clone(), "B")]), &config)
+        .await
+        .unwrap();
+    assert_eq!(partial.interrupts.len(), 2);
+    assert_eq!(partial.human_inputs, ["B"]);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3 + 3,
+        "b answered, a and c asked again"
+    );
+    let rest = partial
+        .interrupts
+        .iter()
+        .map(|i| (i.id.clone(), i.value_as::<String>().unwrap().to_uppercase()));
+    let done = app
+        .invoke(Command::resume_map(rest), &config)
+        .await
+        .unwrap();
+    assert_eq!(done.human_inputs, ["A", "B", "C"]);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        6 + 2,
+        "the finished child b did not run again"
+    );
+}
+
+// ---------------------------------------------------------------- scenario 24 (function node)
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Foo {
+    foo: String,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Bar {
+    bar: String,
+}
+
+#[tokio::test]
+async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
+    let saver = shared_saver();
+    let sub = StateGraph::<Bar>::new()
+        .add_node_fn(
+            "subgraph_node_1",
+            |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
+                let baz: String = ctx.interrupt("Provide baz value")?;
+                Ok(Bar::update().bar(format!("{}{baz}", s.bar)))
+            },
+        )
+        .add_edge(START, "subgraph_node_1")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Foo>::new()
+        .add_node_fn("parent_node", |s: &Foo| {
+            Foo::update().foo(format!("hi! {}", s.foo))
+        })
+        .add_async_node_fn("call_subgraph", move |s: Arc<Foo>, ctx: Context| {
+            let sub = sub.clone();
+            async move {
+                let done = sub
+                    .invoke_nested(&ctx, Bar::update().bar(s.foo.clone()))
+                    .await?;
+                Ok::<_, NodeError>(Foo::update().foo(done.bar))
+            }
+        })
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "call_subgraph")
+        .compile_with(Arc::clone(&saver))
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let out = app
+        .invoke(Foo::update().foo("foo".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.foo, "hi! foo");
+    assert_eq!(out.interrupts.len(), 1);
+    assert_eq!(out.interrupts[0].value, json!("Provide baz value"));
+
+    // The child's own checkpoint, in the calling task's namespace.
+    let snapshot = app.get_state(&config).await.unwrap();
+    let task = &snapshot.tasks[0];
+    assert_eq!(task.name, "call_subgraph");
+    let child_ns = format!("call_subgraph:{}", task.id);
+    let child = saver
+        .get_tuple(&CheckpointConfig {
+            thread_id: "t".into(),
+            checkpoint_ns: child_ns.clone(),
+            checkpoint_id: None,
+        })
+        .await
+        .unwrap()
+        .expect("the subgraph's checkpoint");
+    assert_eq!(
+        child.checkpoint.channel_values["bar"].as_str(),
+        "\"hi! foo\""
+    );
+    assert_eq!(
+        child.metadata.parents.get(""),
+        snapshot.config.checkpoint_id.as_ref(),
+        "the child's checkpoint names the parent's"
+    );
+
+    let out = app.invoke(Command::resume("baz"), &config).await.unwrap();
+    assert_eq!(out.foo, "hi! foobaz");
+    assert!(!out.is_interrupted());
+}
+
+#[tokio::test]
+async fn two_subgraph_calls_in_one_node_get_their_own_namespaces() {
+    let saver = shared_saver();
+    let sub = StateGraph::<Bar>::new()
+        .add_node_fn("b", |s: &Bar| Bar::update().bar(format!("{}!", s.bar)))
+        .add_edge(START, "b")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Foo>::new()
+        .add_async_node_fn("twice", move |s: Arc<Foo>, ctx: Context| {
+            let sub = sub.clone();
+            async move {
+                let one = sub
+                    .invoke_nested(&ctx, Bar::update().bar(s.foo.clone()))
+                    .await?;
+                let two = sub.invoke_nested(&ctx, Bar::update().bar(one.bar)).await?;
+                Ok::<_, NodeError>(Foo::update().foo(two.bar))
+            }
+        })
+        .add_edge(START, "twice")
+        .compile_with(Arc::clone(&saver))
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let out = app
+        .invoke(Foo::update().foo("x".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.foo, "x!!");
+    let namespaces: std::collections::BTreeSet<String> = all_checkpoints(&saver, "t")
+        .await
+        .into_iter()
+        .map(|(ns, _)| ns)
+        .filter(|ns| !ns.is_empty())
+        .collect();
+    let namespaces: Vec<String> = namespaces.into_iter().collect();
+    assert_eq!(namespaces.len(), 2, "{namespaces:?}");
+    assert!(namespaces[1].ends_with("|1"), "{namespaces:?}");
+    assert!(namespaces[1].starts_with(&namespaces[0]));
+}
+
+// ---------------------------------------------------------------- scenarios 22 and 23
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Inner {
+    #[reducer(add_str)]
+    my_key: String,
+    my_other_key: String,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Outer {
+    my_key: String,
+}
+
+fn reentered(mode: SubgraphCheckpoints) -> (CompiledGraph<Outer>, Arc<dyn Checkpointer>) {
+    let inner = StateGraph::<Inner>::new()
+        .add_node_fn("inner_1", |s: &Inner| {
+            Inner::update()
+                .my_key(" got here".into())
+                .my_other_key(s.my_key.clone())
+        })
+        .add_node_fn("inner_2", |_: &Inner| {
+            Inner::update().my_key(" and there".into())
+        })
+        .add_edge(START, "inner_1")
+        .add_edge("inner_1", "inner_2")
+        .compile()
+        .unwrap();
+    // As LangGraph passes shared keys: the parent's `my_key` in, the child's out.
+    let node = Subgraph::mapped(
+        "inner",
+        inner,
+        |s: &Outer| Inner::update().my_key(s.my_key.clone()),
+        |done: Inner| Outer::update().my_key(done.my_key),
+    )
+    .checkpoints(mode);
+    let saver = shared_saver();
+    let app = StateGraph::<Outer>::new()
+        .add_node(node)
+        .add_edge(START, "inner")
+        .add_conditional_edges("inner", |s: &Outer| {
+            if s.my_key.matches("there").count() < 2 {
+                "inner"
+            } else {
+                END
+            }
+        })
+        .compile_with(Arc::clone(&saver))
+        .unwrap();
+    (app, saver)
+}
+
+#[tokio::test]
+async fn a_persistent_subgraph_keeps_its_state_across_calls() {
+    let (app, saver) = reentered(SubgraphCheckpoints::Persistent);
+    let out = app
+        .invoke(Outer::update(), &RunConfig::thread("t"))
+        .await
+        .unwrap();
+    // The second call continues the first call's state: its reducer accumulates.
+    assert_eq!(
+        out.my_key,
+        " got here and there got here and there got here and there"
+    );
+    let checkpoints = all_checkpoints(&saver, "t").await;
+    let root = checkpoints.iter().filter(|(ns, _)| ns.is_empty()).count();
+    let inner = checkpoints.iter().filter(|(ns, _)| ns == "inner").count();
+    assert_eq!((root, inner, checkpoints.len()), (4, 8, 12));
+}
+
+#[tokio::test]
+async fn a_per_call_subgraph_starts_fresh_each_call_and_keeps_every_checkpoint() {
+    let (app, saver) = reentered(SubgraphCheckpoints::PerCall);
+    let out = app
+        .invoke(Outer::update(), &RunConfig::thread("t"))
+        .await
+        .unwrap();
+    assert_eq!(out.my_key, " got here and there got here and there");
+    let checkpoints = all_checkpoints(&saver, "t").await;
+    assert_eq!(checkpoints.len(), 12, "4 for the root, 4 per call");
+    let namespaces: std::collections::BTreeSet<&str> = checkpoints
+        .iter()
+        .map(|(ns, _)| ns.as_str())
+        .filter(|ns| !ns.is_empty())
+        .collect();
+    assert_eq!(namespaces.len(), 2);
+    assert!(namespaces.iter().all(|ns| ns.starts_with("inner:")));
+
+    // Under durability `exit`, completed per-call subgraphs store nothing.
+    let (app, saver) = reentered(SubgraphCheckpoints::PerCall);
+    let config = RunConfig::thread("t").durability(stategraph::Durability::Exit);
+    app.invoke(Outer::update(), &config).await.unwrap();
+    assert_eq!(all_checkpoints(&saver, "t").await.len(), 1);
+}
+
+#[tokio::test]
+async fn subgraphs_without_checkpoints_store_nothing() {
+    let (app, saver) = reentered(SubgraphCheckpoints::Off);
+    let out = app
+        .invoke(Outer::update(), &RunConfig::thread("t"))
+        .await
+        .unwrap();
+    assert_eq!(out.my_key, " got here and there got here and there");
+    let checkpoints = all_checkpoints(&saver, "t").await;
+    assert!(checkpoints.iter().all(|(ns, _)| ns.is_empty()));
+    assert_eq!(checkpoints.len(), 4);
+}
+
+// ---------------------------------------------------------------- breakpoints inside subgraphs
+
+#[tokio::test]
+async fn a_breakpoint_inside_a_subgraph_pauses_the_parent_until_resumed() {
+    let sibling_calls = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::clone(&sibling_calls);
+    let inner = StateGraph::<Key>::new()
+        .add_node_fn("inner_1", |s: &Key| {
+            Key::update().my_key(format!("{}got here", s.my_key))
+        })
+        .add_node_fn("inner_2", |s: &Key| {
+            Key::update().my_key(format!("{} and there", s.my_key))
+        })
+        .add_edge(START, "inner_1")
+        .add_edge("inner_1", "inner_2")
+        .interrupt_before("inner_2")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Key>::new()
+        .add_node(Subgraph::mapped(
+            "inner",
+            inner,
+            |s: &Key| Key::update().my_key(s.my_key.clone()),
+            |done: Key| Key::update().my_other_key(done.my_key),
+        ))
+        .add_node_fn("outer_1", move |_: &Key| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Key::update().my_key(" and parallel".into())
+        })
+        .add_node_fn("outer_2", |s: &Key| {
+            Key::update().my_key(format!("{}{} and back again", s.my_other_key, s.my_key))
+        })
+        .add_edge(START, "inner")
+        .add_edge(START, "outer_1")
+        .add_edge(("inner", "outer_1"), "outer_2")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let out = app.invoke(Key::update(), &config).await.unwrap();
+    assert_eq!(out.my_key, " and parallel");
+    assert_eq!(
+        out.breakpoint,
+        Some(Breakpoint::Nested(vec!["inner".into()]))
+    );
+    assert!(out.interrupts.is_empty());
+    let out = app.invoke(None, &config).await.unwrap();
+    assert_eq!(out.my_key, "got here and there and parallel and back again");
+    assert_eq!(
+        sibling_calls.load(Ordering::SeqCst),
+        1,
+        "outer_1 kept its writes"
+    );
+}
