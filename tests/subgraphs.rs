@@ -661,3 +661,134 @@ async fn a_breakpoint_inside_a_subgraph_pauses_the_parent_until_resumed() {
         "outer_1 kept its writes"
     );
 }
+
+// ---------------------------------------------------------------- scenario 38 (commands to the parent)
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Dialog {
+    #[reducer(concat)]
+    dialog_state: Vec<String>,
+    jump_from_idx: Option<u32>,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct ChildStep {
+    n: u32,
+}
+
+fn jumping_child() -> CompiledGraph<ChildStep> {
+    StateGraph::<ChildStep>::new()
+        .add_node_fn("child_node", |_: &ChildStep| {
+            Command::goto("node_b_parent")
+                .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
+                .to_parent()
+        })
+        .add_node_fn("never", |_: &ChildStep| ChildStep::update().n(99))
+        .add_edge(START, "child_node")
+        .add_edge("child_node", "never")
+        .compile()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subgraph_node_can_update_and_route_its_parent() {
+    let app = StateGraph::<Dialog>::new()
+        .add_node(Subgraph::mapped(
+            "sub",
+            jumping_child(),
+            |_: &Dialog| ChildStep::update(),
+            |_: ChildStep| Dialog::update().dialog_state(vec!["unreachable".into()]),
+        ))
+        .add_node_fn("node_b_parent", |_: &Dialog| {
+            Dialog::update().dialog_state(vec!["node_b_parent".into()])
+        })
+        .add_edge(START, "sub")
+        .add_edge("node_b_parent", END)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let out = app
+        .invoke(
+            Dialog::update().dialog_state(vec!["init_state".into()]),
+            &RunConfig::thread("t"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.dialog_state,
+        ["init_state", "b_child_state", "node_b_parent"]
+    );
+}
+
+#[tokio::test]
+async fn a_jump_from_a_subgraph_invoked_in_a_node_ends_that_node() {
+    let after = Arc::new(AtomicUsize::new(0));
+    let reached = Arc::clone(&after);
+    let child = jumping_child();
+    let app = StateGraph::<Dialog>::new()
+        .add_async_node_fn("parent_first", move |_: Arc<Dialog>, ctx: Context| {
+            let child = child.clone();
+            let reached = Arc::clone(&reached);
+            async move {
+                child.invoke_nested(&ctx, ChildStep::update()).await?;
+                reached.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, NodeError>(Dialog::update().jump_from_idx(Some(0)))
+            }
+        })
+        .add_node_fn("node_b_parent", |_: &Dialog| {
+            Dialog::update().dialog_state(vec!["node_b_parent".into()])
+        })
+        .add_edge(START, "parent_first")
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Dialog::update(), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.dialog_state, ["b_child_state", "node_b_parent"]);
+    assert_eq!(out.jump_from_idx, None);
+    assert_eq!(
+        after.load(Ordering::SeqCst),
+        0,
+        "code after the jumping call never ran"
+    );
+}
+
+#[tokio::test]
+async fn a_command_for_the_parent_at_the_root_is_an_error() {
+    let err = jumping_child()
+        .invoke(ChildStep::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    let GraphError::ParentCommand { node, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(node, "child_node");
+    assert!(
+        err.to_string().contains("There is no parent graph"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_command_for_the_parent_with_the_wrong_update_type_fails_clearly() {
+    let app = StateGraph::<Key>::new()
+        .add_node(Subgraph::mapped(
+            "sub",
+            jumping_child(),
+            |_: &Key| ChildStep::update(),
+            |_: ChildStep| Key::update(),
+        ))
+        .add_edge(START, "sub")
+        .compile()
+        .unwrap();
+    let err = app
+        .invoke(Key::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, GraphError::NodeFailed { ref node, .. } if node == "sub"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("DialogUpdate"), "{err}");
+    assert!(err.to_string().contains("KeyUpdate"), "{err}");
+}

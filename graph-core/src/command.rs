@@ -361,6 +361,15 @@ impl<G, U> Command<G, U> {
         }
     }
 
+    /// Addresses this command to the parent graph: returned by a node of a
+    /// subgraph, it ends the subgraph's run and becomes the result of the parent's
+    /// task that runs the subgraph — `update` is an update of the *parent's* state
+    /// and `goto` names the parent's nodes (SEMANTICS.md §9.4). In a graph that is
+    /// not running as a subgraph it is an error.
+    pub fn to_parent(self) -> ParentCommand<G, U> {
+        ParentCommand(self)
+    }
+
     /// The state update, if any.
     pub fn update_ref(&self) -> Option<&U> {
         self.update.as_ref()
@@ -371,3 +380,26 @@ impl<G, U> Command<G, U> {
         &self.goto
     }
 }
+
+/// A [`Command`] for the parent graph of the subgraph a node runs in (LangGraph's
+/// `Command(graph=Command.PARENT)`); made by [`Command::to_parent`].
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Parent { dialog: Vec<String> }
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Child { n: u32 }
+///
+/// // A node of the child graph hands control to the parent's `review` node.
+/// #[node]
+/// fn escalate(_: &Child) -> stategraph::ParentCommand<&'static str, ParentUpdate> {
+///     Command::goto("review")
+///         .update(Parent::update().dialog(vec!["escalated".into()]))
+///         .to_parent()
+/// }
+/// # let _ = escalate;
+/// ```
+#[derive(Debug, Clone)]
+pub struct ParentCommand<G, U>(pub(crate) Command<G, U>);

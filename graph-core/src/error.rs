@@ -164,6 +164,22 @@ impl NodeError {
         self.inner.is::<crate::interrupt::InterruptSignal>()
     }
 
+    /// The signal of a node that ran a subgraph whose node returned a command for
+    /// its parent: this task's result is that command.
+    pub(crate) fn parent(route: crate::node::ParentRoute) -> Self {
+        NodeError {
+            inner: Box::new(ParentSignal(route)),
+        }
+    }
+
+    /// The command for this task's graph this error carries, or the error itself.
+    pub(crate) fn into_parent(self) -> Result<crate::node::ParentRoute, Self> {
+        match self.inner.downcast::<ParentSignal>() {
+            Ok(signal) => Ok(signal.0),
+            Err(inner) => Err(NodeError { inner }),
+        }
+    }
+
     /// The interrupts this error signals, or the error itself.
     pub(crate) fn into_interrupts(self) -> Result<Vec<crate::interrupt::Interrupt>, Self> {
         match self.inner.downcast::<crate::interrupt::InterruptSignal>() {
@@ -192,6 +208,22 @@ impl fmt::Display for NodeError {
         fmt::Display::fmt(&self.inner, f)
     }
 }
+
+/// A subgraph's command for the graph of the task that ran it, travelling up
+/// through `?` in the task's node.
+#[derive(Debug)]
+struct ParentSignal(crate::node::ParentRoute);
+
+impl fmt::Display for ParentSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "a subgraph handed a command to this node's graph (Command::to_parent); return this \
+             error with `?` so the command takes effect",
+        )
+    }
+}
+
+impl std::error::Error for ParentSignal {}
 
 #[derive(Debug)]
 struct MessageError(String);
@@ -277,6 +309,21 @@ pub enum GraphError {
     /// several pending interrupts and a single value, or an unknown interrupt id.
     #[error("{0}")]
     InvalidResume(String),
+
+    /// A node returned a command for the parent graph (`Command::to_parent`), but
+    /// its graph was not running as a subgraph.
+    #[error(
+        "node `{node}` returned a command for the parent graph (Command::to_parent), but \
+         There is no parent graph: this graph is not running as a subgraph"
+    )]
+    ParentCommand {
+        /// The node.
+        node: String,
+        /// Its task's id.
+        task_id: String,
+        /// The command.
+        command: crate::node::ParentRoute,
+    },
 
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]

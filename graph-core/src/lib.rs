@@ -40,7 +40,8 @@ pub mod __private;
 
 pub use channels::{Overwrite, ReducerWrite, TopicWrite};
 pub use command::{
-    send, Command, CommandGraph, Destination, GotoTarget, NoGoto, Route, Send, Targets,
+    send, Command, CommandGraph, Destination, GotoTarget, NoGoto, ParentCommand, Route, Send,
+    Targets,
 };
 pub use config::{Durability, RunConfig};
 pub use context::Context;

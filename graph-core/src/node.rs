@@ -112,7 +112,52 @@ pub trait Node<S: State>: NodeSpec {
 pub struct NodeOutput<S: State> {
     pub(crate) updates: Vec<S::Update>,
     pub(crate) routes: Vec<RouteWrite>,
-    pub(crate) parent: Option<Box<NodeOutput<S>>>,
+    pub(crate) parent: Option<ParentRoute>,
+}
+
+/// A [`ParentCommand`](crate::command::ParentCommand) on its way to the parent
+/// graph: its update (typed for the parent's state, which this graph does not
+/// know, so erased) and its routes.
+pub struct ParentRoute {
+    pub(crate) updates: Vec<Box<dyn Any + std::marker::Send + Sync>>,
+    pub(crate) update_type: &'static str,
+    pub(crate) routes: Vec<RouteWrite>,
+}
+
+impl std::fmt::Debug for ParentRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParentRoute")
+            .field("updates", &self.updates.len())
+            .field("update_type", &self.update_type)
+            .field("routes", &self.routes)
+            .finish()
+    }
+}
+
+impl ParentRoute {
+    /// The routes and updates as the output of a task of the parent graph, whose
+    /// state is `P`.
+    pub(crate) fn into_output<P: State>(self) -> Result<NodeOutput<P>, NodeError> {
+        let mut updates = Vec::with_capacity(self.updates.len());
+        for update in self.updates {
+            match update.downcast::<P::Update>() {
+                Ok(u) => updates.push(*u),
+                Err(_) => {
+                    return Err(NodeError::msg(format!(
+                        "a Command::to_parent carries an update of type `{}`, but the parent \
+                         graph's state takes `{}`",
+                        self.update_type,
+                        std::any::type_name::<P::Update>()
+                    )))
+                }
+            }
+        }
+        Ok(NodeOutput {
+            updates,
+            routes: self.routes,
+            parent: None,
+        })
+    }
 }
 
 /// A control write produced by a node's own routing.
@@ -197,11 +242,10 @@ impl<S: State> NodeOutput<S> {
                 }
             }
             CommandGraph::Parent => {
-                let parent = self.parent.get_or_insert_with(Default::default);
-                parent.push_command(Command {
-                    graph: CommandGraph::Current,
-                    ..cmd
-                })?;
+                return Err(NodeError::msg(
+                    "a Command addressed to the parent graph must be returned as a \
+                     ParentCommand (Command::to_parent), which carries the parent's update type",
+                ))
             }
         }
         Ok(())
@@ -267,6 +311,50 @@ impl<S: State, G: GotoTarget> IntoNodeOutput<S> for Vec<Command<G, S::Update>> {
 
     fn targets() -> Targets {
         G::targets()
+    }
+}
+
+impl<S, G, U> IntoNodeOutput<S> for crate::command::ParentCommand<G, U>
+where
+    S: State,
+    G: GotoTarget,
+    U: crate::state::StateUpdate,
+{
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        let cmd = self.0;
+        if cmd.resume.is_some() {
+            return Err(NodeError::msg(
+                "a node returned Command::resume, which only graph input can use",
+            ));
+        }
+        let mut routes = Vec::with_capacity(cmd.goto.len());
+        for route in cmd.goto {
+            match route {
+                Route::To(g) => {
+                    if let Destination::Node(n) = g.destination() {
+                        routes.push(RouteWrite::Node(Cow::Owned(n.to_owned())));
+                    }
+                }
+                Route::Send(s) => routes.push(RouteWrite::Send(s)),
+            }
+        }
+        let updates: Vec<Box<dyn Any + std::marker::Send + Sync>> = match cmd.update {
+            Some(u) => vec![Box::new(u)],
+            None => Vec::new(),
+        };
+        Ok(NodeOutput {
+            updates: Vec::new(),
+            routes: Vec::new(),
+            parent: Some(ParentRoute {
+                updates,
+                update_type: std::any::type_name::<U>(),
+                routes,
+            }),
+        })
+    }
+
+    fn targets() -> Targets {
+        Targets::Dynamic
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::command::Targets;
 use crate::context::Context;
-use crate::error::NodeError;
+use crate::error::{GraphError, NodeError};
 use crate::graph::CompiledGraph;
 use crate::io::{GraphInput, GraphOutput};
 use crate::node::{IntoNodeOutput, Node, NodeFuture, NodeOutput, NodeSpec};
@@ -225,7 +225,10 @@ impl<C: State> CompiledGraph<C> {
             state,
             interrupts,
             breakpoint,
-        } = run.run(input).await.map_err(NodeError::from)?;
+        } = run.run(input).await.map_err(|e| match e {
+            GraphError::ParentCommand { command, .. } => NodeError::parent(command),
+            other => NodeError::from(other),
+        })?;
         if !interrupts.is_empty() || breakpoint.is_some() {
             return Err(NodeError::interrupts(interrupts));
         }

@@ -354,6 +354,19 @@ pub(super) struct StepRun<S: State> {
 }
 
 impl<S: State> StepRun<S> {
+    /// The first task (in task order) that returned a command for the parent
+    /// graph, with that command; its result slot is emptied.
+    pub(super) fn take_parent_command(&mut self) -> Option<(usize, crate::node::ParentRoute)> {
+        self.results.iter_mut().enumerate().find_map(|(i, slot)| {
+            let Some(TaskResult::Output(out)) = slot else {
+                return None;
+            };
+            let command = out.parent.take()?;
+            *slot = None;
+            Some((i, command))
+        })
+    }
+
     /// Whether some task paused at an interrupt.
     pub(super) fn interrupted(&self) -> bool {
         self.results
@@ -375,7 +388,14 @@ fn ended<S: State>(
                 interrupts,
                 answers: pad.and_then(Option::as_ref).and_then(|p| p.resume_write()),
             })),
-            Err(e) => Err(Failure::Error(e)),
+            // A subgraph's command for this graph: the task's result.
+            Err(e) => match e.into_parent() {
+                Ok(route) => route
+                    .into_output::<S>()
+                    .map(TaskResult::Output)
+                    .map_err(Failure::Error),
+                Err(e) => Err(Failure::Error(e)),
+            },
         },
         Err(panic) => Err(panic),
     }

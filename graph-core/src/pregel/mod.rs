@@ -388,6 +388,16 @@ impl<S: State> Run<S> {
             if step.interrupted() {
                 return self.pause_at_interrupts(&tasks, step.results).await;
             }
+            if let Some((i, command)) = step.take_parent_command() {
+                // The command leaves this graph: the task stores nothing, its
+                // siblings keep their writes (SEMANTICS.md §9.4).
+                self.persist_step(&tasks, &mut step.results, None).await?;
+                return Err(GraphError::ParentCommand {
+                    node: self.graph.nodes[tasks[i].node].name.to_string(),
+                    task_id: tasks[i].id.clone(),
+                    command,
+                });
+            }
             let results = step.results.into_iter().flatten().collect();
             span.in_scope(|| self.apply(&tasks, results, None, true))?;
             self.save(CheckpointSource::Loop).await?;
