@@ -88,7 +88,7 @@ impl<S: HasMessages> Node<S> for AgentNode<S> {
             } else {
                 reply
             };
-            Ok(NodeOutput::new().with_update(S::messages_update(vec![Message::Ai(reply)])))
+            Ok(NodeOutput::new().with_update(S::messages_update(vec![reply.into()])))
         })
     }
 }

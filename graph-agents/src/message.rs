@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// A fresh random id in UUID v4 form (what LangChain assigns to messages).
 pub fn new_id() -> String {
@@ -32,6 +33,12 @@ pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
 
 /// One chat message.
 ///
+/// Each kind is behind an `Arc`: a message is written once and then shared, so
+/// copying a history (a state snapshot, a checkpoint, a model request) copies no
+/// text. Match on the variants as usual (`Message::Ai(ai) => ai.tool_calls`); build
+/// messages with the constructors or `From` (`Message::from(AiMessage::new(".."))`);
+/// change one in place with `Arc::make_mut`.
+///
 /// ```
 /// use graph_agents::{Message, ToolCall};
 ///
@@ -48,16 +55,16 @@ pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
     /// Instructions for the model.
-    System(SystemMessage),
+    System(Arc<SystemMessage>),
     /// What the user said.
-    Human(HumanMessage),
+    Human(Arc<HumanMessage>),
     /// What the model said, possibly with tool calls.
-    Ai(AiMessage),
+    Ai(Arc<AiMessage>),
     /// The result of one tool call.
-    Tool(ToolMessage),
+    Tool(Arc<ToolMessage>),
     /// A marker that deletes the message with its id when merged by
     /// [`add_messages`](crate::add_messages).
-    Remove(RemoveMessage),
+    Remove(Arc<RemoveMessage>),
 }
 
 /// A system message: instructions for the model.
@@ -275,46 +282,50 @@ impl AiMessage {
 impl Message {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
-        Message::System(SystemMessage {
+        SystemMessage {
             content: content.into(),
             ..Default::default()
-        })
+        }
+        .into()
     }
 
     /// A human message.
     pub fn human(content: impl Into<String>) -> Self {
-        Message::Human(HumanMessage {
+        HumanMessage {
             content: content.into(),
             ..Default::default()
-        })
+        }
+        .into()
     }
 
     /// A model reply with text only.
     pub fn ai(content: impl Into<String>) -> Self {
-        Message::Ai(AiMessage::new(content))
+        AiMessage::new(content).into()
     }
 
     /// A model reply with tool calls.
     pub fn ai_with_tool_calls(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message::Ai(AiMessage {
+        AiMessage {
             content: content.into(),
             tool_calls,
             ..Default::default()
-        })
+        }
+        .into()
     }
 
     /// A successful tool result answering the call `tool_call_id`.
     pub fn tool(content: impl Into<String>, tool_call_id: impl Into<String>) -> Self {
-        Message::Tool(ToolMessage {
+        ToolMessage {
             content: content.into(),
             tool_call_id: tool_call_id.into(),
             ..Default::default()
-        })
+        }
+        .into()
     }
 
     /// A marker deleting the message `id` (see [`add_messages`](crate::add_messages)).
     pub fn remove(id: impl Into<String>) -> Self {
-        Message::Remove(RemoveMessage { id: id.into() })
+        RemoveMessage { id: id.into() }.into()
     }
 
     /// A marker deleting every earlier message.
@@ -342,11 +353,11 @@ impl Message {
     /// Sets the message's id.
     pub fn set_id(&mut self, id: String) {
         match self {
-            Message::System(m) => m.id = Some(id),
-            Message::Human(m) => m.id = Some(id),
-            Message::Ai(m) => m.id = Some(id),
-            Message::Tool(m) => m.id = Some(id),
-            Message::Remove(m) => m.id = id,
+            Message::System(m) => Arc::make_mut(m).id = Some(id),
+            Message::Human(m) => Arc::make_mut(m).id = Some(id),
+            Message::Ai(m) => Arc::make_mut(m).id = Some(id),
+            Message::Tool(m) => Arc::make_mut(m).id = Some(id),
+            Message::Remove(m) => Arc::make_mut(m).id = id,
         }
     }
 
@@ -391,30 +402,60 @@ impl Message {
 
 impl From<AiMessage> for Message {
     fn from(m: AiMessage) -> Self {
+        Message::Ai(Arc::new(m))
+    }
+}
+
+impl From<Arc<AiMessage>> for Message {
+    fn from(m: Arc<AiMessage>) -> Self {
         Message::Ai(m)
     }
 }
 
 impl From<HumanMessage> for Message {
     fn from(m: HumanMessage) -> Self {
+        Message::Human(Arc::new(m))
+    }
+}
+
+impl From<Arc<HumanMessage>> for Message {
+    fn from(m: Arc<HumanMessage>) -> Self {
         Message::Human(m)
     }
 }
 
 impl From<SystemMessage> for Message {
     fn from(m: SystemMessage) -> Self {
+        Message::System(Arc::new(m))
+    }
+}
+
+impl From<Arc<SystemMessage>> for Message {
+    fn from(m: Arc<SystemMessage>) -> Self {
         Message::System(m)
     }
 }
 
 impl From<ToolMessage> for Message {
     fn from(m: ToolMessage) -> Self {
+        Message::Tool(Arc::new(m))
+    }
+}
+
+impl From<Arc<ToolMessage>> for Message {
+    fn from(m: Arc<ToolMessage>) -> Self {
         Message::Tool(m)
     }
 }
 
 impl From<RemoveMessage> for Message {
     fn from(m: RemoveMessage) -> Self {
+        Message::Remove(Arc::new(m))
+    }
+}
+
+impl From<Arc<RemoveMessage>> for Message {
+    fn from(m: Arc<RemoveMessage>) -> Self {
         Message::Remove(m)
     }
 }
@@ -526,9 +567,9 @@ impl<'de> Deserialize<'de> for Message {
         let content = w.content.map(WireContent::into_text).unwrap_or_default();
         let (id, name) = (w.id, w.name);
         Ok(match kind.as_str() {
-            "system" | "developer" => Message::System(SystemMessage { content, id, name }),
-            "human" | "user" => Message::Human(HumanMessage { content, id, name }),
-            "ai" | "assistant" | "AIMessageChunk" => Message::Ai(AiMessage {
+            "system" | "developer" => SystemMessage { content, id, name }.into(),
+            "human" | "user" => HumanMessage { content, id, name }.into(),
+            "ai" | "assistant" | "AIMessageChunk" => AiMessage {
                 content,
                 id,
                 name,
@@ -536,8 +577,9 @@ impl<'de> Deserialize<'de> for Message {
                 invalid_tool_calls: w.invalid_tool_calls,
                 usage_metadata: w.usage_metadata,
                 response_metadata: w.response_metadata.unwrap_or_default(),
-            }),
-            "tool" => Message::Tool(ToolMessage {
+            }
+            .into(),
+            "tool" => ToolMessage {
                 content,
                 id,
                 name,
@@ -545,10 +587,12 @@ impl<'de> Deserialize<'de> for Message {
                     .tool_call_id
                     .ok_or_else(|| D::Error::missing_field("tool_call_id"))?,
                 status: w.status.unwrap_or_default(),
-            }),
-            "remove" => Message::Remove(RemoveMessage {
+            }
+            .into(),
+            "remove" => RemoveMessage {
                 id: id.ok_or_else(|| D::Error::missing_field("id"))?,
-            }),
+            }
+            .into(),
             other => {
                 return Err(D::Error::unknown_variant(
                     other,
@@ -584,7 +628,7 @@ mod tests {
 
     #[test]
     fn serialises_like_langchain_model_dump() {
-        let m = Message::Ai(
+        let m = Message::from(
             AiMessage::new("hi")
                 .with_id("m1")
                 .with_tool_call(ToolCall::new("c1", "search", json!({"q": "x"}))),
@@ -608,7 +652,7 @@ mod tests {
         let all = vec![
             Message::system("be brief").with_id("s"),
             Message::human("hi").with_id("h"),
-            Message::Ai(AiMessage {
+            Message::from(AiMessage {
                 content: "x".into(),
                 id: Some("a".into()),
                 invalid_tool_calls: vec![InvalidToolCall {
@@ -624,7 +668,7 @@ mod tests {
                 }),
                 ..Default::default()
             }),
-            Message::Tool(ToolMessage {
+            Message::from(ToolMessage {
                 content: "boom".into(),
                 id: Some("t".into()),
                 name: Some("f".into()),

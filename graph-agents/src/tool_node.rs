@@ -99,12 +99,12 @@ impl<S: HasMessages> Node<S> for ToolNode<S> {
             let mut answers: Vec<Message> = futures::future::try_join_all(calls)
                 .await?
                 .into_iter()
-                .map(Message::Tool)
+                .map(Message::from)
                 .collect();
             answers.extend(
                 ai.invalid_tool_calls
                     .iter()
-                    .map(|call| Message::Tool(tools.answer_invalid(call))),
+                    .map(|call| Message::from(tools.answer_invalid(call))),
             );
             Ok(NodeOutput::new().with_update(S::messages_update(answers)))
         })
@@ -233,7 +233,7 @@ impl<S: HasMessages> Node<S> for ToolCallNode<S> {
                 }
                 ToolCallRequest::Call(call) => tools.run(call).await?,
             };
-            Ok(NodeOutput::new().with_update(S::messages_update(vec![Message::Tool(answer)])))
+            Ok(NodeOutput::new().with_update(S::messages_update(vec![answer.into()])))
         })
     }
 
@@ -329,7 +329,7 @@ mod tests {
     }
 
     fn ai_calling(calls: Vec<ToolCall>) -> Message {
-        Message::Ai(AiMessage {
+        Message::from(AiMessage {
             tool_calls: calls,
             invalid_tool_calls: vec![InvalidToolCall {
                 id: Some("bad".into()),

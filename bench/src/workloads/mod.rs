@@ -1,7 +1,9 @@
 //! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
 
 mod checkpoint_cost;
+mod fanout;
 mod interrupt_resume;
+mod react_agent;
 mod sendfan;
 mod seq;
 mod wide_state;
@@ -14,8 +16,12 @@ use std::sync::Arc;
 /// Workload names, in the order of WORKLOADS.md (those implemented so far).
 pub const NAMES: &[&str] = &[
     "seq_1000",
+    "fanout_100",
+    "fanout_100_ckpt",
     "wide_state_25x300",
     "wide_state_25x300_ckpt",
+    "react_agent_100",
+    "react_agent_100_ckpt",
     "sendfan_10000",
     "interrupt_resume_1000",
     "checkpoint_cost_memory",
@@ -25,8 +31,12 @@ pub const NAMES: &[&str] = &[
 pub fn build(name: &str) -> Option<Workload> {
     match name {
         "seq_1000" => Some(seq::build(1000)),
+        "fanout_100" => Some(fanout::build(100, false)),
+        "fanout_100_ckpt" => Some(fanout::build(100, true)),
         "wide_state_25x300" => Some(wide_state::build(300, false)),
         "wide_state_25x300_ckpt" => Some(wide_state::build(300, true)),
+        "react_agent_100" => Some(react_agent::build(100, false)),
+        "react_agent_100_ckpt" => Some(react_agent::build(100, true)),
         "sendfan_10000" => Some(sendfan::build(10_000)),
         "interrupt_resume_1000" => Some(interrupt_resume::build(1000)),
         "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
