@@ -9,8 +9,8 @@
 
 use crate::harness::{expect, Workload};
 use crate::workloads::runtime;
-use serde::{Deserialize, Serialize};
 use graph_postgres::PostgresSaver;
+use serde::{Deserialize, Serialize};
 use stategraph::{Command, Durability, Goto, RunConfig, State, StateGraph, START};
 use std::sync::Arc;
 use std::time::Instant;
