@@ -792,3 +792,97 @@ async fn a_command_for_the_parent_with_the_wrong_update_type_fails_clearly() {
     assert!(err.to_string().contains("DialogUpdate"), "{err}");
     assert!(err.to_string().contains("KeyUpdate"), "{err}");
 }
+
+// ---------------------------------------------------------------- streaming with subgraphs (scenario 22)
+
+#[tokio::test]
+async fn streaming_subgraphs_reports_each_event_with_its_namespace() {
+    let (app, _) = reentered(SubgraphCheckpoints::Persistent);
+    let mut stream = app.stream(
+        Outer::update(),
+        &RunConfig::thread("t"),
+        StreamMode::Updates.with_subgraphs(),
+    );
+    let mut seen = Vec::new();
+    while let Some(event) = stream.next().await {
+        match event.unwrap() {
+            StreamEvent::Updates { node, updates } => {
+                seen.push((
+                    String::new(),
+                    node.to_string(),
+                    updates[0].my_key.clone().unwrap_or_default(),
+                    None,
+                ));
+            }
+            StreamEvent::Subgraph { namespace, event } => {
+                let ns = namespace.to_string();
+                match event.downcast::<Inner>() {
+                    Ok(StreamEvent::Updates { node, updates }) => {
+                        let key = match &updates[0].my_key {
+                            Some(stategraph::ReducerWrite::Value(v)) => v.clone(),
+                            other => panic!("{other:?}"),
+                        };
+                        seen.push((ns, node.to_string(), key, updates[0].my_other_key.clone()))
+                    }
+                    Ok(other) => panic!("unexpected {other:?}"),
+                    Err(e) => panic!("not an Inner event: {e:?}"),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let inner = |node: &str, key: &str, other: Option<&str>| {
+        (
+            "inner".to_owned(),
+            node.to_owned(),
+            key.to_owned(),
+            other.map(str::to_owned),
+        )
+    };
+    let root = |key: &str| (String::new(), "inner".to_owned(), key.to_owned(), None);
+    assert_eq!(
+        seen,
+        vec![
+            inner("inner_1", " got here", Some("")),
+            inner("inner_2", " and there", None),
+            root(" got here and there"),
+            inner(
+                "inner_1",
+                " got here",
+                Some(" got here and there got here and there")
+            ),
+            inner("inner_2", " and there", None),
+            root(" got here and there got here and there got here and there"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_the_subgraphs_flag_only_root_events_are_streamed() {
+    let (app, _) = reentered(SubgraphCheckpoints::PerCall);
+    let mut stream = app.stream(
+        Outer::update(),
+        &RunConfig::thread("t"),
+        [StreamMode::Updates, StreamMode::Values],
+    );
+    while let Some(event) = stream.next().await {
+        assert!(!matches!(event.unwrap(), StreamEvent::Subgraph { .. }));
+    }
+    // With it, a per-call subgraph's namespace names the calling task.
+    let (app, _) = reentered(SubgraphCheckpoints::PerCall);
+    let mut stream = app.stream(
+        Outer::update(),
+        &RunConfig::thread("t"),
+        StreamMode::Values.with_subgraphs(),
+    );
+    let mut namespaces = std::collections::BTreeSet::new();
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Subgraph { namespace, event } = event.unwrap() {
+            assert_eq!(namespace.nodes(), ["inner"]);
+            assert!(namespace.segments()[0].starts_with("inner:"));
+            assert!(event.downcast_ref::<Inner>().is_some());
+            namespaces.insert(namespace.to_string());
+        }
+    }
+    assert_eq!(namespaces.len(), 2, "one namespace per call");
+}

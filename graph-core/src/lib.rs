@@ -53,7 +53,9 @@ pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeO
 pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
-pub use stream::{CheckpointEvent, MessageMetadata, StreamEvent, StreamMode, StreamModes};
+pub use stream::{
+    CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent,
+};
 pub use subgraph::{Subgraph, SubgraphCheckpoints};
 
 /// The virtual entry node of every graph.

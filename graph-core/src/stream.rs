@@ -52,6 +52,128 @@ impl StreamModes {
     pub fn with(self, mode: StreamMode) -> Self {
         StreamModes(self.0 | mode.bit())
     }
+
+    /// The same modes, also reported by every subgraph: their events come as
+    /// [`StreamEvent::Subgraph`], with the namespace of the graph that emitted
+    /// them (LangGraph's `subgraphs=True`).
+    pub fn subgraphs(self) -> Self {
+        StreamModes(self.0 | SUBGRAPHS)
+    }
+
+    /// Whether subgraphs report their events too.
+    pub fn includes_subgraphs(self) -> bool {
+        self.0 & SUBGRAPHS != 0
+    }
+}
+
+/// The flag of [`StreamModes::subgraphs`].
+const SUBGRAPHS: u8 = 128;
+
+impl StreamMode {
+    /// This mode, also reported by subgraphs (see [`StreamModes::subgraphs`]).
+    pub fn with_subgraphs(self) -> StreamModes {
+        StreamModes::from(self).subgraphs()
+    }
+}
+
+/// Where in the graph hierarchy an event was emitted: the checkpoint namespace of
+/// the emitting graph, one segment per level (`node:<task id>`; a subgraph that
+/// keeps its state across calls has just `node`). Empty for the root graph.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Namespace(Vec<String>);
+
+impl Namespace {
+    pub(crate) fn parse(ns: &str) -> Self {
+        if ns.is_empty() {
+            Namespace(Vec::new())
+        } else {
+            Namespace(ns.split('|').map(str::to_owned).collect())
+        }
+    }
+
+    /// The segments, outermost first (`["outer:<id>", "inner:<id>"]`).
+    pub fn segments(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The node names of the segments, without task ids (`["outer", "inner"]`).
+    pub fn nodes(&self) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|s| !s.bytes().all(|b| b.is_ascii_digit()))
+            .map(|s| s.split(':').next().unwrap_or(s))
+            .collect()
+    }
+
+    /// Whether this is the root graph's namespace.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Display for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("|"))
+    }
+}
+
+/// An event of a subgraph, whose state type the parent's stream does not name:
+/// recover it with [`downcast`](Self::downcast) to the subgraph's state.
+pub struct SubgraphEvent {
+    mode: StreamMode,
+    event: Box<dyn std::any::Any + Send>,
+    state_type: &'static str,
+}
+
+impl SubgraphEvent {
+    pub(crate) fn new<C: State>(event: StreamEvent<C>) -> Self {
+        SubgraphEvent {
+            mode: event.mode(),
+            event: Box::new(event),
+            state_type: std::any::type_name::<C>(),
+        }
+    }
+
+    /// The stream mode of the event.
+    pub fn mode(&self) -> StreamMode {
+        self.mode
+    }
+
+    /// The name of the subgraph's state type.
+    pub fn state_type(&self) -> &'static str {
+        self.state_type
+    }
+
+    /// The event, typed, if the subgraph's state is `C`.
+    pub fn downcast<C: State>(self) -> Result<StreamEvent<C>, Self> {
+        let SubgraphEvent {
+            mode,
+            event,
+            state_type,
+        } = self;
+        match event.downcast::<StreamEvent<C>>() {
+            Ok(event) => Ok(*event),
+            Err(event) => Err(SubgraphEvent {
+                mode,
+                event,
+                state_type,
+            }),
+        }
+    }
+
+    /// A reference to the event, typed, if the subgraph's state is `C`.
+    pub fn downcast_ref<C: State>(&self) -> Option<&StreamEvent<C>> {
+        self.event.downcast_ref()
+    }
+}
+
+impl fmt::Debug for SubgraphEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SubgraphEvent")
+            .field("mode", &self.mode)
+            .field("state_type", &self.state_type)
+            .finish_non_exhaustive()
+    }
 }
 
 impl From<StreamMode> for StreamModes {
@@ -130,6 +252,13 @@ pub enum StreamEvent<S: State> {
     },
     /// The checkpoint a step starts from (the last one has an empty `next`).
     Checkpoint(CheckpointEvent<S>),
+    /// An event of a subgraph (only with [`StreamModes::subgraphs`]).
+    Subgraph {
+        /// The namespace of the subgraph run that emitted it.
+        namespace: Namespace,
+        /// The event, typed by the subgraph's state.
+        event: SubgraphEvent,
+    },
     /// `messages` mode: a chunk of chat model output a node emitted with
     /// [`Context::write_message_chunk`](crate::Context::write_message_chunk).
     Message {
@@ -187,6 +316,7 @@ impl<S: State> StreamEvent<S> {
             StreamEvent::Custom { .. } => StreamMode::Custom,
             StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
+            StreamEvent::Subgraph { event, .. } => event.mode(),
             StreamEvent::Message { .. } => StreamMode::Messages,
         }
     }
@@ -237,6 +367,11 @@ where
                 .debug_struct("ValuesAtInterrupt")
                 .field("values", values)
                 .field("interrupts", interrupts)
+                .finish(),
+            StreamEvent::Subgraph { namespace, event } => f
+                .debug_struct("Subgraph")
+                .field("namespace", namespace)
+                .field("event", event)
                 .finish(),
             StreamEvent::Checkpoint(c) => f
                 .debug_struct("Checkpoint")

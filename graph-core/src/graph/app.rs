@@ -250,11 +250,7 @@ impl<S: State> CompiledGraph<S> {
         modes: impl Into<StreamModes>,
     ) -> GraphStream<S> {
         let (tx, rx) = unbounded_channel();
-        let sink = EventSink {
-            modes: modes.into(),
-            tx,
-            sent: Default::default(),
-        };
+        let sink = EventSink::to_stream(modes.into(), tx);
         let input = input.into();
         let graph = Arc::clone(&self.graph);
         let config = config.clone();

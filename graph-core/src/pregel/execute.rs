@@ -148,6 +148,7 @@ impl<S: State> Run<S> {
             null_resume: self.null_resume.clone(),
             checkpoint: self.checkpoint,
             ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
+            events: self.nested_events.clone(),
         }
     }
 

@@ -24,7 +24,7 @@ use crate::io::{GraphInput, GraphOutput, InputKind};
 use crate::node::TaskInput;
 use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
-use crate::stream::{StreamEvent, StreamMode, StreamModes};
+use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
 use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
@@ -36,20 +36,47 @@ pub(crate) use scope::StepScope;
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {
+    modes: StreamModes,
+    deliver: Box<dyn Fn(StreamEvent<S>) + std::marker::Send + Sync>,
+    sent: std::sync::atomic::AtomicUsize,
+}
+
+/// How a run hands events of the graphs nested in it to the root's stream.
+#[derive(Clone)]
+pub(crate) struct NestedEvents {
     pub(crate) modes: StreamModes,
-    pub(crate) tx: UnboundedSender<StreamEvent<S>>,
-    pub(crate) sent: std::sync::atomic::AtomicUsize,
+    pub(crate) forward: Arc<dyn Fn(Namespace, SubgraphEvent) + std::marker::Send + Sync>,
 }
 
 impl<S: State> EventSink<S> {
+    /// The sink of a root run: events go to the caller's stream.
+    pub(crate) fn to_stream(modes: StreamModes, tx: UnboundedSender<StreamEvent<S>>) -> Self {
+        EventSink {
+            modes,
+            // A dropped receiver means nobody listens any more; the run still completes.
+            deliver: Box::new(move |event| drop(tx.send(event))),
+            sent: Default::default(),
+        }
+    }
+
+    /// The sink of a nested run at `ns`: events go up to the root's stream.
+    pub(crate) fn nested(events: &NestedEvents, ns: &str) -> Self {
+        let forward = Arc::clone(&events.forward);
+        let namespace = Namespace::parse(ns);
+        EventSink {
+            modes: events.modes,
+            deliver: Box::new(move |event| forward(namespace.clone(), SubgraphEvent::new(event))),
+            sent: Default::default(),
+        }
+    }
+
     fn wants(&self, mode: StreamMode) -> bool {
         self.modes.contains(mode)
     }
 
     fn emit(&self, event: StreamEvent<S>) {
         self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // A dropped receiver means nobody listens any more; the run still completes.
-        let _ = self.tx.send(event);
+        (self.deliver)(event);
     }
 
     fn sent(&self) -> usize {
@@ -192,6 +219,8 @@ pub(crate) struct Run<S: State> {
     resuming: bool,
     /// Set when this run is a subgraph running inside a task of another graph.
     nested: Option<Nested>,
+    /// Where graphs nested in this run send their events (`subgraphs` streaming).
+    nested_events: Option<NestedEvents>,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -244,6 +273,19 @@ impl<S: State> Run<S> {
         };
         let n = graph.num_channels();
         let control = graph.control.iter().map(ControlChannel::new).collect();
+        let events = events.map(Arc::new);
+        let nested_events = events
+            .as_ref()
+            .filter(|e| e.modes.includes_subgraphs())
+            .map(|root| {
+                let root = Arc::clone(root);
+                NestedEvents {
+                    modes: root.modes,
+                    forward: Arc::new(move |namespace, event| {
+                        root.emit(StreamEvent::Subgraph { namespace, event })
+                    }),
+                }
+            });
         let interrupt_before = Self::breakpoints(&graph, config.get_interrupt_before(), true)?;
         let interrupt_after = Self::breakpoints(&graph, config.get_interrupt_after(), false)?;
         Ok(Run {
@@ -255,6 +297,7 @@ impl<S: State> Run<S> {
             ns: Arc::from(""),
             resuming: false,
             nested: None,
+            nested_events,
             seen: vec![None; graph.nodes.len()],
             graph,
             config: Arc::new(config),
@@ -278,7 +321,7 @@ impl<S: State> Run<S> {
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
             ids: TaskIds::default(),
-            events: events.map(Arc::new),
+            events,
             persistence,
         })
     }

@@ -39,7 +39,12 @@ impl<S: State> Run<S> {
             _ => scope.saver.clone().or(own_saver),
         };
         let config = ctx.config().for_nested(&ns);
-        let mut run = Run::new(graph, config, None, saver)?;
+        let events = scope
+            .events
+            .as_ref()
+            .map(|events| super::EventSink::nested(events, &ns));
+        let mut run = Run::new(graph, config, events, saver)?;
+        run.nested_events = scope.events.clone();
         if let Some(p) = &mut run.persistence {
             p.config.checkpoint_ns = ns.clone();
         }

@@ -32,6 +32,8 @@ pub(crate) struct StepScope {
     pub(crate) checkpoint: [u8; 16],
     /// Checkpoint ids of the enclosing graphs, by namespace.
     pub(crate) ancestors: Option<Arc<BTreeMap<String, String>>>,
+    /// Where nested graphs send their events, when the caller streams subgraphs.
+    pub(crate) events: Option<super::NestedEvents>,
 }
 
 impl StepScope {
