@@ -886,3 +886,164 @@ async fn without_the_subgraphs_flag_only_root_events_are_streamed() {
     }
     assert_eq!(namespaces.len(), 2, "one namespace per call");
 }
+
+// ---------------------------------------------------------------- state across namespaces
+
+fn paused_foo_bar() -> CompiledGraph<Foo> {
+    let sub = StateGraph::<Bar>::new()
+        .add_node_fn(
+            "ask",
+            |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
+                let baz: String = ctx.interrupt("Provide baz value")?;
+                Ok(Bar::update().bar(format!("{}{baz}", s.bar)))
+            },
+        )
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    StateGraph::<Foo>::new()
+        .add_node_fn("parent_node", |s: &Foo| {
+            Foo::update().foo(format!("hi! {}", s.foo))
+        })
+        .add_node(Subgraph::mapped(
+            "sub",
+            sub,
+            |s: &Foo| Bar::update().bar(s.foo.clone()),
+            |done: Bar| Foo::update().foo(done.bar),
+        ))
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "sub")
+        .compile_with(InMemorySaver::new())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn get_state_with_subgraphs_shows_the_childs_snapshot() {
+    let app = paused_foo_bar();
+    let config = RunConfig::thread("t");
+    app.invoke(Foo::update().foo("foo".into()), &config)
+        .await
+        .unwrap();
+    let snapshot = app.get_state_with_subgraphs(&config).await.unwrap();
+    assert_eq!(snapshot.next, ["sub"]);
+    let task = &snapshot.tasks[0];
+    let child = task.state.as_ref().expect("the child's snapshot");
+    assert_eq!(child.next, ["ask"]);
+    assert_eq!(child.interrupts.len(), 1);
+    assert_eq!(child.config.checkpoint_ns, task.checkpoint_ns);
+    let typed = child
+        .downcast_ref::<Bar>()
+        .expect("typed by the child's state");
+    assert_eq!(typed.values.bar, "hi! foo");
+    assert!(child.downcast_ref::<Foo>().is_none());
+    // Without the flag, no child snapshot.
+    let plain = app.get_state(&config).await.unwrap();
+    assert!(plain.tasks[0].state.is_none());
+}
+
+#[tokio::test]
+async fn a_child_namespace_is_read_and_updated_through_subgraph_at() {
+    let app = paused_foo_bar();
+    let config = RunConfig::thread("t");
+    app.invoke(Foo::update().foo("foo".into()), &config)
+        .await
+        .unwrap();
+    let ns = app.get_state(&config).await.unwrap().tasks[0]
+        .checkpoint_ns
+        .clone();
+    let child = app.subgraph_at::<Bar>(&ns).unwrap();
+    let at = config.clone().checkpoint_ns(ns.clone());
+    let state = child.get_state(&at).await.unwrap();
+    assert_eq!(state.values.bar, "hi! foo");
+    assert_eq!(state.next, ["ask"]);
+    let history = child
+        .get_state_history(&at, &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        history.len(),
+        2,
+        "input and __start__ (the paused step stores none)"
+    );
+    assert!(history.iter().all(|s| s.config.checkpoint_ns == ns));
+
+    // Edit the child's state, then resume: the child continues from the edit.
+    child
+        .update_state(&at, Bar::update().bar("edited ".into()), Some("__start__"))
+        .await
+        .unwrap();
+    let out = app.invoke(Command::resume("baz"), &config).await.unwrap();
+    assert_eq!(out.foo, "edited baz");
+}
+
+#[tokio::test]
+async fn unknown_or_mistyped_namespaces_are_clear_errors() {
+    let app = paused_foo_bar();
+    let config = RunConfig::thread("t");
+    app.invoke(Foo::update().foo("foo".into()), &config)
+        .await
+        .unwrap();
+    let err = app
+        .get_state(&config.clone().checkpoint_ns("nope:123"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("Subgraph nope:123 not found"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("[sub]"), "{err}");
+    let ns = app.get_state(&config).await.unwrap().tasks[0]
+        .checkpoint_ns
+        .clone();
+    let err = app
+        .get_state(&config.clone().checkpoint_ns(ns.clone()))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("subgraph_at::<"), "{err}");
+    let err = app.subgraph_at::<Foo>(&ns).unwrap_err();
+    assert!(err.to_string().contains("Bar"), "{err}");
+}
+
+#[tokio::test]
+async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
+    let saver = shared_saver();
+    let sub = StateGraph::<Bar>::new()
+        .add_node_fn("b", |s: &Bar| Bar::update().bar(format!("{}!", s.bar)))
+        .add_edge(START, "b")
+        .compile()
+        .unwrap();
+    let inner = sub.clone();
+    let app = StateGraph::<Foo>::new()
+        .add_async_node_fn("call", move |s: Arc<Foo>, ctx: Context| {
+            let sub = inner.clone();
+            async move {
+                let done = sub
+                    .invoke_nested(&ctx, Bar::update().bar(s.foo.clone()))
+                    .await?;
+                Ok::<_, NodeError>(Foo::update().foo(done.bar))
+            }
+        })
+        .add_edge(START, "call")
+        .compile_with(Arc::clone(&saver))
+        .unwrap();
+    let config = RunConfig::thread("t");
+    app.invoke(Foo::update().foo("x".into()), &config)
+        .await
+        .unwrap();
+    let history = app
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    let ns = history
+        .iter()
+        .flat_map(|s| s.tasks.iter())
+        .find(|t| t.name == "call")
+        .map(|t| t.checkpoint_ns.clone())
+        .unwrap();
+    let state = sub
+        .with_checkpointer(Arc::clone(&saver))
+        .get_state(&config.clone().checkpoint_ns(ns))
+        .await
+        .unwrap();
+    assert_eq!(state.values.bar, "x!");
+}

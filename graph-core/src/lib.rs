@@ -51,7 +51,7 @@ pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
 pub use retry::RetryPolicy;
-pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot};
+pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
 pub use stream::{
     CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent,

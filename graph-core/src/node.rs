@@ -106,6 +106,13 @@ pub trait Node<S: State>: NodeSpec {
     fn targets(&self) -> Targets {
         Targets::None
     }
+
+    /// The compiled graph this node runs, if it is a [`Subgraph`](crate::Subgraph)
+    /// (for state inspection across namespaces).
+    #[doc(hidden)]
+    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {
+        None
+    }
 }
 
 /// What a node produced: state updates, routes and PUSH tasks.
@@ -524,6 +531,7 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError>;
     fn input_type(&self) -> (TypeId, &'static str);
     fn targets(&self) -> Targets;
+    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph>;
     /// Decodes a `Send` payload for this node from a checkpoint.
     fn decode_send(
         &self,
@@ -573,5 +581,9 @@ where
 
     fn targets(&self) -> Targets {
         self.0.targets()
+    }
+
+    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {
+        self.0.as_subgraph()
     }
 }

@@ -16,6 +16,60 @@ pub struct SnapshotTask<S: State> {
     pub result: Option<Vec<S::Update>>,
     /// The interrupts it is paused at (resume them with `Command::resume`).
     pub interrupts: Vec<crate::Interrupt>,
+    /// The task's checkpoint namespace (`node:<task id>`): where a subgraph it
+    /// runs keeps its checkpoints.
+    pub checkpoint_ns: String,
+    /// For a [`Subgraph`](crate::Subgraph) node, with
+    /// [`get_state_with_subgraphs`](crate::CompiledGraph::get_state_with_subgraphs):
+    /// the subgraph's own snapshot.
+    pub state: Option<SubgraphSnapshot>,
+}
+
+/// A subgraph's [`StateSnapshot`], whose state type the parent's snapshot does
+/// not name: [`downcast_ref`](Self::downcast_ref) it to the subgraph's state.
+#[derive(Clone)]
+pub struct SubgraphSnapshot {
+    snapshot: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    state_type: &'static str,
+    /// Where the subgraph's checkpoint lives.
+    pub config: CheckpointConfig,
+    /// The subgraph's next nodes.
+    pub next: Vec<String>,
+    /// The subgraph's pending interrupts.
+    pub interrupts: Vec<crate::Interrupt>,
+}
+
+impl SubgraphSnapshot {
+    pub(crate) fn new<C: State>(snapshot: StateSnapshot<C>) -> Self {
+        SubgraphSnapshot {
+            config: snapshot.config.clone(),
+            next: snapshot.next.clone(),
+            interrupts: snapshot.interrupts.clone(),
+            snapshot: std::sync::Arc::new(snapshot),
+            state_type: std::any::type_name::<C>(),
+        }
+    }
+
+    /// The snapshot, typed, if the subgraph's state is `C`.
+    pub fn downcast_ref<C: State>(&self) -> Option<&StateSnapshot<C>> {
+        self.snapshot.downcast_ref()
+    }
+
+    /// The name of the subgraph's state type.
+    pub fn state_type(&self) -> &'static str {
+        self.state_type
+    }
+}
+
+impl std::fmt::Debug for SubgraphSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubgraphSnapshot")
+            .field("state_type", &self.state_type)
+            .field("config", &self.config)
+            .field("next", &self.next)
+            .field("interrupts", &self.interrupts)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<S: State> Clone for SnapshotTask<S> {
@@ -26,6 +80,8 @@ impl<S: State> Clone for SnapshotTask<S> {
             error: self.error.clone(),
             result: self.result.clone(),
             interrupts: self.interrupts.clone(),
+            checkpoint_ns: self.checkpoint_ns.clone(),
+            state: self.state.clone(),
         }
     }
 }
@@ -38,6 +94,8 @@ impl<S: State> std::fmt::Debug for SnapshotTask<S> {
             .field("error", &self.error)
             .field("result", &self.result.as_ref().map(Vec::len))
             .field("interrupts", &self.interrupts)
+            .field("checkpoint_ns", &self.checkpoint_ns)
+            .field("state", &self.state)
             .finish()
     }
 }

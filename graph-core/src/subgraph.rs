@@ -5,14 +5,18 @@
 //! (`node:<task id>`), with the caller's saver: an interrupt inside it pauses the
 //! whole run and a resume continues exactly the child task that asked.
 
+use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
+use crate::config::RunConfig;
 use crate::context::Context;
 use crate::error::{GraphError, NodeError};
 use crate::graph::CompiledGraph;
 use crate::io::{GraphInput, GraphOutput};
 use crate::node::{IntoNodeOutput, Node, NodeFuture, NodeOutput, NodeSpec};
 use crate::pregel::Run;
+use crate::snapshot::{StateSnapshot, SubgraphSnapshot};
 use crate::state::State;
+use futures::future::BoxFuture;
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -196,6 +200,10 @@ impl<P: State, I: Any + Send + Sync, C: State> Node<P> for Subgraph<P, I, C> {
     fn targets(&self) -> Targets {
         self.targets
     }
+
+    fn as_subgraph(&self) -> Option<&dyn ErasedSubgraph> {
+        Some(self)
+    }
 }
 
 impl<C: State> CompiledGraph<C> {
@@ -233,5 +241,91 @@ impl<C: State> CompiledGraph<C> {
             return Err(NodeError::interrupts(interrupts));
         }
         Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))
+    }
+}
+
+/// Type-erased access to the compiled graph of a [`Subgraph`] node, for reading
+/// state across namespaces. Implemented by `Subgraph`; not meant for other types.
+#[doc(hidden)]
+pub trait ErasedSubgraph: Send + Sync {
+    /// The `CompiledGraph<C>`, to downcast.
+    fn graph_any(&self) -> &dyn Any;
+    /// The name of the subgraph's state type.
+    fn state_type_name(&self) -> &'static str;
+    /// Where it keeps its checkpoints.
+    fn checkpoints(&self) -> SubgraphCheckpoints;
+    /// Its own subgraph node named `node`.
+    fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph>;
+    /// Its snapshot (with its subgraphs') at `config`, `None` if it has none.
+    fn snapshot(
+        &self,
+        saver: Arc<dyn Checkpointer>,
+        config: RunConfig,
+    ) -> BoxFuture<'_, Result<Option<SubgraphSnapshot>, GraphError>>;
+}
+
+impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I, C> {
+    fn graph_any(&self) -> &dyn Any {
+        &self.graph
+    }
+
+    fn state_type_name(&self) -> &'static str {
+        std::any::type_name::<C>()
+    }
+
+    fn checkpoints(&self) -> SubgraphCheckpoints {
+        self.checkpoints
+    }
+
+    fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph> {
+        self.graph.child_subgraph(node)
+    }
+
+    fn snapshot(
+        &self,
+        saver: Arc<dyn Checkpointer>,
+        config: RunConfig,
+    ) -> BoxFuture<'_, Result<Option<SubgraphSnapshot>, GraphError>> {
+        Box::pin(async move {
+            let view = self.graph.with_checkpointer(saver);
+            let snapshot = view.get_state_with_subgraphs(&config).await?;
+            Ok(snapshot.metadata.is_some().then(|| SubgraphSnapshot::new(snapshot)))
+        })
+    }
+}
+
+impl<S: State> CompiledGraph<S> {
+    /// The subgraph node named `node`, if it is one.
+    pub(crate) fn child_subgraph(&self, node: &str) -> Option<&dyn ErasedSubgraph> {
+        let &i = self.graph.node_by_name.get(node)?;
+        self.graph.nodes[i].runner.as_ref()?.as_subgraph()
+    }
+
+    /// Like [`get_state`](Self::get_state), with each task of a
+    /// [`Subgraph`] node carrying the subgraph's own snapshot in
+    /// [`SnapshotTask::state`](crate::SnapshotTask) (recursively), when the
+    /// subgraph has stored one (LangGraph's `get_state(subgraphs=True)`).
+    pub async fn get_state_with_subgraphs(
+        &self,
+        config: &RunConfig,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let mut snapshot = self.get_state(config).await?;
+        let Some(saver) = self.saver.clone() else {
+            return Ok(snapshot);
+        };
+        let thread = snapshot.config.thread_id.clone();
+        for task in &mut snapshot.tasks {
+            let Some(sub) = self.child_subgraph(&task.name) else {
+                continue;
+            };
+            let ns = match sub.checkpoints() {
+                SubgraphCheckpoints::PerCall => task.checkpoint_ns.clone(),
+                SubgraphCheckpoints::Persistent => crate::pregel::recast(&task.checkpoint_ns),
+                SubgraphCheckpoints::Off => continue,
+            };
+            let child = RunConfig::thread(&thread).checkpoint_ns(ns);
+            task.state = sub.snapshot(Arc::clone(&saver), child).await?;
+        }
+        Ok(snapshot)
     }
 }

@@ -22,6 +22,8 @@ pub struct CompiledGraph<S: State> {
     pub(crate) graph: Arc<Graph<S>>,
     pub(crate) saver: Option<Arc<dyn Checkpointer>>,
     drawing: Arc<Drawing>,
+    /// A view of a subgraph: its state is read in the namespace of the config.
+    namespaced: bool,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
@@ -30,6 +32,7 @@ impl<S: State> Clone for CompiledGraph<S> {
             graph: Arc::clone(&self.graph),
             saver: self.saver.clone(),
             drawing: Arc::clone(&self.drawing),
+            namespaced: self.namespaced,
         }
     }
 }
@@ -52,7 +55,93 @@ impl<S: State> CompiledGraph<S> {
             graph: Arc::new(graph),
             saver,
             drawing: Arc::new(drawing),
+            namespaced: false,
         }
+    }
+
+    /// This graph with `saver`, reading and updating state in the namespace its
+    /// configs name: how to inspect a graph that ran nested in a node
+    /// ([`invoke_nested`](Self::invoke_nested)) with the caller's saver. For a
+    /// [`Subgraph`](crate::Subgraph) node, [`subgraph_at`](Self::subgraph_at)
+    /// finds the graph for you.
+    pub fn with_checkpointer(&self, saver: impl crate::graph::IntoCheckpointer) -> Self {
+        CompiledGraph {
+            saver: Some(saver.into_checkpointer()),
+            namespaced: true,
+            ..self.clone()
+        }
+    }
+
+    /// The subgraph whose checkpoints live at namespace `ns` (a task's
+    /// `checkpoint_ns` such as `inner:<task id>`, or deeper `a:<id>|b:<id>`),
+    /// typed by its state `C` and bound to this graph's saver: read its state,
+    /// history, or update it there.
+    ///
+    /// Errors when no [`Subgraph`](crate::Subgraph) node of this graph (and of its
+    /// subgraphs, level by level) matches the namespace's node names, or when its
+    /// state is not `C`.
+    pub fn subgraph_at<C: State>(&self, ns: &str) -> Result<CompiledGraph<C>, GraphError> {
+        let saver = self
+            .saver
+            .clone()
+            .ok_or(GraphError::NoCheckpointer("subgraph_at"))?;
+        let found = self.find_subgraph(ns)?;
+        let Some(graph) = found.graph_any().downcast_ref::<CompiledGraph<C>>() else {
+            return Err(GraphError::InvalidConfig(format!(
+                "the subgraph at `{ns}` has state `{}`, not `{}`",
+                found.state_type_name(),
+                std::any::type_name::<C>()
+            )));
+        };
+        Ok(graph.with_checkpointer(saver))
+    }
+
+    fn find_subgraph(
+        &self,
+        ns: &str,
+    ) -> Result<&dyn crate::subgraph::ErasedSubgraph, GraphError> {
+        let namespace = crate::stream::Namespace::parse(ns);
+        let path = namespace.nodes();
+        let not_found = || {
+            let names: Vec<&str> = self
+                .graph
+                .nodes
+                .iter()
+                .filter(|n| n.runner.as_ref().is_some_and(|r| r.as_subgraph().is_some()))
+                .map(|n| &*n.name)
+                .collect();
+            GraphError::InvalidConfig(format!(
+                "Subgraph {ns} not found: this graph's subgraph nodes are [{}] (a graph run with \
+                 invoke_nested inside a node is read with that graph's with_checkpointer)",
+                names.join(", ")
+            ))
+        };
+        let (first, rest) = path.split_first().ok_or_else(not_found)?;
+        let mut current = self
+            .graph
+            .node_by_name
+            .get(*first)
+            .and_then(|&i| self.graph.nodes[i].runner.as_ref())
+            .and_then(|r| r.as_subgraph())
+            .ok_or_else(not_found)?;
+        for name in rest {
+            current = current.child(name).ok_or_else(not_found)?;
+        }
+        Ok(current)
+    }
+
+    /// A namespace in `config` addresses a subgraph: only a subgraph view reads it.
+    fn check_namespace(&self, config: &RunConfig) -> Result<(), GraphError> {
+        let ns = config.get_checkpoint_ns();
+        if ns.is_empty() || self.namespaced {
+            return Ok(());
+        }
+        let found = self.find_subgraph(ns)?;
+        Err(GraphError::InvalidConfig(format!(
+            "checkpoint_ns `{ns}` is a subgraph's namespace: read it with \
+             subgraph_at::<{}>(ns)",
+            found.state_type_name()
+        )))
     }
 
     /// The graph as a Mermaid flowchart: static edges solid, conditional edges and
@@ -138,8 +227,9 @@ impl<S: State> CompiledGraph<S> {
             .saver
             .as_ref()
             .ok_or(GraphError::NoCheckpointer("get_state"))?;
+        self.check_namespace(config)?;
         let target = Self::target(config)?;
-        let run = Run::new(Arc::clone(&self.graph), config.clone(), None, None)?;
+        let run = Run::at_namespace(Arc::clone(&self.graph), config.clone(), None)?;
         match saver.get_tuple(&target).await? {
             Some(tuple) => run.snapshot_of(&tuple, target.checkpoint_id.is_none()),
             None => match &target.checkpoint_id {
@@ -182,7 +272,8 @@ impl<S: State> CompiledGraph<S> {
             .saver
             .clone()
             .ok_or(GraphError::NoCheckpointer("update_state"))?;
-        Run::new(Arc::clone(&self.graph), config.clone(), None, Some(saver))?
+        self.check_namespace(config)?;
+        Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
             .update_state(values.into(), as_node)
             .await
     }
@@ -198,7 +289,8 @@ impl<S: State> CompiledGraph<S> {
             .saver
             .clone()
             .ok_or(GraphError::NoCheckpointer("bulk_update_state"))?;
-        Run::new(Arc::clone(&self.graph), config.clone(), None, Some(saver))?
+        self.check_namespace(config)?;
+        Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
             .bulk_update_state(supersteps)
             .await
     }
@@ -214,13 +306,14 @@ impl<S: State> CompiledGraph<S> {
             .saver
             .as_ref()
             .ok_or(GraphError::NoCheckpointer("get_state_history"))?;
+        self.check_namespace(config)?;
         let mut target = Self::target(config)?;
         target.checkpoint_id = None;
         let tuples = saver.list(Some(&target), options).await?;
         tuples
             .iter()
             .map(|tuple| {
-                Run::new(Arc::clone(&self.graph), config.clone(), None, None)?
+                Run::at_namespace(Arc::clone(&self.graph), config.clone(), None)?
                     .snapshot_of(tuple, false)
             })
             .collect()

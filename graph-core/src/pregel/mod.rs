@@ -32,6 +32,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
 
 pub(crate) use pause::TaskInterrupt;
+pub(crate) use nested::recast;
 pub(crate) use scope::StepScope;
 
 /// Where a run reports its stream events.

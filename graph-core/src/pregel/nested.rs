@@ -21,6 +21,24 @@ pub(crate) fn recast(ns: &str) -> String {
 }
 
 impl<S: State> Run<S> {
+    /// A run that reads or updates the checkpoints of `config`'s namespace (a
+    /// subgraph's, when not empty) rather than running the graph as a root.
+    pub(crate) fn at_namespace(
+        graph: Arc<Graph<S>>,
+        config: crate::config::RunConfig,
+        saver: Option<Arc<dyn Checkpointer>>,
+    ) -> Result<Self, GraphError> {
+        let ns = config.get_checkpoint_ns().to_owned();
+        let mut run = Run::new(graph, config, None, saver)?;
+        if !ns.is_empty() {
+            if let Some(p) = &mut run.persistence {
+                p.config.checkpoint_ns = ns.clone();
+            }
+            run.ns = Arc::from(ns);
+        }
+        Ok(run)
+    }
+
     /// A run of `graph` nested in the task `ctx` belongs to. Its saver is the
     /// calling graph's (else the subgraph's own), unless `mode` is `Off`.
     pub(crate) fn nested(

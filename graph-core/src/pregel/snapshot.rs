@@ -77,6 +77,11 @@ impl<S: State> Run<S> {
                 error,
                 result,
                 interrupts,
+                checkpoint_ns: match self.ns.is_empty() {
+                    true => format!("{}:{}", self.graph.nodes[task.node].name, task.id),
+                    false => format!("{}|{}:{}", self.ns, self.graph.nodes[task.node].name, task.id),
+                },
+                state: None,
             });
         }
         if apply_pending && !with_writes.is_empty() {
