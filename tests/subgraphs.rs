@@ -1047,3 +1047,73 @@ async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
         .unwrap();
     assert_eq!(state.values.bar, "x!");
 }
+
+// ---------------------------------------------------------------- deeper nesting (scenario 26), names
+
+#[tokio::test]
+async fn a_breakpoint_two_levels_down_pauses_and_resumes_the_whole_stack() {
+    let grandchild = StateGraph::<Key>::new()
+        .add_node_fn("grandchild_1", |s: &Key| {
+            Key::update().my_key(format!("{} here", s.my_key))
+        })
+        .add_node_fn("grandchild_2", |s: &Key| {
+            Key::update().my_key(format!("{} and there", s.my_key))
+        })
+        .add_edge(START, "grandchild_1")
+        .add_edge("grandchild_1", "grandchild_2")
+        .interrupt_before("grandchild_2")
+        .compile()
+        .unwrap();
+    let child = StateGraph::<Key>::new()
+        .add_node(Subgraph::new("child_1", grandchild))
+        .add_edge(START, "child_1")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Key>::new()
+        .add_node_fn("parent_1", |s: &Key| {
+            Key::update().my_key(format!("hi {}", s.my_key))
+        })
+        .add_node(Subgraph::new("child", child))
+        .add_node_fn("parent_2", |s: &Key| {
+            Key::update().my_key(format!("{} and back again", s.my_key))
+        })
+        .add_edge(START, "parent_1")
+        .add_edge("parent_1", "child")
+        .add_edge("child", "parent_2")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let mut stream = app.stream(
+        Key::update().my_key("my value".into()),
+        &config,
+        StreamMode::Updates,
+    );
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event.unwrap());
+    }
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(&events[0], StreamEvent::Updates { node, .. } if &**node == "parent_1"));
+    assert!(matches!(&events[1], StreamEvent::Interrupt(i) if i.is_empty()));
+    let paused = app.get_state(&config).await.unwrap();
+    assert_eq!(paused.values.my_key, "hi my value");
+    assert_eq!(paused.next, ["child"]);
+
+    let out = app.invoke(None, &config).await.unwrap();
+    assert_eq!(out.my_key, "hi my value here and there and back again");
+    assert!(!out.is_interrupted());
+}
+
+#[tokio::test]
+async fn a_subgraph_node_cannot_take_a_name_the_parent_already_uses() {
+    let err = StateGraph::<Key>::new()
+        .add_node_fn("inner", |_: &Key| {})
+        .add_node(Subgraph::new("inner", inner_there()))
+        .add_edge(START, "inner")
+        .compile()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("Node `inner` already present"),
+        "{err}"
+    );
+}
