@@ -398,8 +398,8 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
         .add_node_fn(
             "subgraph_node_1",
             |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
-                let baz: String = ctx.interrupt("Provide baz value")?;
-                Ok(Bar::update().bar(format!("{}{baz}", s.bar)))
+                let answer: String = ctx.interrupt("Provide baz value")?;
+                Ok(Bar::update().bar(format!("{}{answer}", s.bar)))
             },
         )
         .add_edge(START, "subgraph_node_1")
@@ -894,8 +894,8 @@ fn paused_foo_bar() -> CompiledGraph<Foo> {
         .add_node_fn(
             "ask",
             |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
-                let baz: String = ctx.interrupt("Provide baz value")?;
-                Ok(Bar::update().bar(format!("{}{baz}", s.bar)))
+                let answer: String = ctx.interrupt("Provide baz value")?;
+                Ok(Bar::update().bar(format!("{}{answer}", s.bar)))
             },
         )
         .add_edge(START, "ask")
