@@ -189,6 +189,43 @@ pub mod postgres {
 #[cfg(feature = "agents")]
 pub mod agents {
     pub use graph_agents::*;
+
+    /// Turns a fn into a [`Tool`] the model can call, named after the fn.
+    ///
+    /// The fn's parameters are the tool's arguments: the model sends them as a
+    /// JSON object, deserialised into the parameter types (with serde; their JSON
+    /// schema, from `schemars`, tells the model what to send). The doc comment is
+    /// the description the model reads; doc comments on parameters describe the
+    /// arguments. The fn may be async, and returns a `String`, another
+    /// serializable value, or a `Result` of one whose error the model is shown.
+    /// Options: `#[tool(name = "web_search", description = "...")]`.
+    ///
+    /// ```
+    /// use stategraph::agents::{tool, BoxedTool, Toolbox, ToolCall};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// fn add(
+    ///     /// The first term.
+    ///     a: i64,
+    ///     b: i64,
+    /// ) -> Result<i64, String> {
+    ///     a.checked_add(b).ok_or_else(|| "overflow".to_owned())
+    /// }
+    ///
+    /// let spec = BoxedTool::new(add {}).spec().clone();
+    /// assert_eq!(spec.name, "add");
+    /// assert_eq!(spec.description, "Adds two integers.");
+    /// assert_eq!(spec.parameters["properties"]["a"]["description"], "The first term.");
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let tools = Toolbox::new(add);
+    /// let answer = tools.run(&ToolCall::new("c1", "add", serde_json::json!({"a": 2, "b": 3}))).await.unwrap();
+    /// assert_eq!(answer.content, "5");
+    /// assert_eq!(add::call(1, 1), Ok(2));
+    /// # });
+    /// ```
+    pub use graph_macros::tool;
 }
 
 /// Everything a graph definition needs, in one import.

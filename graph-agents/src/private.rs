@@ -2,12 +2,19 @@
 
 pub use schemars;
 pub use serde;
-pub use serde_json;
+
+/// JSON, for the arguments of the stand-in `#[tool]` emits after an error.
+pub type JsonValue = serde_json::Value;
 
 pub use crate::tool::ToolMarker;
 
 /// A tool fn's result as the `Result` the `Tool` trait wants: a plain value never
 /// fails, a `Result` keeps its error.
+#[diagnostic::on_unimplemented(
+    message = "a #[tool] fn cannot return `{Self}`",
+    label = "not a tool result",
+    note = "return `String`, a number, `bool`, `serde_json::Value`, `Vec<T>`, `Option<T>`, or `Result<T, E>` where `T: Serialize` and `E: Display`"
+)]
 pub trait IntoToolResult {
     /// The success value.
     type Output: serde::Serialize + Send + 'static;

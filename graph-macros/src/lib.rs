@@ -8,6 +8,7 @@ mod goto;
 mod node;
 mod state;
 mod symbol;
+mod tool;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
@@ -28,6 +29,12 @@ pub fn derive_goto(input: TokenStream) -> TokenStream {
 pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
     let (name, tokens) = node::expand(args.into(), item.into());
     debug("#[node]", &name, tokens)
+}
+
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (name, tokens) = tool::expand(args.into(), item.into());
+    debug("#[tool]", &name, tokens)
 }
 
 /// Prints the expansion to stderr when `GRAPH_MACROS_DEBUG` is set: `1` prints every

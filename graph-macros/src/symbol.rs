@@ -20,6 +20,7 @@ pub(crate) const ACCUMULATE: Symbol = Symbol("accumulate");
 
 pub(crate) const END: Symbol = Symbol("end");
 pub(crate) const NAME: Symbol = Symbol("name");
+pub(crate) const DESCRIPTION: Symbol = Symbol("description");
 
 pub(crate) const STATE: Symbol = Symbol("state");
 

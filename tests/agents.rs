@@ -1,0 +1,128 @@
+//! Agents through the facade: `#[reducer(add_messages)]` on a user's own state,
+//! `#[tool]` fns, `ToolNode` and `tools_condition` in a hand-built graph.
+
+use stategraph::agents::{
+    tool, tools_condition, AiMessage, FakeChatModel, HasMessages, ToolCall, ToolNode, ToolStatus,
+};
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Chat {
+    #[reducer(add_messages)]
+    messages: Vec<Message>,
+    model_calls: u32,
+}
+
+impl HasMessages for Chat {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn messages_update(messages: Vec<Message>) -> ChatUpdate {
+        Chat::update().messages(messages)
+    }
+}
+
+/// Looks up the population of a city, in millions.
+#[tool]
+async fn population(
+    /// The city's English name.
+    city: String,
+) -> Result<f64, String> {
+    match city.as_str() {
+        "Paris" => Ok(2.1),
+        other => Err(format!("no data for {other}")),
+    }
+}
+
+#[tool(name = "shout")]
+/// Upper-cases text.
+fn loud(text: String) -> String {
+    text.to_uppercase()
+}
+
+#[tokio::test]
+async fn a_hand_built_agent_loop_with_tool_fns() {
+    use stategraph::agents::{call_model, ChatRequest, Toolbox};
+    let tools = Toolbox::new((population, loud));
+    let specs = tools.specs().clone();
+    assert_eq!(
+        specs[0].parameters["properties"]["city"]["description"],
+        "The city's English name."
+    );
+    assert_eq!(specs[1].name, "shout");
+
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_tool_call(ToolCall::new(
+                "a",
+                "population",
+                serde_json::json!({"city": "Paris"}),
+            ))
+            .with_tool_call(ToolCall::new(
+                "b",
+                "population",
+                serde_json::json!({"city": "Oz"}),
+            ))
+            .with_tool_call(ToolCall::new(
+                "c",
+                "shout",
+                serde_json::json!({"text": "hi"}),
+            )),
+        AiMessage::new("Paris has 2.1 million people."),
+    ]);
+    let app = StateGraph::<Chat>::new()
+        .add_async_node_fn("agent", move |s: std::sync::Arc<Chat>, ctx: Context| {
+            let (model, specs) = (model.clone(), specs.clone());
+            async move {
+                let request = ChatRequest::new(&s.messages).tools(&specs);
+                let reply = call_model(&model, request, &ctx).await?;
+                Ok::<_, NodeError>(
+                    Chat::update()
+                        .messages(vec![reply.into()])
+                        .model_calls(s.model_calls + 1),
+                )
+            }
+        })
+        .add_node(ToolNode::from_toolbox(tools))
+        .add_edge(START, "agent")
+        .add_conditional_edges("agent", tools_condition::<Chat>)
+        .add_edge("tools", "agent")
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(
+            Chat::update().messages(vec![Message::human("How many people live in Paris?")]),
+            &RunConfig::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.model_calls, 2);
+    let answers: Vec<(&str, &str, ToolStatus)> = out
+        .messages
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| (t.tool_call_id.as_str(), t.content.as_str(), t.status))
+        .collect();
+    assert_eq!(answers[0], ("a", "2.1", ToolStatus::Success));
+    assert_eq!(
+        answers[1],
+        (
+            "b",
+            "Error: no data for Oz\n Please fix your mistakes.",
+            ToolStatus::Error
+        )
+    );
+    assert_eq!(answers[2], ("c", "HI", ToolStatus::Success));
+    assert_eq!(
+        out.messages.last().unwrap().text(),
+        "Paris has 2.1 million people."
+    );
+    assert!(app.draw_mermaid().contains("agent -.-> tools;"));
+}
+
+#[tokio::test]
+async fn tool_fns_stay_callable_directly() {
+    assert_eq!(population::call("Paris".into()).await, Ok(2.1));
+    assert_eq!(loud::call("a".into()), "A");
+}

@@ -1,0 +1,9 @@
+use stategraph::agents::tool;
+
+/// Searches the web.
+#[tool(name = "web search")]
+fn search(query: String) -> String {
+    query
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use stategraph::agents::tool;
+
+/// Prints.
+#[tool]
+fn show(value: impl std::fmt::Display) -> String {
+    value.to_string()
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use stategraph::agents::tool;
+
+struct Client;
+
+impl Client {
+    /// Searches.
+    #[tool]
+    fn search(&self, query: String) -> String {
+        query
+    }
+}
+
+fn main() {}

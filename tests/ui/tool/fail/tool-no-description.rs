@@ -1,0 +1,8 @@
+use stategraph::agents::tool;
+
+#[tool]
+fn search(query: String) -> String {
+    query
+}
+
+fn main() {}

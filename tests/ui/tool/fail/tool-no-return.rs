@@ -1,0 +1,9 @@
+use stategraph::agents::tool;
+
+/// Logs a line.
+#[tool]
+fn log(line: String) {
+    println!("{line}");
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use stategraph::agents::tool;
+
+/// Not a fn.
+#[tool]
+struct Search {
+    query: String,
+}
+
+fn main() {}
