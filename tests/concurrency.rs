@@ -114,3 +114,123 @@ fn a_graph_runs_on_a_non_tokio_executor() {
     let out = futures::executor::block_on(app.invoke(Out::update(), &RunConfig::new())).unwrap();
     assert_eq!(out.order, ["x", "y"]);
 }
+
+mod one_thread_at_a_time {
+    //! Two runs of one thread must not interleave their checkpoints: the second
+    //! fails at once (issue 7 §4); other threads are not affected.
+
+    use super::*;
+    use stategraph::checkpoint::InMemorySaver;
+    use stategraph::ErrorCode;
+    use tokio::sync::{mpsc, Semaphore};
+
+    /// A graph whose node reports that it started, then waits for a permit.
+    fn gated(gate: Arc<Semaphore>, entered: mpsc::UnboundedSender<()>) -> CompiledGraph<Out> {
+        StateGraph::<Out>::new()
+            .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+                let (gate, entered) = (Arc::clone(&gate), entered.clone());
+                async move {
+                    let _ = entered.send(());
+                    gate.acquire().await.map(|p| p.forget()).ok();
+                    Out::update().order(vec!["slow".into()])
+                }
+            })
+            .add_edge(START, "slow")
+            .compile_with(InMemorySaver::new())
+            .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_run_of_a_running_thread_fails_clearly() {
+        let gate = Arc::new(Semaphore::new(0));
+        let (entered, mut started) = mpsc::unbounded_channel();
+        let app = gated(Arc::clone(&gate), entered);
+        let run = |thread: &'static str| {
+            let app = app.clone();
+            tokio::spawn(async move { app.invoke(Out::update(), &RunConfig::thread(thread)).await })
+        };
+        let first = run("t");
+        started.recv().await.unwrap(); // the first run holds thread `t`
+        let err = app
+            .invoke(Out::update(), &RunConfig::thread("t"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, GraphError::ThreadBusy { thread_id, .. } if thread_id == "t"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("already running"), "{err}");
+        // Another thread runs meanwhile.
+        let other = run("u");
+        started.recv().await.unwrap();
+        gate.add_permits(2);
+        first.await.unwrap().unwrap();
+        other.await.unwrap().unwrap();
+        // Once the first run ended, the thread is free again.
+        let again = run("t");
+        gate.add_permits(1);
+        let out = again.await.unwrap().unwrap();
+        assert_eq!(out.order, ["slow", "slow"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_run_releases_its_thread() {
+        let gate = Arc::new(Semaphore::new(0));
+        let (entered, mut started) = mpsc::unbounded_channel();
+        let app = gated(Arc::clone(&gate), entered);
+        let config = RunConfig::thread("t");
+        {
+            let run = app.invoke(Out::update(), &config);
+            tokio::pin!(run);
+            tokio::select! {
+                _ = &mut run => panic!("the run cannot finish without a permit"),
+                _ = started.recv() => {} // it holds the thread; drop it here
+            }
+        }
+        gate.add_permits(1);
+        app.invoke(None, &config).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn parallel_tasks_of_one_persistent_subgraph_are_an_error() {
+        #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+        struct Child {
+            n: u32,
+        }
+        let child = StateGraph::<Child>::new()
+            .add_node_fn("c", |s: &Child| Child::update().n(s.n + 1))
+            .add_edge(START, "c")
+            .compile()
+            .unwrap();
+        let sub = stategraph::Subgraph::mapped(
+            "sub",
+            child,
+            |_: &u32| Child::update(),
+            |_: Child| Out::update(),
+        )
+        .checkpoints(stategraph::SubgraphCheckpoints::Persistent);
+        let target = sub.clone();
+        let app = StateGraph::<Out>::new()
+            .add_node(sub)
+            .add_conditional_edges(START, move |_: &Out| {
+                vec![send(&target, 1u32), send(&target, 2u32)]
+            })
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let err = app
+            .invoke(Out::update(), &RunConfig::thread("t"))
+            .await
+            .unwrap_err();
+        let text = format!("{err}");
+        assert!(text.contains("namespace `sub`"), "{text}");
+        let mut source = std::error::Error::source(&err);
+        let mut busy = None;
+        while let Some(e) = source {
+            if let Some(GraphError::ThreadBusy { .. }) = e.downcast_ref::<GraphError>() {
+                busy = e.downcast_ref::<GraphError>().and_then(GraphError::code);
+            }
+            source = e.source();
+        }
+        assert_eq!(busy, Some(ErrorCode::MultipleSubgraphs));
+    }
+}

@@ -325,6 +325,21 @@ pub enum GraphError {
         command: crate::node::ParentRoute,
     },
 
+    /// Another run of the same thread (and namespace) is in progress in this
+    /// process: runs of one thread must not overlap.
+    #[error(
+        "thread `{thread_id}` is already running{}: runs of one thread must not overlap — wait \
+         for the other run to finish, or use another thread id (across processes, serialise \
+         them with the saver's lock, e.g. PostgresSaver::lock_thread)",
+        if checkpoint_ns.is_empty() { String::new() } else { format!(" in namespace `{checkpoint_ns}` (several tasks of one step run the same persistent subgraph)") }
+    )]
+    ThreadBusy {
+        /// The thread.
+        thread_id: String,
+        /// The namespace (`""` for the root graph).
+        checkpoint_ns: String,
+    },
+
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
     NoCheckpointer(&'static str),
@@ -336,6 +351,9 @@ impl GraphError {
         match self {
             GraphError::InvalidUpdate(e) => e.code(),
             GraphError::RecursionLimit { .. } => Some(ErrorCode::GraphRecursionLimit),
+            GraphError::ThreadBusy { checkpoint_ns, .. } if !checkpoint_ns.is_empty() => {
+                Some(ErrorCode::MultipleSubgraphs)
+            }
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 mod control;
 mod execute;
 pub(crate) mod ids;
+mod lease;
 mod nested;
 mod pause;
 mod persist;
@@ -31,8 +32,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
 
-pub(crate) use pause::TaskInterrupt;
 pub(crate) use nested::recast;
+pub(crate) use pause::TaskInterrupt;
 pub(crate) use scope::StepScope;
 
 /// Where a run reports its stream events.
@@ -337,6 +338,7 @@ impl<S: State> Run<S> {
 
     async fn run_steps(mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
+        let _lease = self.lease()?;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         let has_versions = self.versions.max > 0;
@@ -512,6 +514,16 @@ impl<S: State> Run<S> {
         Ok(call.clone())
     }
 
+    /// The lease on this run's thread and namespace (none without a saver).
+    fn lease(&self) -> Result<Option<lease::ThreadLease>, GraphError> {
+        self.persistence
+            .as_ref()
+            .map(|p| {
+                lease::ThreadLease::acquire(&p.saver, &p.config.thread_id, &p.config.checkpoint_ns)
+            })
+            .transpose()
+    }
+
     /// `update_state`: writes `values` as if node `as_node` had produced them,
     /// on top of the addressed (or latest) checkpoint, and stores the result as a
     /// new `update` checkpoint. Returns its config.
@@ -542,6 +554,7 @@ impl<S: State> Run<S> {
         if supersteps.iter().any(Vec::is_empty) {
             return Err(GraphError::InvalidConfig("No updates provided".to_owned()));
         }
+        let _lease = self.lease()?;
         let mut loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         for updates in supersteps {
