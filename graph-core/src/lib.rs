@@ -54,7 +54,8 @@ pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot};
 pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
 pub use stream::{
-    CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent,
+    CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes,
+    SubgraphEvent,
 };
 pub use subgraph::{Subgraph, SubgraphCheckpoints};
 

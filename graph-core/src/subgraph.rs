@@ -289,7 +289,10 @@ impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I,
         Box::pin(async move {
             let view = self.graph.with_checkpointer(saver);
             let snapshot = view.get_state_with_subgraphs(&config).await?;
-            Ok(snapshot.metadata.is_some().then(|| SubgraphSnapshot::new(snapshot)))
+            Ok(snapshot
+                .metadata
+                .is_some()
+                .then(|| SubgraphSnapshot::new(snapshot)))
         })
     }
 }

@@ -96,10 +96,7 @@ impl<S: State> CompiledGraph<S> {
         Ok(graph.with_checkpointer(saver))
     }
 
-    fn find_subgraph(
-        &self,
-        ns: &str,
-    ) -> Result<&dyn crate::subgraph::ErasedSubgraph, GraphError> {
+    fn find_subgraph(&self, ns: &str) -> Result<&dyn crate::subgraph::ErasedSubgraph, GraphError> {
         let namespace = crate::stream::Namespace::parse(ns);
         let path = namespace.nodes();
         let not_found = || {

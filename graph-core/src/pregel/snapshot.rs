@@ -79,7 +79,10 @@ impl<S: State> Run<S> {
                 interrupts,
                 checkpoint_ns: match self.ns.is_empty() {
                     true => format!("{}:{}", self.graph.nodes[task.node].name, task.id),
-                    false => format!("{}|{}:{}", self.ns, self.graph.nodes[task.node].name, task.id),
+                    false => format!(
+                        "{}|{}:{}",
+                        self.ns, self.graph.nodes[task.node].name, task.id
+                    ),
                 },
                 state: None,
             });
