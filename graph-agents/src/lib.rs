@@ -4,7 +4,7 @@
 //!
 //! Users reach this crate as `stategraph::agents` (feature `agents`, on by
 //! default), where the `#[tool]` attribute also lives. The HTTP client for
-//! OpenAI-compatible servers is `model::openai` (feature `openai`).
+//! OpenAI-compatible servers is `model::openai::OpenAiChat` (feature `openai`).
 //!
 //! ```
 //! use graph_agents::model::FakeChatModel;

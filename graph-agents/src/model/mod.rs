@@ -3,6 +3,8 @@
 //! `messages` stream mode when the caller listens.
 
 mod fake;
+#[cfg(feature = "openai")]
+pub mod openai;
 
 pub use fake::FakeChatModel;
 

@@ -1,0 +1,520 @@
+//! [`OpenAiChat`]: a [`ChatModel`] for any server speaking OpenAI's chat completions
+//! API (OpenAI, vLLM, Ollama, llama.cpp's server...), with SSE streaming and tool
+//! calls. Feature `openai`.
+//!
+//! Failures are typed [`AgentError`]s: HTTP 429 is
+//! [`RateLimited`](AgentError::RateLimited), 5xx is [`Server`](AgentError::Server),
+//! a connection failure is [`Transport`](AgentError::Transport), a stream cut
+//! before the model finished is [`StreamEnded`](AgentError::StreamEnded) — all
+//! retried by [`model_retry_policy`](crate::model_retry_policy) — and a body that
+//! is not a chat completion is [`InvalidResponse`](AgentError::InvalidResponse).
+//! Tool-call arguments that are not valid JSON become
+//! [`InvalidToolCall`](crate::InvalidToolCall)s, answered with an error by the tool
+//! node, so the history stays valid.
+
+use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
+use crate::error::AgentError;
+use crate::message::{AiMessage, Message, Usage};
+use futures::future::BoxFuture;
+use futures::stream::{BoxStream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A client for an OpenAI-compatible chat completions server.
+///
+/// ```no_run
+/// use graph_agents::model::openai::OpenAiChat;
+/// use graph_agents::model::{ChatModel, ChatRequest};
+/// use graph_agents::Message;
+///
+/// # async fn demo() -> Result<(), graph_agents::AgentError> {
+/// // A local Ollama server; for OpenAI: "https://api.openai.com/v1" and an api_key.
+/// let model = OpenAiChat::new("http://localhost:11434/v1", "llama3.2");
+/// let history = [Message::human("Say hi")];
+/// let reply = model.generate(ChatRequest::new(&history)).await?;
+/// println!("{}", reply.content);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiChat {
+    client: reqwest::Client,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+}
+
+impl OpenAiChat {
+    /// A client for `model` at `base_url` (the part before `/chat/completions`,
+    /// e.g. `https://api.openai.com/v1`), with a 120 s timeout per request.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(120))
+            .build()
+            .unwrap_or_default();
+        OpenAiChat {
+            client,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            model: model.into(),
+            api_key: None,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
+    /// Sends `key` as a bearer token.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Caps the reply's length in tokens.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Uses `client` (proxies, timeouts, TLS settings of your own).
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The request body for `request`.
+    pub fn body(&self, request: &ChatRequest<'_>, stream: bool) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.extend(request.messages.iter().filter_map(wire_message));
+        let mut body = json!({
+            "model": self.model,
+            "messages": messages,
+            "stream": stream,
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters,
+                    }})
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        if let Some(t) = self.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(n) = self.max_tokens {
+            body["max_tokens"] = json!(n);
+        }
+        body
+    }
+
+    async fn send(&self, body: &Value) -> Result<reqwest::Response, AgentError> {
+        let mut http = self
+            .client
+            .post(format!("{}/chat/completions", self.base_url))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if let Some(key) = &self.api_key {
+            http = http.bearer_auth(key);
+        }
+        let response = http.send().await.map_err(transport)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.text().await.unwrap_or_default();
+        let body = truncate(body, 2000);
+        Err(match status.as_u16() {
+            429 => AgentError::RateLimited { retry_after, body },
+            s @ 500..=599 => AgentError::Server { status: s, body },
+            s => AgentError::Rejected { status: s, body },
+        })
+    }
+}
+
+/// A fresh id for a reply. Servers' completion ids are not used as message ids
+/// (some reuse them, and `add_messages` would then replace an earlier reply);
+/// they are kept in `response_metadata["id"]`.
+fn reply_id() -> String {
+    format!("run-{}", crate::message::new_id())
+}
+
+fn transport(e: reqwest::Error) -> AgentError {
+    AgentError::Transport(e.to_string())
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let cut = (0..=max)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// One history message in OpenAI's form (remove markers are not sent).
+fn wire_message(m: &Message) -> Option<Value> {
+    Some(match m {
+        Message::System(s) => json!({"role": "system", "content": s.content}),
+        Message::Human(h) => {
+            let mut v = json!({"role": "user", "content": h.content});
+            if let Some(name) = &h.name {
+                v["name"] = json!(name);
+            }
+            v
+        }
+        Message::Ai(ai) => {
+            let mut calls: Vec<Value> = ai
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.args.to_string()}})
+                })
+                .collect();
+            // Invalid calls are sent as the model made them: their answers follow.
+            calls.extend(ai.invalid_tool_calls.iter().map(|c| {
+                json!({"id": c.id, "type": "function",
+                       "function": {"name": c.name.clone().unwrap_or_default(),
+                                    "arguments": c.args.clone().unwrap_or_default()}})
+            }));
+            let content = if ai.content.is_empty() && !calls.is_empty() {
+                Value::Null
+            } else {
+                json!(ai.content)
+            };
+            let mut v = json!({"role": "assistant", "content": content});
+            if !calls.is_empty() {
+                v["tool_calls"] = Value::Array(calls);
+            }
+            v
+        }
+        Message::Tool(t) => {
+            json!({"role": "tool", "tool_call_id": t.tool_call_id, "content": t.content})
+        }
+        Message::Remove(_) => return None,
+    })
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireMessage {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    #[serde(default, alias = "delta")]
+    message: Option<WireMessage>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    total_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct WireCompletion {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    choices: Option<Vec<WireChoice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+impl WireCompletion {
+    /// The completion (or a streamed piece of one) as a chunk; `finished` says
+    /// whether it carried a finish reason.
+    fn into_chunk(self) -> Result<(AiMessageChunk, bool), AgentError> {
+        if let Some(error) = self.error {
+            return Err(AgentError::InvalidResponse(format!(
+                "the server sent an error: {error}"
+            )));
+        }
+        let mut chunk = AiMessageChunk {
+            usage_metadata: self.usage.map(|u| Usage {
+                input_tokens: u.prompt_tokens,
+                output_tokens: u.completion_tokens,
+                total_tokens: u.total_tokens,
+            }),
+            ..Default::default()
+        };
+        if let Some(id) = self.id {
+            chunk
+                .response_metadata
+                .insert("id".to_owned(), Value::String(id));
+        }
+        if let Some(model) = self.model {
+            chunk
+                .response_metadata
+                .insert("model_name".to_owned(), Value::String(model));
+        }
+        let Some(choices) = self.choices else {
+            return Err(AgentError::InvalidResponse(
+                "no `choices` in the completion".to_owned(),
+            ));
+        };
+        let mut finished = false;
+        // Only the first choice is used (`n` is never asked for).
+        if let Some(choice) = choices.into_iter().next() {
+            if let Some(reason) = choice.finish_reason {
+                finished = true;
+                chunk
+                    .response_metadata
+                    .insert("finish_reason".to_owned(), Value::String(reason));
+            }
+            let message = choice.message.unwrap_or_default();
+            chunk.content = message.content.unwrap_or_default();
+            for (i, call) in message
+                .tool_calls
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+            {
+                let function = call.function.unwrap_or(WireFunction {
+                    name: None,
+                    arguments: None,
+                });
+                let args = match function.arguments {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(s)) => s,
+                    // Some servers send the arguments as an object, not a string.
+                    Some(other) => other.to_string(),
+                };
+                chunk.tool_call_chunks.push(ToolCallChunk {
+                    index: call.index.unwrap_or(i),
+                    id: call.id,
+                    name: function.name,
+                    args,
+                });
+            }
+        }
+        Ok((chunk, finished))
+    }
+}
+
+fn parse_completion(text: &str) -> Result<WireCompletion, AgentError> {
+    serde_json::from_str(text).map_err(|e| {
+        AgentError::InvalidResponse(format!(
+            "{e}; the body was: {}",
+            truncate(text.to_owned(), 300)
+        ))
+    })
+}
+
+/// What an SSE stream has delivered so far.
+struct SseState {
+    body: BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
+    buffer: Vec<u8>,
+    finished: bool,
+    done: bool,
+    /// The id of the reply, on every chunk.
+    id: String,
+}
+
+impl SseState {
+    /// The next `data:` payload, `None` at `[DONE]` or at the end of the body.
+    async fn next_data(&mut self) -> Option<Result<String, AgentError>> {
+        loop {
+            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
+                let line = String::from_utf8_lossy(&line);
+                let line = line.trim_end_matches(['\n', '\r']);
+                let Some(data) = line.strip_prefix("data:") else {
+                    continue; // comments, `event:` lines, blank separators
+                };
+                let data = data.trim();
+                if data == "[DONE]" {
+                    self.done = true;
+                    return None;
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(Ok(data.to_owned()));
+            }
+            match self.body.next().await {
+                Some(Ok(bytes)) => self.buffer.extend_from_slice(&bytes),
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(AgentError::StreamEnded(e.to_string())));
+                }
+                None => {
+                    self.done = true;
+                    if self.finished {
+                        return None;
+                    }
+                    return Some(Err(AgentError::StreamEnded(
+                        "the connection closed before the model finished its reply".to_owned(),
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl ChatModel for OpenAiChat {
+    fn generate<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+        let body = self.body(&request, false);
+        Box::pin(async move {
+            let response = self.send(&body).await?;
+            let text = response.text().await.map_err(transport)?;
+            let (mut chunk, _) = parse_completion(&text)?.into_chunk()?;
+            chunk.id = Some(reply_id());
+            let mut agg = ChunkAggregator::default();
+            agg.push(chunk);
+            Ok(agg.finish())
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxStream<'a, Result<AiMessageChunk, AgentError>> {
+        let body = self.body(&request, true);
+        let id = reply_id();
+        let start = async move {
+            match self.send(&body).await {
+                Ok(response) => Ok(SseState {
+                    body: response.bytes_stream().boxed(),
+                    buffer: Vec::new(),
+                    finished: false,
+                    done: false,
+                    id,
+                }),
+                Err(e) => Err(e),
+            }
+        };
+        futures::stream::once(start)
+            .flat_map(|started| match started {
+                Err(e) => futures::stream::once(std::future::ready(Err(e))).boxed(),
+                Ok(state) => futures::stream::unfold(state, |mut state| async move {
+                    if state.done {
+                        return None;
+                    }
+                    let item = match state.next_data().await? {
+                        Err(e) => Err(e),
+                        Ok(data) => parse_completion(&data)
+                            .and_then(WireCompletion::into_chunk)
+                            .map(|(mut chunk, finished)| {
+                                state.finished |= finished;
+                                chunk.id = Some(state.id.clone());
+                                chunk
+                            }),
+                    };
+                    if item.is_err() {
+                        state.done = true;
+                    }
+                    Some((item, state))
+                })
+                .boxed(),
+            })
+            .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{AiMessage, ToolCall};
+    use crate::tool::ToolSpec;
+
+    #[test]
+    fn the_history_is_sent_in_openai_form() {
+        let model = OpenAiChat::new("http://x/v1/", "m").temperature(0.0);
+        let history = vec![
+            Message::human("hi"),
+            AiMessage::new("")
+                .with_tool_call(ToolCall::new("c1", "f", json!({"a": 1})))
+                .into(),
+            Message::tool("out", "c1"),
+            Message::remove("zzz"),
+        ];
+        let tools = [ToolSpec {
+            name: "f".into(),
+            description: "does f".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let request = ChatRequest::new(&history).system("be brief").tools(&tools);
+        let body = model.body(&request, true);
+        assert_eq!(model.base_url, "http://x/v1");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["temperature"], 0.0);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 4);
+        assert_eq!(
+            messages[0],
+            json!({"role": "system", "content": "be brief"})
+        );
+        assert_eq!(messages[1], json!({"role": "user", "content": "hi"}));
+        assert_eq!(messages[2]["content"], Value::Null);
+        assert_eq!(
+            messages[2]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            messages[3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "out"})
+        );
+        assert_eq!(body["tools"][0]["function"]["name"], "f");
+    }
+}
