@@ -125,3 +125,64 @@ async fn a_panic_is_not_retried() {
     assert!(matches!(err, GraphError::NodePanicked { .. }), "{err:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+mod timeouts {
+    //! `NodeOptions::timeout`: an attempt that runs too long is cancelled and
+    //! fails with `NodeTimeout`, which a retry policy may retry.
+
+    use super::*;
+    use stategraph::{NodeOptions, NodeTimeout};
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Done {
+        attempts: u32,
+    }
+
+    /// Hangs on its first attempt, answers at once on the next ones.
+    #[node]
+    async fn work(_: &Done, ctx: &Context) -> DoneUpdate {
+        if ctx.attempt() == 1 {
+            std::future::pending::<()>().await;
+        }
+        Done::update().attempts(ctx.attempt())
+    }
+
+    fn graph(options: NodeOptions) -> CompiledGraph<Done> {
+        StateGraph::<Done>::new()
+            .add_node_with(work, options)
+            .add_edge(START, work)
+            .compile()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_attempt_past_its_timeout_fails_the_run_with_node_timeout() {
+        let app = graph(NodeOptions::new().timeout(Duration::from_millis(20)));
+        let err = app
+            .invoke(Done::update(), &RunConfig::new())
+            .await
+            .unwrap_err();
+        let GraphError::NodeFailed { node, source, .. } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(node, "work");
+        let timeout = source.downcast_ref::<NodeTimeout>().expect("a NodeTimeout");
+        assert_eq!(timeout.limit, Duration::from_millis(20));
+        assert!(
+            err.to_string()
+                .contains("did not finish within its timeout"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_attempt_is_retried() {
+        let app = graph(
+            NodeOptions::new()
+                .timeout(Duration::from_millis(20))
+                .retry(no_wait(3)),
+        );
+        let out = app.invoke(Done::update(), &RunConfig::new()).await.unwrap();
+        assert_eq!(out.attempts, 2);
+    }
+}

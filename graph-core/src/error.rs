@@ -236,6 +236,17 @@ impl fmt::Display for MessageError {
 
 impl std::error::Error for MessageError {}
 
+/// A node attempt that ran longer than its timeout
+/// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)); it was cancelled.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("node `{node}` did not finish within its timeout of {limit:?} and was cancelled")]
+pub struct NodeTimeout {
+    /// The node.
+    pub node: String,
+    /// Its timeout.
+    pub limit: std::time::Duration,
+}
+
 /// Everything that can go wrong building or running a graph.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

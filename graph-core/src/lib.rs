@@ -45,7 +45,9 @@ pub use command::{
 };
 pub use config::{Durability, RunConfig};
 pub use context::Context;
-pub use error::{EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError};
+pub use error::{
+    EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError, NodeTimeout,
+};
 pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};

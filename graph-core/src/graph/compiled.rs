@@ -45,6 +45,8 @@ pub(crate) struct CompiledNode<S: State> {
     pub(crate) rank: usize,
     /// The node's retry policy (its own, or the graph's).
     pub(crate) retry: Option<RetryPolicy>,
+    /// The longest an attempt of the node may run.
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// A compiled graph's structure; shared by every run.
@@ -117,6 +119,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         input_is_state: true,
         rank: 0,
         retry: None,
+        timeout: None,
     });
     let mut branch_of = vec![usize::MAX];
     let mut deferred = vec![false];
@@ -140,6 +143,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
             input_is_state,
             rank: 0,
             retry: def.retry.or_else(|| default_retry.clone()),
+            timeout: def.timeout,
         });
     }
     let node_by_name: HashMap<Arc<str>, usize> = nodes

@@ -126,6 +126,7 @@ pub struct NodeOptions {
     name: Option<Cow<'static, str>>,
     defer: bool,
     retry: Option<RetryPolicy>,
+    timeout: Option<std::time::Duration>,
 }
 
 impl NodeOptions {
@@ -152,6 +153,14 @@ impl NodeOptions {
         self.retry = Some(policy);
         self
     }
+
+    /// Cancels an attempt of the node that runs longer than `limit`: it fails
+    /// with [`NodeTimeout`](crate::error::NodeTimeout), which the retry policy may
+    /// retry. Needs a tokio runtime with its timer (as `#[tokio::main]` makes).
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
 }
 
 pub(crate) struct NodeDef<S: State> {
@@ -159,6 +168,7 @@ pub(crate) struct NodeDef<S: State> {
     pub(crate) runner: Arc<dyn ErasedNode<S>>,
     pub(crate) defer: bool,
     pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 pub(crate) struct EdgeDef {
@@ -277,6 +287,7 @@ impl<S: State> StateGraph<S> {
             runner: Arc::new(NodeBox(node)),
             defer: options.defer,
             retry: options.retry,
+            timeout: options.timeout,
         });
         self
     }
@@ -316,6 +327,7 @@ impl<S: State> StateGraph<S> {
             runner: Arc::new(NodeBox(node)),
             defer,
             retry: None,
+            timeout: None,
         });
         self
     }

@@ -39,12 +39,16 @@ fn retrying<S: State>(
     input: crate::node::TaskInput<S>,
     ctx: Context,
     policy: crate::retry::RetryPolicy,
+    timeout: Option<std::time::Duration>,
 ) -> NodeFuture<S> {
     Box::pin(async move {
         let mut attempt = 1;
         loop {
             let result = match runner.call(input.clone(), ctx.for_attempt(attempt)) {
-                Ok(fut) => fut.await,
+                Ok(fut) => match timeout {
+                    Some(limit) => within(limit, ctx.node(), fut).await,
+                    None => fut.await,
+                },
                 Err(e) => Err(e),
             };
             let error = match result {
@@ -66,6 +70,27 @@ fn retrying<S: State>(
             attempt += 1;
         }
     })
+}
+
+/// Runs one attempt of a node, cancelled after `limit`.
+async fn within<S: State>(
+    limit: std::time::Duration,
+    node: &str,
+    fut: NodeFuture<S>,
+) -> Result<NodeOutput<S>, NodeError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(NodeError::msg(format!(
+            "node `{node}` has a timeout, which needs a tokio runtime with its timer; run the \
+             graph inside one (e.g. #[tokio::main]) or remove the timeout"
+        )));
+    }
+    match tokio::time::timeout(limit, fut).await {
+        Ok(result) => result,
+        Err(_) => Err(NodeError::from(crate::error::NodeTimeout {
+            node: node.to_owned(),
+            limit,
+        })),
+    }
 }
 
 /// Polls a node's future once, catching a panic; `None` when it is still pending.
@@ -211,9 +236,14 @@ impl<S: State> Run<S> {
             step = self.step,
             thread_id = self.config.thread_id(),
         );
-        let call = || match &spec.retry {
-            Some(policy) => Ok(retrying(Arc::clone(runner), input, ctx, policy.clone())),
-            None => runner.call(input, ctx),
+        let call = || match (&spec.retry, spec.timeout) {
+            (None, None) => runner.call(input, ctx),
+            (policy, timeout) => {
+                let policy = policy
+                    .clone()
+                    .unwrap_or_else(|| crate::retry::RetryPolicy::new().max_attempts(1));
+                Ok(retrying(Arc::clone(runner), input, ctx, policy, timeout))
+            }
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(call))) {
             // Wrapped only when a subscriber listens: the hot path pays nothing.
