@@ -326,3 +326,39 @@ async fn streamed_and_invoked_runs_end_in_the_same_history() {
     };
     assert_eq!(strip(&streamed.messages), strip(&plain.messages));
 }
+
+#[tokio::test]
+async fn tokens_of_an_agent_running_as_a_subgraph_stream_with_its_namespace() {
+    let model =
+        FakeChatModel::new(vec![AiMessage::new("Hi from inside.").with_id("r1")]).chunk_chars(4);
+    let inner = create_react_agent(model, Add).compile().unwrap();
+    let outer = graph_core::StateGraph::<MessagesState>::new()
+        .add_node(graph_core::Subgraph::new("assistant", inner))
+        .add_edge(graph_core::START, "assistant")
+        .compile()
+        .unwrap();
+    let mut stream = outer.stream(
+        input("hello"),
+        &RunConfig::new(),
+        StreamMode::Messages.with_subgraphs(),
+    );
+    let mut text = String::new();
+    let mut namespaces = Vec::new();
+    while let Some(event) = stream.next().await {
+        let StreamEvent::Subgraph { namespace, event } = event.unwrap() else {
+            panic!("the outer graph calls no model itself");
+        };
+        let inner = event
+            .downcast_ref::<MessagesState>()
+            .expect("the agent's state");
+        let (chunk, meta) = AiMessageChunk::from_event(inner).expect("a messages event");
+        assert_eq!(&*meta.node, "agent");
+        text.push_str(&chunk.content);
+        namespaces.push(namespace.nodes().join("|"));
+    }
+    assert_eq!(text, "Hi from inside.");
+    assert!(
+        namespaces.iter().all(|ns| ns == "assistant"),
+        "{namespaces:?}"
+    );
+}
