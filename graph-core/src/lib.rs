@@ -17,6 +17,7 @@
 //! - [`io`]: what goes into a run and what comes out.
 //! - [`stream`]: the typed events a run reports.
 
+pub mod cache;
 pub mod channels;
 pub mod checkpoint;
 pub mod command;

@@ -194,6 +194,18 @@ impl<S: State> std::fmt::Debug for NodeOutput<S> {
 }
 
 impl<S: State> NodeOutput<S> {
+    /// A copy, unless it carries a command for the parent graph (not cached).
+    pub(crate) fn try_clone(&self) -> Option<Self> {
+        if self.parent.is_some() {
+            return None;
+        }
+        Some(NodeOutput {
+            updates: self.updates.clone(),
+            routes: self.routes.clone(),
+            parent: None,
+        })
+    }
+
     /// An output with no writes.
     pub fn new() -> Self {
         Self::default()
@@ -532,6 +544,9 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn input_type(&self) -> (TypeId, &'static str);
     fn targets(&self) -> Targets;
     fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph>;
+    /// The cache key of `input`: xxh3-128 of its JSON form (`None` if it does not
+    /// serialise).
+    fn cache_key(&self, input: &TaskInput<S>) -> Option<u128>;
     /// Decodes a `Send` payload for this node from a checkpoint.
     fn decode_send(
         &self,
@@ -585,5 +600,16 @@ where
 
     fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {
         self.0.as_subgraph()
+    }
+
+    fn cache_key(&self, input: &TaskInput<S>) -> Option<u128> {
+        let any: &(dyn Any + std::marker::Send + Sync) = match input {
+            TaskInput::State(s) => &**s,
+            TaskInput::Payload(p) => &**p,
+        };
+        let input = any.downcast_ref::<N::Input>()?;
+        let mut hasher = crate::cache::KeyHasher::new();
+        serde_json::to_writer(&mut hasher, input).ok()?;
+        Some(hasher.finish())
     }
 }

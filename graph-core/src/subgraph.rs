@@ -228,7 +228,8 @@ impl<C: State> CompiledGraph<C> {
         input: GraphInput<C>,
         mode: SubgraphCheckpoints,
     ) -> Result<C, NodeError> {
-        let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?;
+        let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?
+            .with_cache(self.cache.clone());
         let GraphOutput {
             state,
             interrupts,

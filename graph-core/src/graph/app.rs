@@ -24,6 +24,8 @@ pub struct CompiledGraph<S: State> {
     drawing: Arc<Drawing>,
     /// A view of a subgraph: its state is read in the namespace of the config.
     namespaced: bool,
+    /// Where nodes with a cache policy keep their results.
+    pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
@@ -33,6 +35,7 @@ impl<S: State> Clone for CompiledGraph<S> {
             saver: self.saver.clone(),
             drawing: Arc::clone(&self.drawing),
             namespaced: self.namespaced,
+            cache: self.cache.clone(),
         }
     }
 }
@@ -56,7 +59,29 @@ impl<S: State> CompiledGraph<S> {
             saver,
             drawing: Arc::new(drawing),
             namespaced: false,
+            cache: None,
         }
+    }
+
+    /// This graph with `cache`: nodes with a [`CachePolicy`](crate::cache::CachePolicy)
+    /// reuse their earlier output for an input they have seen.
+    pub fn with_cache(&self, cache: impl crate::cache::Cache) -> Self {
+        CompiledGraph {
+            cache: Some(Arc::new(cache)),
+            ..self.clone()
+        }
+    }
+
+    /// Drops the cached results of `nodes` (all nodes when `None`).
+    pub fn clear_cache(&self, nodes: Option<&[&str]>) -> Result<(), GraphError> {
+        let Some(cache) = &self.cache else {
+            return Err(GraphError::InvalidConfig(
+                "No cache is set for this graph. Cannot clear cache. (add one with with_cache)"
+                    .to_owned(),
+            ));
+        };
+        cache.clear(nodes);
+        Ok(())
     }
 
     /// This graph with `saver`, reading and updating state in the namespace its
@@ -208,7 +233,8 @@ impl<S: State> CompiledGraph<S> {
             config.clone(),
             None,
             self.saver.clone(),
-        )?;
+        )?
+        .with_cache(self.cache.clone());
         let out = run.run(input.into()).await?;
         Ok(GraphOutput {
             state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
@@ -345,8 +371,9 @@ impl<S: State> CompiledGraph<S> {
         let graph = Arc::clone(&self.graph);
         let config = config.clone();
         let saver = self.saver.clone();
+        let cache = self.cache.clone();
         let run = async move {
-            let run = Run::new(graph, config, Some(sink), saver)?;
+            let run = Run::new(graph, config, Some(sink), saver)?.with_cache(cache);
             run.run(input).await.map(drop)
         };
         GraphStream {

@@ -47,6 +47,8 @@ pub(crate) struct CompiledNode<S: State> {
     pub(crate) retry: Option<RetryPolicy>,
     /// The longest an attempt of the node may run.
     pub(crate) timeout: Option<std::time::Duration>,
+    /// How the node's results are cached.
+    pub(crate) cache: Option<crate::cache::CachePolicy>,
 }
 
 /// A compiled graph's structure; shared by every run.
@@ -120,6 +122,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         rank: 0,
         retry: None,
         timeout: None,
+        cache: None,
     });
     let mut branch_of = vec![usize::MAX];
     let mut deferred = vec![false];
@@ -144,6 +147,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
             rank: 0,
             retry: def.retry.or_else(|| default_retry.clone()),
             timeout: def.timeout,
+            cache: def.cache,
         });
     }
     let node_by_name: HashMap<Arc<str>, usize> = nodes

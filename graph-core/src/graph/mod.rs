@@ -127,6 +127,7 @@ pub struct NodeOptions {
     defer: bool,
     retry: Option<RetryPolicy>,
     timeout: Option<std::time::Duration>,
+    cache: Option<crate::cache::CachePolicy>,
 }
 
 impl NodeOptions {
@@ -154,6 +155,13 @@ impl NodeOptions {
         self
     }
 
+    /// Caches the node's results by input (needs a cache on the compiled graph:
+    /// [`CompiledGraph::with_cache`](crate::CompiledGraph::with_cache)).
+    pub fn cache(mut self, policy: crate::cache::CachePolicy) -> Self {
+        self.cache = Some(policy);
+        self
+    }
+
     /// Cancels an attempt of the node that runs longer than `limit`: it fails
     /// with [`NodeTimeout`](crate::error::NodeTimeout), which the retry policy may
     /// retry. Needs a tokio runtime with its timer (as `#[tokio::main]` makes).
@@ -169,6 +177,7 @@ pub(crate) struct NodeDef<S: State> {
     pub(crate) defer: bool,
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) cache: Option<crate::cache::CachePolicy>,
 }
 
 pub(crate) struct EdgeDef {
@@ -263,6 +272,24 @@ impl<S: State> StateGraph<S> {
         }
     }
 
+    /// Caches the results of the node named `node` by input (for nodes added
+    /// without options, e.g. closures); see
+    /// [`NodeOptions::cache`]. An unknown name is reported by `compile()`.
+    pub fn cache_policy<M>(
+        mut self,
+        node: impl IntoNodeName<M>,
+        policy: crate::cache::CachePolicy,
+    ) -> Self {
+        let name = node.node_name();
+        match self.nodes.iter_mut().find(|n| n.name == name) {
+            Some(def) => def.cache = Some(policy),
+            None => self.errors.push(format!(
+                "cache_policy names node `{name}`, which is not added yet: add the node first"
+            )),
+        }
+        self
+    }
+
     /// Adds a node (a `#[node]` fn, or any [`Node`] value) under its own name.
     pub fn add_node<M, N>(self, node: N) -> Self
     where
@@ -288,6 +315,7 @@ impl<S: State> StateGraph<S> {
             defer: options.defer,
             retry: options.retry,
             timeout: options.timeout,
+            cache: options.cache,
         });
         self
     }
@@ -328,6 +356,7 @@ impl<S: State> StateGraph<S> {
             defer,
             retry: None,
             timeout: None,
+            cache: None,
         });
         self
     }

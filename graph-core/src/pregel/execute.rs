@@ -159,6 +159,33 @@ impl<S: State> Run<S> {
         }))
     }
 
+    /// The cache key of a task whose node has a cache policy (with a cache set).
+    fn cache_key(&self, task: &Task<S>) -> Option<u128> {
+        self.cache.as_ref()?;
+        let spec = &self.graph.nodes[task.node];
+        spec.cache.as_ref()?;
+        spec.runner.as_ref()?.cache_key(task.input.as_ref()?)
+    }
+
+    /// The cached output of `task`'s node for `key`, if fresh.
+    fn cached(&self, task: &Task<S>, key: u128) -> Option<NodeOutput<S>> {
+        let name = &self.graph.nodes[task.node].name;
+        let value = self.cache.as_ref()?.get(name, key)?;
+        let out = value.downcast_ref::<NodeOutput<S>>()?.try_clone()?;
+        tracing::debug!(node = %name, "cache hit");
+        Some(out)
+    }
+
+    fn store_cached(&self, task: &Task<S>, key: u128, out: &NodeOutput<S>) {
+        let (Some(cache), spec) = (&self.cache, &self.graph.nodes[task.node]) else {
+            return;
+        };
+        let (Some(policy), Some(copy)) = (&spec.cache, out.try_clone()) else {
+            return;
+        };
+        cache.set(&spec.name, key, Arc::new(copy), policy.get_ttl());
+    }
+
     /// What this step's tasks pass to the graphs they run nested.
     fn step_scope(&self) -> StepScope {
         StepScope {
@@ -285,9 +312,19 @@ impl<S: State> Run<S> {
         let mut pads: Vec<Option<Arc<Scratchpad>>> = Vec::new();
         let mut pending: Vec<(usize, NodeFuture<S>)> = Vec::new();
         let mut failure: Option<(usize, Failure)> = None;
+        // Cache keys of the tasks that missed the cache, to store their output.
+        let mut cache_keys: Vec<Option<u128>> = Vec::new();
         for (i, task) in tasks.iter_mut().enumerate() {
             if slots[i].is_some() {
                 continue;
+            }
+            if let Some(key) = self.cache_key(task) {
+                if let Some(out) = self.cached(task, key) {
+                    slots[i] = Some(TaskResult::Output(out));
+                    continue;
+                }
+                cache_keys.resize(i + 1, None);
+                cache_keys[i] = Some(key);
             }
             let mine = answers.get_mut(i).map(std::mem::take).unwrap_or_default();
             let mut pad = None;
@@ -368,6 +405,11 @@ impl<S: State> Run<S> {
             }
         }
 
+        for (i, key) in cache_keys.into_iter().enumerate() {
+            if let (Some(key), Some(Some(TaskResult::Output(out)))) = (key, slots.get(i)) {
+                self.store_cached(&tasks[i], key, out);
+            }
+        }
         let failure = failure.map(|(i, f)| self.failure(&tasks[i], f));
         StepRun {
             results: slots,

@@ -223,6 +223,8 @@ pub(crate) struct Run<S: State> {
     nested: Option<Nested>,
     /// Where graphs nested in this run send their events (`subgraphs` streaming).
     nested_events: Option<NestedEvents>,
+    /// Where nodes with a cache policy keep their results.
+    cache: Option<Arc<dyn crate::cache::Cache>>,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -300,6 +302,7 @@ impl<S: State> Run<S> {
             resuming: false,
             nested: None,
             nested_events,
+            cache: None,
             seen: vec![None; graph.nodes.len()],
             graph,
             config: Arc::new(config),
@@ -485,6 +488,12 @@ impl<S: State> Run<S> {
         self.save(CheckpointSource::Input).await?;
         self.step += 1;
         Ok(())
+    }
+
+    /// The run with the compiled graph's node cache.
+    pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
+        self.cache = cache;
+        self
     }
 
     /// The breakpoints of a run: the call's, else the graph's.
