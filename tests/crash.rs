@@ -129,3 +129,95 @@ async fn a_killed_run_resumes_without_losing_a_step() {
     let expected: Vec<u32> = (0..STEPS).collect();
     assert_eq!(resumed.done, expected, "every step exactly once, in order");
 }
+
+/// The child of the random-kill loop: continues the thread (or starts it).
+#[tokio::test]
+#[ignore = "the child process of `killed_at_random_points_again_and_again_every_step_runs_once`"]
+async fn crash_child_resuming() {
+    let db = std::env::var(CHILD_DB).expect("run only by the crash test");
+    let app = app(std::path::Path::new(&db)).await;
+    let started = app
+        .get_state(&thread())
+        .await
+        .is_ok_and(|s| s.metadata.is_some());
+    let input = if started {
+        None
+    } else {
+        Some(Progress::update())
+    };
+    app.invoke(input, &thread()).await.unwrap();
+}
+
+/// A tiny xorshift: the kill delays are random, and the seed is printed so a
+/// failure can be replayed.
+fn delays(seed: u64, n: usize) -> Vec<u64> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            20 + x % 300
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn killed_at_random_points_again_and_again_every_step_runs_once() {
+    let seed = std::env::var("STATEGRAPH_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(7, |d| d.as_nanos() as u64)
+        });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut kills = 0;
+    for delay in delays(seed, 6) {
+        let mut child = KillOnDrop(
+            Process::new(std::env::current_exe().unwrap())
+                .args([
+                    "crash_child_resuming",
+                    "--exact",
+                    "--ignored",
+                    "--nocapture",
+                ])
+                .env(CHILD_DB, &db)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        // Anywhere: opening the database, inside a task, while storing a checkpoint.
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        if child.0.try_wait().unwrap().is_none() {
+            child.0.kill().unwrap();
+            kills += 1;
+        }
+        child.0.wait().unwrap();
+    }
+    assert!(
+        kills > 0,
+        "seed {seed}: no child was killed; the test proved nothing"
+    );
+
+    // Whatever the kills interrupted, the thread continues to the same end.
+    let app = app(&db).await;
+    let started = app
+        .get_state(&thread())
+        .await
+        .is_ok_and(|s| s.metadata.is_some());
+    let input = if started {
+        None
+    } else {
+        Some(Progress::update())
+    };
+    let out = app.invoke(input, &thread()).await.unwrap();
+    let expected: Vec<u32> = (0..STEPS).collect();
+    assert_eq!(
+        out.done, expected,
+        "seed {seed}: every step exactly once, in order"
+    );
+}
