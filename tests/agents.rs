@@ -126,3 +126,44 @@ async fn tool_fns_stay_callable_directly() {
     assert_eq!(population::call("Paris".into()).await, Ok(2.1));
     assert_eq!(loud::call("a".into()), "A");
 }
+
+#[tokio::test]
+async fn an_agent_thread_survives_a_sqlite_round_trip() {
+    use stategraph::agents::create_react_agent;
+    use stategraph::sqlite::SqliteSaver;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("agent.db");
+    let script = vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(ToolCall::new(
+                "c1",
+                "shout",
+                serde_json::json!({"text": "hey"}),
+            )),
+        AiMessage::new("done").with_id("r2"),
+    ];
+    let config = RunConfig::thread("t1");
+    let first = create_react_agent(FakeChatModel::new(script.clone()), loud)
+        .compile_with(SqliteSaver::open(&db).await.unwrap())
+        .unwrap()
+        .invoke(
+            MessagesState::update().messages(vec![Message::human("shout hey")]),
+            &config,
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.messages.len(), 4);
+
+    // Another process: a new saver on the same file sees the same history.
+    let again = create_react_agent(FakeChatModel::new(script), loud)
+        .compile_with(SqliteSaver::open(&db).await.unwrap())
+        .unwrap();
+    let snapshot = again.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.values.messages, first.messages);
+    assert_eq!(
+        snapshot.values.messages[2].as_tool().unwrap().content,
+        "HEY"
+    );
+    assert!(snapshot.next.is_empty());
+}
