@@ -28,15 +28,23 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
     );
 
     // Each field's setter takes the field's type, so that `.log(vec![])` still infers;
-    // the `_overwrite` / `_item` setters of reducer and topic fields take anything.
+    // the `_overwrite` / `_item` setters of reducer and topic fields take anything, as
+    // do all setters of a generic struct.
     let mut setters: BTreeMap<String, (syn::Ident, TokenStream)> = BTreeMap::new();
     let mut extra = Vec::new();
     if let Data::Struct(data) = &input.data {
         if let Fields::Named(fields) = &data.fields {
             for field in &fields.named {
                 let Some(ident) = &field.ident else { continue };
-                let ty = &field.ty;
-                setters.insert(ident.unraw().to_string(), (ident.clone(), quote!(#ty)));
+                // The stand-in update type has no parameters, so the field's type may
+                // name ones it does not declare.
+                let ty = if input.generics.params.is_empty() {
+                    let ty = &field.ty;
+                    quote!(#ty)
+                } else {
+                    quote!(impl ::core::marker::Sized)
+                };
+                setters.insert(ident.unraw().to_string(), (ident.clone(), ty));
                 extra.push(format_ident!("{}_overwrite", ident.unraw()));
                 extra.push(format_ident!("{}_item", ident.unraw()));
             }

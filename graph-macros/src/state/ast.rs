@@ -5,11 +5,15 @@ use super::attr::{self, ChannelAttr, ChannelKind, FieldAttrs};
 use crate::ctxt::Ctxt;
 use syn::ext::IdentExt;
 use syn::visit_mut::VisitMut;
-use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, PathArguments, Type, Visibility};
+use syn::{
+    Data, DeriveInput, Fields, GenericArgument, GenericParam, Generics, Ident, PathArguments, Type,
+    Visibility,
+};
 
 pub(crate) struct Input<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) vis: &'a Visibility,
+    pub(crate) generics: &'a Generics,
     pub(crate) fields: Vec<Field<'a>>,
 }
 
@@ -20,6 +24,9 @@ pub(crate) struct Field<'a> {
     /// The field's type, with `Self` replaced by the struct's name (the type is also
     /// written in the update and channel structs, where `Self` means another type).
     pub(crate) ty: Type,
+    /// Whether the type names a parameter of the struct: its channel bounds then go
+    /// into where-clauses and are checked for each instantiation.
+    pub(crate) generic: bool,
     pub(crate) attrs: FieldAttrs<'a>,
     pub(crate) kind: FieldKind,
 }
@@ -43,8 +50,8 @@ pub(crate) enum Channel {
 }
 
 impl<'a> Input<'a> {
-    /// The model, or `None` (with an error in `cx`) when the input is not a
-    /// non-generic struct with named fields.
+    /// The model, or `None` (with an error in `cx`) when the input is not a struct
+    /// with named fields, or has lifetime parameters.
     pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
         attr::container_attrs(cx, &input.attrs);
         let fields = match &input.data {
@@ -84,14 +91,27 @@ impl<'a> Input<'a> {
             }
         };
         let generics = &input.generics;
-        if !generics.params.is_empty() || generics.where_clause.is_some() {
-            if generics.params.is_empty() {
-                cx.error_spanned_by(&generics.where_clause, GENERICS);
-            } else {
-                cx.error_spanned_by(&generics.params, GENERICS);
-            }
+        let lifetimes: Vec<_> = generics.lifetimes().collect();
+        for lifetime in &lifetimes {
+            cx.error_spanned_by(
+                &lifetime.lifetime,
+                "#[derive(State)] does not support lifetime parameters: the engine owns the \
+                 state across await points and checkpoints, so it must be 'static; store owned \
+                 data (`String`, `Arc<T>`) instead of references",
+            );
+        }
+        if !lifetimes.is_empty() {
             return None;
         }
+        let params: Vec<&Ident> = generics
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                GenericParam::Type(t) => Some(&t.ident),
+                GenericParam::Const(c) => Some(&c.ident),
+                GenericParam::Lifetime(_) => None,
+            })
+            .collect();
 
         let mut next_index = 0;
         let fields = fields
@@ -115,10 +135,12 @@ impl<'a> Input<'a> {
                         }
                     }
                 };
+                let ty = replace_self(&field.ty, &input.ident, generics);
                 Some(Field {
                     ident,
                     name: ident.unraw().to_string(),
-                    ty: replace_self(&field.ty, &input.ident),
+                    generic: mentions_any(&ty, &params),
+                    ty,
                     attrs,
                     kind,
                 })
@@ -127,6 +149,7 @@ impl<'a> Input<'a> {
         Some(Input {
             ident: &input.ident,
             vis: &input.vis,
+            generics,
             fields,
         })
     }
@@ -145,9 +168,6 @@ impl<'a> Input<'a> {
         })
     }
 }
-
-const GENERICS: &str = "#[derive(State)] does not support generic structs yet; use concrete \
-                        field types (a type alias can name a specific instantiation)";
 
 /// A managed value is recognised by the last segment of its type's path, so that
 /// `RemainingSteps`, `stategraph::RemainingSteps` and a re-export all work.
@@ -194,13 +214,37 @@ pub(crate) fn vec_elem(ty: &Type) -> Option<&Type> {
     }
 }
 
-fn replace_self(ty: &Type, ident: &Ident) -> Type {
-    struct ReplaceSelf<'a>(&'a Ident);
+/// Whether `ty` names one of `params` (a type or const parameter). A macro in type
+/// position could expand to anything, so it counts as generic. Scanning tokens may
+/// also match a path segment that only shares the name, which merely adds a
+/// where-clause that holds.
+fn mentions_any(ty: &Type, params: &[&Ident]) -> bool {
+    fn scan(tokens: proc_macro2::TokenStream, params: &[&Ident]) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => params.iter().any(|p| ident == **p),
+            proc_macro2::TokenTree::Group(group) => scan(group.stream(), params),
+            _ => false,
+        })
+    }
+    !params.is_empty() && (matches!(ty, Type::Macro(_)) || scan(quote::quote!(#ty), params))
+}
+
+/// `Self` in a field type, spelled out as the struct's type (with its parameters):
+/// the type is also written in the update and channel structs, where `Self` means
+/// another type.
+fn replace_self(ty: &Type, ident: &Ident, generics: &Generics) -> Type {
+    struct ReplaceSelf<'a> {
+        ident: &'a Ident,
+        args: Option<syn::AngleBracketedGenericArguments>,
+    }
     impl VisitMut for ReplaceSelf<'_> {
         fn visit_path_mut(&mut self, path: &mut syn::Path) {
             if let Some(first) = path.segments.first_mut() {
                 if first.ident == "Self" {
-                    first.ident = syn::Ident::new(&self.0.to_string(), first.ident.span());
+                    first.ident = syn::Ident::new(&self.ident.to_string(), first.ident.span());
+                    if let (Some(args), PathArguments::None) = (&self.args, &first.arguments) {
+                        first.arguments = PathArguments::AngleBracketed(args.clone());
+                    }
                 }
             }
             syn::visit_mut::visit_path_mut(self, path);
@@ -208,7 +252,29 @@ fn replace_self(ty: &Type, ident: &Ident) -> Type {
         // Nested items have their own `Self`.
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
+    let args = (!generics.params.is_empty()).then(|| syn::AngleBracketedGenericArguments {
+        colon2_token: None,
+        lt_token: Default::default(),
+        args: generics
+            .params
+            .iter()
+            .map(|p| {
+                let ident = match p {
+                    GenericParam::Type(t) => &t.ident,
+                    GenericParam::Const(c) => &c.ident,
+                    GenericParam::Lifetime(l) => {
+                        return GenericArgument::Lifetime(l.lifetime.clone())
+                    }
+                };
+                GenericArgument::Type(Type::Path(syn::TypePath {
+                    qself: None,
+                    path: ident.clone().into(),
+                }))
+            })
+            .collect(),
+        gt_token: Default::default(),
+    });
     let mut ty = ty.clone();
-    ReplaceSelf(ident).visit_type_mut(&mut ty);
+    ReplaceSelf { ident, args }.visit_type_mut(&mut ty);
     ty
 }

@@ -34,12 +34,17 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
         .map(|(field, index, kind)| channel_field(field, index, kind))
         .collect();
 
-    let update_struct = update_struct(input, &update, &fields);
-    let builder = builder(input, &update, &fields);
-    let debug = debug_impl(&update, &fields);
-    let channel_set = channel_set(&channels, &fields);
-    let state_impl = state_impl(input, &update, &channels, &fields);
-    let update_impl = update_impl(input, &update, &fields);
+    let g = Generic::new(input, &channels, &fields);
+    let ty_generics = &g.ty_generics;
+    let state_where = &g.state_where;
+
+    let update_struct = update_struct(input, &g, &update, &fields);
+    let builder = builder(input, &g, &update, &fields);
+    let debug = debug_impl(&g, &update, &fields);
+    let channel_set = channel_set(&g, &channels, &fields);
+    let state_impl = state_impl(input, &g, &update, &channels, &fields);
+    let update_impl = update_impl(input, &g, &update, &fields);
+    let impl_generics = &g.impl_generics;
 
     quote! {
         #update_struct
@@ -56,20 +61,30 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
             #builder
 
             #[automatically_derived]
-            impl ::stategraph::IntoNodeOutput<#ident> for #update {
+            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics>
+                for #update #ty_generics #state_where
+            {
                 fn into_output(
                     self,
-                ) -> ::core::result::Result<::stategraph::NodeOutput<#ident>, ::stategraph::NodeError>
+                ) -> ::core::result::Result<
+                    ::stategraph::NodeOutput<#ident #ty_generics>,
+                    ::stategraph::NodeError,
+                >
                 {
                     ::core::result::Result::Ok(::stategraph::NodeOutput::new().with_update(self))
                 }
             }
 
             #[automatically_derived]
-            impl ::stategraph::IntoNodeOutput<#ident> for ::std::vec::Vec<#update> {
+            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics>
+                for ::std::vec::Vec<#update #ty_generics> #state_where
+            {
                 fn into_output(
                     self,
-                ) -> ::core::result::Result<::stategraph::NodeOutput<#ident>, ::stategraph::NodeError>
+                ) -> ::core::result::Result<
+                    ::stategraph::NodeOutput<#ident #ty_generics>,
+                    ::stategraph::NodeError,
+                >
                 {
                     ::core::result::Result::Ok(::core::iter::Iterator::fold(
                         ::core::iter::IntoIterator::into_iter(self),
@@ -80,12 +95,113 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl ::core::convert::From<#update> for ::stategraph::GraphInput<#ident> {
-                fn from(update: #update) -> Self {
+            impl #impl_generics ::core::convert::From<#update #ty_generics>
+                for ::stategraph::GraphInput<#ident #ty_generics> #state_where
+            {
+                fn from(update: #update #ty_generics) -> Self {
                     ::stategraph::GraphInput::update(update)
                 }
             }
         };
+    }
+}
+
+/// The struct's parameters as each generated item spells them, and the where-clauses
+/// of the generated impls. A field whose type names a parameter cannot be checked
+/// where it is declared, so its channel's requirements become where-clauses, checked
+/// for each instantiation; concrete fields keep the checks at their declaration.
+/// For a struct without parameters every clause is empty.
+struct Generic {
+    /// `<M: Bound, const N: usize>` as declared, for the generated structs.
+    def_generics: TokenStream,
+    /// The struct's own where-clause, for the generated structs and inherent impls.
+    def_where: TokenStream,
+    impl_generics: TokenStream,
+    ty_generics: TokenStream,
+    /// `Debug` of the update: each generic field's value is `Debug`.
+    debug_where: TokenStream,
+    /// The channel set's inherent impl and the `StateUpdate` impl.
+    field_where: TokenStream,
+    /// The `State` impl and the impls that need one.
+    state_where: TokenStream,
+    is_generic: bool,
+}
+
+impl Generic {
+    fn new(input: &Input, channels: &syn::Ident, fields: &[ChannelField]) -> Self {
+        let generics = input.generics;
+        let ident = input.ident;
+        let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+        let is_generic = !generics.params.is_empty();
+        let user: Vec<TokenStream> = where_clause
+            .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+            .unwrap_or_default();
+        let mut field_preds = Vec::new();
+        let mut debug_preds = Vec::new();
+        for f in fields.iter().filter(|f| f.field.generic) {
+            let (ty, channel, write) = (&f.field.ty, &f.channel, &f.write);
+            field_preds.push(quote! {
+                #channel: ::stategraph::channels::Channel<Value = #ty, Write = #write>
+            });
+            field_preds.push(quote!(#ty: ::core::clone::Clone));
+            let serde = (!f.untracked).then(|| {
+                quote! {
+                    + ::stategraph::__private::serde::Serialize
+                    + ::stategraph::__private::serde::de::DeserializeOwned
+                }
+            });
+            field_preds.push(quote! {
+                #write: ::core::clone::Clone
+                    + ::core::marker::Send
+                    + ::core::marker::Sync
+                    + 'static
+                    #serde
+            });
+            // The `Debug` impl prints the written values (`T`, or a topic's items).
+            debug_preds.push(quote!(#ty: ::core::fmt::Debug));
+            if let Some(elem) = &f.elem {
+                debug_preds.push(quote!(#elem: ::core::fmt::Debug));
+            }
+        }
+        let clause = |preds: &[&[TokenStream]]| {
+            let preds: Vec<&TokenStream> = preds.iter().flat_map(|p| p.iter()).collect();
+            if preds.is_empty() {
+                quote!()
+            } else {
+                quote!(where #(#preds,)*)
+            }
+        };
+        let state_preds = if is_generic {
+            vec![
+                quote! {
+                    #ident #ty_generics: ::core::clone::Clone
+                        + ::core::default::Default
+                        + ::core::marker::Send
+                        + ::core::marker::Sync
+                        + 'static
+                },
+                quote! {
+                    #channels #ty_generics: ::core::marker::Send + ::core::marker::Sync + 'static
+                },
+            ]
+        } else {
+            Vec::new()
+        };
+        let params = &generics.params;
+        Generic {
+            def_generics: if is_generic {
+                quote!(<#params>)
+            } else {
+                quote!()
+            },
+            def_where: quote!(#where_clause),
+            impl_generics: quote!(#impl_generics),
+            ty_generics: quote!(#ty_generics),
+            debug_where: clause(&[&user, &debug_preds]),
+            field_where: clause(&[&user, &field_preds]),
+            state_where: clause(&[&user, &state_preds, &field_preds]),
+            is_generic,
+        }
     }
 }
 
@@ -174,8 +290,14 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
     }
 }
 
-fn update_struct(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+fn update_struct(
+    input: &Input,
+    g: &Generic,
+    update: &syn::Ident,
+    fields: &[ChannelField],
+) -> TokenStream {
     let vis = input.vis;
+    let (def_generics, def_where) = (&g.def_generics, &g.def_where);
     let doc = format!(
         " A partial update of [`{}`]: one optional write per field. Start one with \
          [`{}::update()`] and chain the field setters.",
@@ -190,31 +312,68 @@ fn update_struct(input: &Input, update: &syn::Ident, fields: &[ChannelField]) ->
             pub #name: ::core::option::Option<#write>
         }
     });
+    if !g.is_generic {
+        return quote! {
+            #[doc = #doc]
+            #[derive(::core::clone::Clone, ::core::default::Default)]
+            #vis struct #update {
+                #(#members,)*
+            }
+        };
+    }
+    // `derive(Clone, Default)` would ask `M: Clone + Default` of each parameter;
+    // an update is empty by default whatever `M` is, and clones when its writes do.
+    let (impl_generics, ty_generics, field_where) =
+        (&g.impl_generics, &g.ty_generics, &g.field_where);
+    let names: Vec<_> = fields.iter().map(|f| f.field.ident).collect();
     quote! {
         #[doc = #doc]
-        #[derive(::core::clone::Clone, ::core::default::Default)]
-        #vis struct #update {
+        #vis struct #update #def_generics #def_where {
             #(#members,)*
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::default::Default for #update #ty_generics #def_where {
+            fn default() -> Self {
+                #update {
+                    #(#names: ::core::option::Option::None,)*
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::clone::Clone for #update #ty_generics #field_where {
+            fn clone(&self) -> Self {
+                #update {
+                    #(#names: ::core::clone::Clone::clone(&self.#names),)*
+                }
+            }
         }
     }
 }
 
-fn builder(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+fn builder(
+    input: &Input,
+    g: &Generic,
+    update: &syn::Ident,
+    fields: &[ChannelField],
+) -> TokenStream {
     let ident = input.ident;
+    let (impl_generics, ty_generics, def_where) = (&g.impl_generics, &g.ty_generics, &g.def_where);
     let doc = format!(" An empty update of `{ident}`; chain the field setters to fill it in.");
     let setters = fields.iter().map(|f| setters(f));
     quote! {
         #[automatically_derived]
-        impl #ident {
+        impl #impl_generics #ident #ty_generics #def_where {
             #[doc = #doc]
             #[must_use]
-            pub fn update() -> #update {
+            pub fn update() -> #update #ty_generics {
                 ::core::default::Default::default()
             }
         }
 
         #[automatically_derived]
-        impl #update {
+        impl #impl_generics #update #ty_generics #def_where {
             #(#setters)*
         }
     }
@@ -300,7 +459,9 @@ fn setters(f: &ChannelField) -> TokenStream {
 /// Prints only the written fields. Field types need not implement `Debug` (the
 /// autoref dispatch of `__private::DebugField` prints `..` for those); reducer
 /// values and topic lists print without their `Value` / `Many` wrapper.
-fn debug_impl(update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let (impl_generics, ty_generics, debug_where) =
+        (&g.impl_generics, &g.ty_generics, &g.debug_where);
     let name = update.to_string();
     let fmt_field = |value: TokenStream| {
         quote! {
@@ -366,7 +527,7 @@ fn debug_impl(update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
     });
     quote! {
         #[automatically_derived]
-        impl ::core::fmt::Debug for #update {
+        impl #impl_generics ::core::fmt::Debug for #update #ty_generics #debug_where {
             fn fmt(&self, __formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 #[allow(unused_imports)]
                 use ::stategraph::__private::{ViaDebug as _, ViaOpaque as _};
@@ -382,7 +543,11 @@ fn debug_impl(update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
 /// `impl Channel`. Every use of a channel goes through its accessors, so a field type
 /// the channel cannot hold (not `Serialize`, not `Default`...) is reported once per
 /// field, at the field's type, instead of once per method of the `State` impl.
-fn channel_set(channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+fn channel_set(g: &Generic, channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let (impl_generics, ty_generics, field_where) =
+        (&g.impl_generics, &g.ty_generics, &g.field_where);
+    let (def_generics, def_where) = (&g.def_generics, &g.def_where);
+    let names: Vec<_> = fields.iter().map(|f| f.field.ident).collect();
     let members = fields.iter().map(|f| {
         let name = f.field.ident;
         let channel = &f.channel;
@@ -442,14 +607,23 @@ fn channel_set(channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
             }
         }
     });
+    // Every channel clones whatever its value type, so the set does too (a derive
+    // would ask `Clone` of each parameter).
     quote! {
         #[doc(hidden)]
-        #[derive(::core::clone::Clone)]
-        pub struct #channels {
+        pub struct #channels #def_generics #def_where {
             #(#members,)*
         }
 
-        impl #channels {
+        impl #impl_generics ::core::clone::Clone for #channels #ty_generics #def_where {
+            fn clone(&self) -> Self {
+                #channels {
+                    #(#names: ::core::clone::Clone::clone(&self.#names),)*
+                }
+            }
+        }
+
+        impl #impl_generics #channels #ty_generics #field_where {
             #(#accessors)*
         }
 
@@ -459,11 +633,14 @@ fn channel_set(channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
 
 fn state_impl(
     input: &Input,
+    g: &Generic,
     update: &syn::Ident,
     channels: &syn::Ident,
     fields: &[ChannelField],
 ) -> TokenStream {
     let ident = input.ident;
+    let (impl_generics, ty_generics, state_where) =
+        (&g.impl_generics, &g.ty_generics, &g.state_where);
     let names = fields.iter().map(|f| &f.field.name);
     let has_managed = input.managed().next().is_some();
     let inits = fields.iter().map(|f| {
@@ -569,9 +746,9 @@ fn state_impl(
 
     quote! {
         #[automatically_derived]
-        impl ::stategraph::State for #ident {
-            type Update = #update;
-            type Channels = #channels;
+        impl #impl_generics ::stategraph::State for #ident #ty_generics #state_where {
+            type Update = #update #ty_generics;
+            type Channels = #channels #ty_generics;
 
             const FIELDS: &'static [&'static str] = &[#(#names),*];
             const HAS_MANAGED: bool = #has_managed;
@@ -653,8 +830,15 @@ fn state_impl(
     }
 }
 
-fn update_impl(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+fn update_impl(
+    input: &Input,
+    g: &Generic,
+    update: &syn::Ident,
+    fields: &[ChannelField],
+) -> TokenStream {
     let ident = input.ident;
+    let (impl_generics, ty_generics, field_where) =
+        (&g.impl_generics, &g.ty_generics, &g.field_where);
     let names: Vec<_> = fields.iter().map(|f| f.field.ident).collect();
     let indices: Vec<_> = fields.iter().map(|f| &f.index).collect();
     // Untracked values are never persisted, so their types need not be serialisable;
@@ -699,7 +883,7 @@ fn update_impl(input: &Input, update: &syn::Ident, fields: &[ChannelField]) -> T
     let no_field = format!("`{ident}` has no channel with index {{}}");
     quote! {
         #[automatically_derived]
-        impl ::stategraph::StateUpdate for #update {
+        impl #impl_generics ::stategraph::StateUpdate for #update #ty_generics #field_where {
             fn is_empty(&self) -> bool {
                 true #(&& self.#names.is_none())*
             }

@@ -1,7 +1,8 @@
 use stategraph::prelude::*;
 
 #[derive(State, Clone, Default)]
-struct Agent<T> {
+struct Agent<'a, T> {
+    name: &'a str,
     items: Vec<T>,
 }
 
