@@ -135,7 +135,11 @@ async fn a_killed_run_resumes_without_losing_a_step() {
 #[ignore = "the child process of `killed_at_random_points_again_and_again_every_step_runs_once`"]
 async fn crash_child_resuming() {
     let db = std::env::var(CHILD_DB).expect("run only by the crash test");
-    let app = app(std::path::Path::new(&db)).await;
+    continue_or_start(&app(std::path::Path::new(&db)).await).await;
+}
+
+/// Continues the thread, or starts it if it has no checkpoint yet.
+async fn continue_or_start(app: &CompiledGraph<Progress>) -> Progress {
     let started = app
         .get_state(&thread())
         .await
@@ -145,7 +149,7 @@ async fn crash_child_resuming() {
     } else {
         Some(Progress::update())
     };
-    app.invoke(input, &thread()).await.unwrap();
+    app.invoke(input, &thread()).await.unwrap().into_state()
 }
 
 /// A tiny xorshift: the kill delays are random, and the seed is printed so a
@@ -204,17 +208,7 @@ async fn killed_at_random_points_again_and_again_every_step_runs_once() {
     );
 
     // Whatever the kills interrupted, the thread continues to the same end.
-    let app = app(&db).await;
-    let started = app
-        .get_state(&thread())
-        .await
-        .is_ok_and(|s| s.metadata.is_some());
-    let input = if started {
-        None
-    } else {
-        Some(Progress::update())
-    };
-    let out = app.invoke(input, &thread()).await.unwrap();
+    let out = continue_or_start(&app(&db).await).await;
     let expected: Vec<u32> = (0..STEPS).collect();
     assert_eq!(
         out.done, expected,

@@ -1005,8 +1005,8 @@ async fn a_paused_thread_survives_reopening_the_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hitl.db");
     let config = RunConfig::thread("t");
-    {
-        let app = StateGraph::<Market>::new()
+    let open = || async {
+        StateGraph::<Market>::new()
             .add_node_fn(
                 "node",
                 |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
@@ -1017,7 +1017,10 @@ async fn a_paused_thread_survives_reopening_the_sqlite_file() {
             )
             .add_edge(START, "node")
             .compile_with(SqliteSaver::open(&path).await.unwrap())
-            .unwrap();
+            .unwrap()
+    };
+    {
+        let app = open().await;
         app.invoke(Market::update().my_key(">".into()), &config)
             .await
             .unwrap();
@@ -1025,18 +1028,7 @@ async fn a_paused_thread_survives_reopening_the_sqlite_file() {
         assert_eq!(out.interrupts[0].value, json!("second"));
     }
     // A new saver on the same file, as a second process would open it.
-    let app = StateGraph::<Market>::new()
-        .add_node_fn(
-            "node",
-            |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
-                let a: String = ctx.interrupt("first")?;
-                let b: String = ctx.interrupt("second")?;
-                Ok(Market::update().my_key(format!("{a}+{b}")))
-            },
-        )
-        .add_edge(START, "node")
-        .compile_with(SqliteSaver::open(&path).await.unwrap())
-        .unwrap();
+    let app = open().await;
     let snapshot = app.get_state(&config).await.unwrap();
     assert_eq!(snapshot.interrupts[0].value, json!("second"));
     let out = app.invoke(Command::resume("b"), &config).await.unwrap();

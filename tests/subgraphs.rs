@@ -391,20 +391,25 @@ struct Bar {
     bar: String,
 }
 
-#[tokio::test]
-async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
-    let saver = shared_saver();
-    let sub = StateGraph::<Bar>::new()
+/// A graph whose one node, `ask`, asks for a value to append.
+fn baz_asker() -> CompiledGraph<Bar> {
+    StateGraph::<Bar>::new()
         .add_node_fn(
-            "subgraph_node_1",
+            "ask",
             |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
                 let answer: String = ctx.interrupt("Provide baz value")?;
                 Ok(Bar::update().bar(format!("{}{answer}", s.bar)))
             },
         )
-        .add_edge(START, "subgraph_node_1")
+        .add_edge(START, "ask")
         .compile()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
+    let saver = shared_saver();
+    let sub = baz_asker();
     let app = StateGraph::<Foo>::new()
         .add_node_fn("parent_node", |s: &Foo| {
             Foo::update().foo(format!("hi! {}", s.foo))
@@ -890,17 +895,7 @@ async fn without_the_subgraphs_flag_only_root_events_are_streamed() {
 // ---------------------------------------------------------------- state across namespaces
 
 fn paused_foo_bar() -> CompiledGraph<Foo> {
-    let sub = StateGraph::<Bar>::new()
-        .add_node_fn(
-            "ask",
-            |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
-                let answer: String = ctx.interrupt("Provide baz value")?;
-                Ok(Bar::update().bar(format!("{}{answer}", s.bar)))
-            },
-        )
-        .add_edge(START, "ask")
-        .compile()
-        .unwrap();
+    let sub = baz_asker();
     StateGraph::<Foo>::new()
         .add_node_fn("parent_node", |s: &Foo| {
             Foo::update().foo(format!("hi! {}", s.foo))
