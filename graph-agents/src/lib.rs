@@ -49,7 +49,7 @@ pub use message::{
 };
 pub use model::{
     call_model, is_retryable, model_retry_policy, AiMessageChunk, ChatModel, ChatRequest,
-    FakeChatModel,
+    FakeChatModel, StreamedMessage,
 };
 pub use state::{add_messages, try_add_messages, HasMessages, MessagesState, MessagesStateUpdate};
 pub use tool::{BoxedTool, IntoTool, IntoTools, Tool, ToolErrors, ToolMarker, ToolSpec, Toolbox};

@@ -86,7 +86,7 @@ impl<S: HasMessages> NodeSpec for ToolNode<S> {
 }
 
 impl<S: HasMessages> Node<S> for ToolNode<S> {
-    fn run(&self, input: Arc<S>, _ctx: Context) -> NodeFuture<S> {
+    fn run(&self, input: Arc<S>, ctx: Context) -> NodeFuture<S> {
         let tools = self.tools.clone();
         Box::pin(async move {
             let Some(ai) = input.messages().iter().rev().find_map(Message::as_ai) else {
@@ -96,19 +96,29 @@ impl<S: HasMessages> Node<S> for ToolNode<S> {
                 ));
             };
             let calls = ai.tool_calls.iter().map(|call| tools.run(call));
-            let mut answers: Vec<Message> = futures::future::try_join_all(calls)
-                .await?
-                .into_iter()
-                .map(Message::from)
-                .collect();
+            let mut answers: Vec<ToolMessage> = futures::future::try_join_all(calls).await?;
             answers.extend(
                 ai.invalid_tool_calls
                     .iter()
-                    .map(|call| Message::from(tools.answer_invalid(call))),
+                    .map(|c| tools.answer_invalid(c)),
             );
+            let answers = answers.into_iter().map(|a| publish(a, &ctx)).collect();
             Ok(NodeOutput::new().with_update(S::messages_update(answers)))
         })
     }
+}
+
+/// Gives a tool result its id and reports it on the `messages` stream mode (as
+/// LangGraph streams the messages a node returns), when someone listens.
+fn publish(mut answer: ToolMessage, ctx: &Context) -> Message {
+    if answer.id.is_none() {
+        answer.id = Some(crate::message::new_id());
+    }
+    let message = Message::from(answer);
+    if ctx.is_streaming_messages() {
+        ctx.write_message_chunk(&message);
+    }
+    message
 }
 
 /// One tool call, as the payload of a `Send` to a [`ToolCallNode`] (LangGraph's
@@ -233,7 +243,8 @@ impl<S: HasMessages> Node<S> for ToolCallNode<S> {
                 }
                 ToolCallRequest::Call(call) => tools.run(call).await?,
             };
-            Ok(NodeOutput::new().with_update(S::messages_update(vec![answer.into()])))
+            let answer = publish(answer, &ctx);
+            Ok(NodeOutput::new().with_update(S::messages_update(vec![answer])))
         })
     }
 

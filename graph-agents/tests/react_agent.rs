@@ -5,7 +5,8 @@ use futures::StreamExt;
 use graph_agents::model::FakeChatModel;
 use graph_agents::{
     create_react_agent, validate_chat_history, AiMessage, AiMessageChunk, InvalidToolCall, Message,
-    MessagesState, Tool, ToolApproval, ToolApprovalRequest, ToolCall, ToolStatus, NEED_MORE_STEPS,
+    MessagesState, StreamedMessage, Tool, ToolApproval, ToolApprovalRequest, ToolCall, ToolStatus,
+    NEED_MORE_STEPS,
 };
 use graph_core::checkpoint::InMemorySaver;
 use graph_core::{Command, RetryPolicy, RunConfig, StreamEvent, StreamMode};
@@ -236,7 +237,7 @@ async fn human_approval_pauses_before_each_call_and_rejections_reach_the_model()
 }
 
 #[tokio::test]
-async fn messages_mode_streams_the_model_tokens_with_node_metadata() {
+async fn messages_mode_streams_the_model_tokens_and_tool_results_with_node_metadata() {
     let model = FakeChatModel::new(vec![
         AiMessage::new("")
             .with_id("r1")
@@ -245,12 +246,27 @@ async fn messages_mode_streams_the_model_tokens_with_node_metadata() {
     ])
     .chunk_chars(5);
     let agent = create_react_agent(model, Add).compile().unwrap();
-    let mut stream = agent.stream(input("sum?"), &RunConfig::new(), StreamMode::Messages);
+    let mut stream = agent.stream(
+        input("sum?"),
+        &RunConfig::new(),
+        [StreamMode::Messages, StreamMode::Values],
+    );
     let mut chunks: Vec<(AiMessageChunk, String, i64)> = Vec::new();
+    let mut whole: Vec<(Message, String)> = Vec::new();
+    let mut last = None;
     while let Some(event) = stream.next().await {
         let event = event.unwrap();
-        let (chunk, meta) = AiMessageChunk::from_event(&event).expect("only messages events");
-        chunks.push((chunk, meta.node.to_string(), meta.step));
+        match StreamedMessage::from_event(&event) {
+            Some((StreamedMessage::Chunk(c), meta)) => {
+                chunks.push((c, meta.node.to_string(), meta.step))
+            }
+            Some((StreamedMessage::Message(m), meta)) => whole.push((m, meta.node.to_string())),
+            None => {
+                if let StreamEvent::Values(s) = event {
+                    last = Some(s);
+                }
+            }
+        }
     }
     assert!(chunks.iter().all(|(_, node, _)| node == "agent"));
     let text: String = chunks
@@ -282,6 +298,15 @@ async fn messages_mode_streams_the_model_tokens_with_node_metadata() {
         Some(&3),
         "the second model call runs in step 3"
     );
+
+    // The tool's result is streamed whole, with the id it has in the state.
+    assert_eq!(whole.len(), 1);
+    let (tool_message, node) = &whole[0];
+    assert_eq!(node, "tools");
+    assert_eq!(tool_message.text(), "30");
+    let state = last.unwrap();
+    assert_eq!(state.messages[2].id(), tool_message.id());
+    assert!(tool_message.id().is_some());
 }
 
 #[tokio::test]

@@ -141,17 +141,59 @@ impl AiMessageChunk {
         }
     }
 
-    /// The chunk of a `messages`-mode stream event, with the event's metadata.
+    /// The chunk of a `messages`-mode stream event, with the event's metadata
+    /// (`None` for other events, and for whole messages: see [`StreamedMessage`]).
     pub fn from_event<S: stategraph::State>(
         event: &stategraph::StreamEvent<S>,
     ) -> Option<(AiMessageChunk, &stategraph::MessageMetadata)> {
         match event {
-            stategraph::StreamEvent::Message { chunk, metadata } => {
+            stategraph::StreamEvent::Message { chunk, metadata }
+                if chunk.get("type").and_then(Value::as_str) == Some("AIMessageChunk") =>
+            {
                 let chunk = AiMessageChunk::deserialize(chunk).ok()?;
                 Some((chunk, metadata))
             }
             _ => None,
         }
+    }
+}
+
+/// What a `messages`-mode event carries: a piece of a model's reply as it is
+/// generated ([`call_model`]), or a whole message a node produced (the tool
+/// results of [`ToolNode`](crate::ToolNode) and the ReAct agent's tool node).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamedMessage {
+    /// A piece of a reply being generated.
+    Chunk(AiMessageChunk),
+    /// A whole message.
+    Message(Message),
+}
+
+impl StreamedMessage {
+    /// The message of a `messages`-mode event, with the event's metadata; `None`
+    /// for events of other modes and payloads that are not messages.
+    ///
+    /// ```
+    /// use graph_agents::model::StreamedMessage;
+    /// use graph_agents::{Message, MessagesState};
+    /// use graph_core::StreamEvent;
+    ///
+    /// let event = StreamEvent::<MessagesState>::Values(Default::default());
+    /// assert!(StreamedMessage::from_event(&event).is_none());
+    /// # let _ = Message::human("");
+    /// ```
+    pub fn from_event<S: stategraph::State>(
+        event: &stategraph::StreamEvent<S>,
+    ) -> Option<(StreamedMessage, &stategraph::MessageMetadata)> {
+        let stategraph::StreamEvent::Message { chunk, metadata } = event else {
+            return None;
+        };
+        let message = if chunk.get("type").and_then(Value::as_str) == Some("AIMessageChunk") {
+            StreamedMessage::Chunk(AiMessageChunk::deserialize(chunk).ok()?)
+        } else {
+            StreamedMessage::Message(Message::deserialize(chunk).ok()?)
+        };
+        Some((message, metadata))
     }
 }
 
