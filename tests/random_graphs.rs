@@ -1,4 +1,5 @@
-//! Property tests over random graphs (issue 7 §5): whatever the shape, the timing
+//! Property tests over random graphs (issue 7 §5): whatever the shape (DAGs, with
+//! or without a cycle back to the start), the timing
 //! of the tasks and where a failure happens, the final state is the same, and a
 //! failed run resumed from its checkpoint ends exactly like a run that never
 //! failed — every completed task's writes are there once, nothing is lost or
@@ -31,6 +32,8 @@ struct Shape {
     sends: Vec<u8>,
     /// How many times each node yields to the scheduler before it answers.
     yields: Vec<u8>,
+    /// How many times the last node loops back to the first (a cycle), 0 for none.
+    loops: usize,
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
@@ -42,13 +45,15 @@ fn shape() -> impl Strategy<Value = Shape> {
             preds,
             proptest::collection::vec(0u8..3, n),
             proptest::collection::vec(0u8..4, n),
+            0usize..3,
         )
-            .prop_map(|(mut preds, sends, yields)| {
+            .prop_map(|(mut preds, sends, yields, loops)| {
                 preds.insert(0, BTreeSet::new());
                 Shape {
                     preds,
                     sends,
                     yields,
+                    loops,
                 }
             })
     })
@@ -102,6 +107,18 @@ fn build(shape: &Shape, faults: Arc<Faults>, saver: bool) -> CompiledGraph<Trace
         });
     }
     graph = graph.add_edge(START, "n0");
+    if shape.loops > 0 {
+        // A cycle: the last node sends the run back to the first, `loops` times.
+        let last = format!("n{}", shape.preds.len() - 1);
+        let (name, loops) = (last.clone(), shape.loops);
+        graph = graph.add_conditional_edges(last, move |t: &Trace| {
+            if t.log.iter().filter(|x| **x == name).count() <= loops {
+                "n0"
+            } else {
+                END
+            }
+        });
+    }
     for (j, preds) in shape.preds.iter().enumerate() {
         for &i in preds {
             graph = graph.add_edge(format!("n{i}"), format!("n{j}"));
