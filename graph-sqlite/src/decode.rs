@@ -355,6 +355,15 @@ fn ext_to_json(code: i8, data: &[u8], depth: usize) -> Result<Value, DecodeError
             }
             Ok(Value::Object(map))
         }
+        // LangChain messages (`HumanMessage`, `AIMessage`, `ToolMessage`, ...): their
+        // `model_dump()`, which carries the `type` tag; the shape stategraph's
+        // agents serialise messages in, so threads with chat histories that Python
+        // wrote read back as `Vec<Message>`.
+        (EXT_PYDANTIC_V2 | EXT_PYDANTIC_V1, m, _, 3 | 4)
+            if m.starts_with("langchain_core.messages") =>
+        {
+            Ok(parts.swap_remove(2))
+        }
         _ => Err(format!(
             "the Python type {module}.{name} (msgpack extension {code}) has no JSON form; \
              keep graph state to JSON-like values (or read this thread from Python)"
@@ -431,6 +440,28 @@ mod tests {
                 {"value": "approve?", "id": "abc"},
                 {"node": "worker", "arg": 3}
             ]))
+        );
+    }
+
+    #[test]
+    fn langchain_messages_become_their_model_dump() {
+        let message = ext(
+            EXT_PYDANTIC_V2,
+            vec![
+                Mp::from("langchain_core.messages.ai"),
+                Mp::from("AIMessage"),
+                Mp::Map(vec![
+                    (Mp::from("content"), Mp::from("")),
+                    (Mp::from("type"), Mp::from("ai")),
+                    (Mp::from("id"), Mp::from("a1")),
+                ]),
+                Mp::from("model_validate_json"),
+            ],
+        );
+        let json = msgpack_to_json(&pack(&message)).map_err(|e| e.to_string());
+        assert_eq!(
+            json,
+            Ok(serde_json::json!({"content": "", "type": "ai", "id": "a1"}))
         );
     }
 
