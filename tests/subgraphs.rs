@@ -1112,3 +1112,51 @@ async fn a_subgraph_node_cannot_take_a_name_the_parent_already_uses() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_retried_subgraph_continues_from_its_checkpoint() {
+    // SEMANTICS.md §10.1: a retry of the task running a subgraph resumes the
+    // subgraph; its steps that completed do not run again.
+    let first_calls = Arc::new(AtomicUsize::new(0));
+    let second_calls = Arc::new(AtomicUsize::new(0));
+    let (f, s) = (Arc::clone(&first_calls), Arc::clone(&second_calls));
+    let child = StateGraph::<Key>::new()
+        .add_node_fn("first", move |k: &Key| {
+            f.fetch_add(1, Ordering::SeqCst);
+            Key::update().my_key(format!("{}1", k.my_key))
+        })
+        .add_node_fn("second", move |k: &Key| -> Result<KeyUpdate, NodeError> {
+            if s.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Err(NodeError::msg("flaky"));
+            }
+            Ok(Key::update().my_key(format!("{}2", k.my_key)))
+        })
+        .add_edge(START, "first")
+        .add_edge("first", "second")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Key>::new()
+        .add_node_with(
+            Subgraph::new("child", child),
+            stategraph::NodeOptions::new().retry(
+                stategraph::RetryPolicy::new()
+                    .max_attempts(2)
+                    .initial_interval(std::time::Duration::ZERO)
+                    .jitter(false),
+            ),
+        )
+        .add_edge(START, "child")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let out = app
+        .invoke(Key::update().my_key(">".into()), &RunConfig::thread("t"))
+        .await
+        .unwrap();
+    assert_eq!(out.my_key, ">12");
+    assert_eq!(
+        first_calls.load(Ordering::SeqCst),
+        1,
+        "not re-run by the retry"
+    );
+    assert_eq!(second_calls.load(Ordering::SeqCst), 2);
+}

@@ -38,6 +38,14 @@ struct TaskInfo {
     nested_calls: AtomicU32,
 }
 
+impl TaskInfo {
+    /// Whether a graph nested in this task continues its own checkpoint: the
+    /// run is resuming, or this is a retry (SEMANTICS.md §10.1).
+    fn nested_resumes(&self) -> bool {
+        self.scope.resuming || self.attempt > 1
+    }
+}
+
 impl Context {
     pub(crate) fn new(
         node: Arc<str>,
@@ -246,6 +254,11 @@ impl Context {
 
     pub(crate) fn scope(&self) -> &Arc<StepScope> {
         &self.inner.scope
+    }
+
+    /// Whether a graph run nested in this task continues its checkpoint.
+    pub(crate) fn nested_resumes(&self) -> bool {
+        self.inner.nested_resumes()
     }
 
     /// The namespace of the next graph this task runs nested: the task's own for

@@ -73,7 +73,7 @@ impl<S: State> Run<S> {
             .map(<[_]>::to_vec)
             .unwrap_or_default();
         run.nested = Some(Nested {
-            resuming: scope.resuming,
+            resuming: ctx.nested_resumes(),
             persistent: mode == SubgraphCheckpoints::Persistent,
             parents: Arc::new(scope.parents_of_nested()),
             null_resume: scope.null_resume.clone(),
