@@ -57,7 +57,14 @@ pub use graph_core::*;
 ///   `ephemeral`, `ephemeral(guard = false)`, `untracked`, `untracked(guard = false)`,
 ///   `any_value`, `last_value`, `last_value_after_finish`;
 /// - a field of type [`RemainingSteps`] or [`IsLastStep`] is a managed value, filled
-///   in by the engine before every superstep.
+///   in by the engine before every superstep;
+/// - `#[field(Marker)]`: the field provides the [`Field`] `Marker` (declared with
+///   [`field!`]), so that code generic over `S: Has<Marker>` reads and writes it
+///   (docs/for-library-authors.md).
+///
+/// The struct may have type and const parameters; a field whose type names one is
+/// checked for each instantiation (`Chat<M>` is a state for each `M` its channels
+/// can hold).
 ///
 /// It also generates `<Name>Update`, the typed partial update, with a builder
 /// (`Name::update().field(value)`, and `field_overwrite(value)` for reducer fields).
@@ -239,6 +246,9 @@ pub mod prelude {
         IsLastStep, NodeError, NodeOptions, RemainingSteps, RunConfig, StateGraph, StreamEvent,
         StreamMode, END, START,
     };
+    // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
+    pub use graph_core::State as _;
+    pub use graph_core::{Has, UpdateOf};
     pub use graph_macros::{node, Goto, State};
     pub use serde::{Deserialize, Serialize};
 

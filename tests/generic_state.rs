@@ -80,3 +80,72 @@ async fn a_generic_state_round_trips_through_its_checkpoint() {
     assert_eq!(saved.values.log, [Text("#1".into())]);
     assert_eq!(saved.values.turns, 1);
 }
+
+// A node written once against field markers (issue 11, part 2), run in graphs over
+// two unrelated states.
+
+stategraph::field! {
+    /// What was said.
+    pub Transcript: Vec<String>;
+    /// How many turns were taken.
+    pub Turns: u32;
+}
+
+fn take_turn<S: Has<Transcript> + Has<Turns>>(state: &S) -> UpdateOf<S> {
+    let turn = state.get::<Turns>() + 1;
+    UpdateOf::new()
+        .set::<Transcript>(vec![format!("turn {turn}")])
+        .set::<Turns>(turn)
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Support {
+    #[reducer(concat)]
+    #[field(Transcript)]
+    notes: Vec<String>,
+    #[field(Turns)]
+    replies: u32,
+    customer: String,
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Game<P: Clone + Send + Sync + 'static> {
+    #[channel(topic(accumulate))]
+    #[field(Transcript)]
+    moves: Vec<String>,
+    #[field(Turns)]
+    round: u32,
+    player: P,
+}
+
+// `add_node_fn` takes the state as the node's input, which is serialisable.
+fn twice<S>() -> CompiledGraph<S>
+where
+    S: Has<Transcript> + Has<Turns> + Serialize + DeserializeOwned,
+{
+    StateGraph::<S>::new()
+        .add_node_fn("first", take_turn::<S>)
+        .add_node_fn("second", take_turn::<S>)
+        .add_edge(START, "first")
+        .add_edge("first", "second")
+        .add_edge("second", END)
+        .compile()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn one_field_generic_node_runs_over_two_states() {
+    let out = twice::<Support>()
+        .invoke(Support::update().customer("ada".into()), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.notes, ["turn 1", "turn 2"]);
+    assert_eq!((out.replies, out.customer.as_str()), (2, "ada"));
+
+    let out = twice::<Game<u8>>()
+        .invoke(Game::update().player(7), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.moves, ["turn 1", "turn 2"]);
+    assert_eq!((out.round, out.player), (2, 7));
+}

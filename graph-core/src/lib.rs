@@ -6,7 +6,8 @@
 //!
 //! - [`channels`]: how one state field reacts to a superstep's writes.
 //! - [`state`]: the [`State`] trait `#[derive(State)]` implements: typed fields,
-//!   a typed partial update, the channel set.
+//!   a typed partial update, the channel set; [`field`]: access to a named field
+//!   of any state that provides it ([`Has`]).
 //! - [`node`] and [`command`]: what a node is, and what it may return
 //!   ([`Command`], [`Send`], updates).
 //! - [`graph`]: the [`StateGraph`] builder, validated by `compile()` into a
@@ -24,6 +25,7 @@ pub mod command;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod field;
 pub mod graph;
 pub mod interrupt;
 pub mod io;
@@ -49,6 +51,7 @@ pub use context::Context;
 pub use error::{
     EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError, NodeTimeout,
 };
+pub use field::{Field, Has, UpdateOf};
 pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};

@@ -2,6 +2,8 @@
 
 pub use serde;
 
+pub use crate::field::FieldOfType;
+
 use crate::channels::Channel;
 use std::fmt;
 

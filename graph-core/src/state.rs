@@ -3,6 +3,7 @@
 //! Implemented by `#[derive(State)]`; you rarely implement it by hand.
 
 use crate::error::InvalidUpdateError;
+use crate::field::{Field, Has};
 use serde::{Deserializer, Serialize};
 
 /// A state type: a struct whose fields are channels (LastValue, reducers, topics...).
@@ -85,6 +86,15 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     /// The index of the field named `name`.
     fn field_index(name: &str) -> Option<usize> {
         Self::FIELDS.iter().position(|f| *f == name)
+    }
+
+    /// The value of the field `F`, in a state that provides it (a field marked
+    /// `#[field(F)]`); see [`Has`](crate::field::Has).
+    fn get<F: Field>(&self) -> &F::Value
+    where
+        Self: Has<F>,
+    {
+        <Self as Has<F>>::field_ref(self)
     }
 }
 

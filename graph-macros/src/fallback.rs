@@ -10,7 +10,8 @@ use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields};
 
 /// Stand-ins for everything `#[derive(State)]` generates: the `State` impl, the
-/// update type and a builder that accepts any value for any field name.
+/// update type, a builder that accepts any value for any field name, and `Has` for
+/// each field marker.
 pub(crate) fn state(input: &DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let vis = &input.vis;
@@ -32,10 +33,19 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
     // do all setters of a generic struct.
     let mut setters: BTreeMap<String, (syn::Ident, TokenStream)> = BTreeMap::new();
     let mut extra = Vec::new();
+    let mut markers = Vec::new();
     if let Data::Struct(data) = &input.data {
         if let Fields::Named(fields) = &data.fields {
             for field in &fields.named {
                 let Some(ident) = &field.ident else { continue };
+                // A marker that does not parse was reported by the derive already.
+                markers.extend(
+                    field
+                        .attrs
+                        .iter()
+                        .filter(|attr| attr.path().is_ident("field"))
+                        .filter_map(|attr| attr.parse_args::<syn::Type>().into_iter().next()),
+                );
                 // The stand-in update type has no parameters, so the field's type may
                 // name ones it does not declare.
                 let ty = if input.generics.params.is_empty() {
@@ -68,6 +78,26 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
     } else {
         quote!(where #ident #ty_generics: ::stategraph::State)
     };
+
+    let state_bound = bounds_of_generic(input, quote!(::stategraph::State));
+    // One impl per marker, even where the input gave one twice.
+    let markers: BTreeMap<String, syn::Type> = markers
+        .into_iter()
+        .map(|marker| (quote!(#marker).to_string(), marker))
+        .collect();
+    let has_impls = markers.values().map(|marker| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::Has<#marker> for #ident #ty_generics #where_clause #state_bound {
+                fn field_ref(&self) -> &<#marker as ::stategraph::Field>::Value {
+                    ::core::unreachable!()
+                }
+                fn write_field(_: &mut #update, _: <#marker as ::stategraph::Field>::Value) {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
 
     quote! {
         #[derive(::core::clone::Clone, ::core::default::Default, ::core::fmt::Debug)]
@@ -154,6 +184,8 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
             impl #update {
                 #(#setters)*
             }
+
+            #(#has_impls)*
 
             #[automatically_derived]
             impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics> for #update #output_bounds {

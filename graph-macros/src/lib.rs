@@ -13,7 +13,7 @@ mod tool;
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
-#[proc_macro_derive(State, attributes(reducer, channel))]
+#[proc_macro_derive(State, attributes(reducer, channel, field))]
 pub fn derive_state(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     debug("derive(State)", &input.ident, state::derive(&input))

@@ -7,6 +7,7 @@ pub(crate) struct Symbol(pub(crate) &'static str);
 
 pub(crate) const REDUCER: Symbol = Symbol("reducer");
 pub(crate) const CHANNEL: Symbol = Symbol("channel");
+pub(crate) const FIELD: Symbol = Symbol("field");
 pub(crate) const GOTO: Symbol = Symbol("goto");
 
 pub(crate) const LAST_VALUE: Symbol = Symbol("last_value");

@@ -33,14 +33,23 @@ pub(crate) struct FieldAttrs<'a> {
     pub(crate) channel: Option<(&'a Attribute, ChannelAttr)>,
     /// Every `#[reducer]` / `#[channel]` attribute on the field, valid or not.
     pub(crate) all: Vec<&'a Attribute>,
+    /// The field markers of `#[field(Marker)]` attributes, each with its attribute.
+    pub(crate) markers: Vec<(&'a Attribute, syn::Type)>,
 }
 
 pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'a> {
     let mut out = FieldAttrs {
         channel: None,
         all: Vec::new(),
+        markers: Vec::new(),
     };
     for attr in attrs {
+        if attr.path() == FIELD {
+            if let Some(marker) = parse_field(cx, attr) {
+                out.markers.push((attr, marker));
+            }
+            continue;
+        }
         let is_reducer = attr.path() == REDUCER;
         if !is_reducer && attr.path() != CHANNEL {
             continue;
@@ -60,7 +69,7 @@ pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'
 /// Rejects `#[reducer]` / `#[channel]` on the struct itself.
 pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
     for attr in attrs {
-        for name in [REDUCER, CHANNEL] {
+        for name in [REDUCER, CHANNEL, FIELD] {
             if attr.path() == name {
                 cx.error_spanned_by(
                     attr,
@@ -157,6 +166,25 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute) -> Option<ExprPath> {
                 "expected a path to a function, e.g. #[reducer(my_fn)] or \
                  #[reducer(my_module::merge)]",
             );
+            None
+        }
+    }
+}
+
+/// `#[field(Marker)]`: the field provides `Marker`, a type implementing `Field`.
+fn parse_field(cx: &Ctxt, attr: &Attribute) -> Option<syn::Type> {
+    const EXPECTED: &str = "expected a field marker: write #[field(Marker)], where `Marker` is \
+                            declared with `stategraph::field!(pub Marker: FieldType)`";
+    match &attr.meta {
+        Meta::List(list) if !list.tokens.is_empty() => match list.parse_args() {
+            Ok(ty) => Some(ty),
+            Err(err) => {
+                cx.error_spanned_by(&list.tokens, format!("{EXPECTED} ({err})"));
+                None
+            }
+        },
+        _ => {
+            cx.error_spanned_by(attr, EXPECTED);
             None
         }
     }

@@ -45,6 +45,7 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
     let state_impl = state_impl(input, &g, &update, &channels, &fields);
     let update_impl = update_impl(input, &g, &update, &fields);
     let impl_generics = &g.impl_generics;
+    let has_impls = fields.iter().map(|f| has_impls(input, &g, f));
 
     quote! {
         #update_struct
@@ -59,6 +60,7 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
             #update_impl
             #debug
             #builder
+            #(#has_impls)*
 
             #[automatically_derived]
             impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics>
@@ -729,18 +731,7 @@ fn state_impl(
     let no_field = format!("`{ident}` has no channel with index {{}}");
     let whole = fields.iter().map(|f| {
         let name = f.field.ident;
-        let value = quote!(::core::clone::Clone::clone(&self.#name));
-        let write = match (&f.field.kind, &f.elem) {
-            (
-                super::ast::FieldKind::Channel {
-                    kind: Channel::Reducer(_),
-                    ..
-                },
-                _,
-            ) => quote!(::stategraph::channels::ReducerWrite::Value(#value)),
-            (_, Some(_)) => quote!(::core::convert::Into::into(#value)),
-            _ => value,
-        };
+        let write = write_of(f, quote!(::core::clone::Clone::clone(&self.#name)));
         quote!(#name: ::core::option::Option::Some(#write))
     });
 
@@ -828,6 +819,56 @@ fn state_impl(
             }
         }
     }
+}
+
+/// The write that sets field `f` to `value`: a reducer field folds it in, a topic
+/// publishes its items.
+fn write_of(f: &ChannelField, value: TokenStream) -> TokenStream {
+    match (&f.field.kind, &f.elem) {
+        (
+            super::ast::FieldKind::Channel {
+                kind: Channel::Reducer(_),
+                ..
+            },
+            _,
+        ) => quote!(::stategraph::channels::ReducerWrite::Value(#value)),
+        (_, Some(_)) => quote!(::core::convert::Into::into(#value)),
+        _ => value,
+    }
+}
+
+/// `Has<Marker>` for each `#[field(Marker)]` of the field. The value goes through
+/// `FieldOfType`, spanned at the marker, so that a marker declared with another type
+/// is one error there.
+fn has_impls(input: &Input, g: &Generic, f: &ChannelField) -> TokenStream {
+    let ident = input.ident;
+    let (impl_generics, ty_generics, state_where) =
+        (&g.impl_generics, &g.ty_generics, &g.state_where);
+    let (name, ty) = (f.field.ident, &f.field.ty);
+    let impls = f.field.attrs.markers.iter().map(|(_, marker)| {
+        let span = marker.span();
+        let cast = quote_spanned! {span=>
+            <#marker as ::stategraph::__private::FieldOfType<#ty>>
+        };
+        let write = write_of(f, quote!(#cast::cast(__value)));
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::stategraph::Has<#marker> for #ident #ty_generics #state_where {
+                #[inline]
+                fn field_ref(&self) -> &<#marker as ::stategraph::Field>::Value {
+                    #cast::cast_ref(&self.#name)
+                }
+
+                fn write_field(
+                    __update: &mut Self::Update,
+                    __value: <#marker as ::stategraph::Field>::Value,
+                ) {
+                    __update.#name = ::core::option::Option::Some(#write);
+                }
+            }
+        }
+    });
+    quote!(#(#impls)*)
 }
 
 fn update_impl(

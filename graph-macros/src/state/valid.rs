@@ -14,6 +14,7 @@ pub(crate) fn check(cx: &Ctxt, input: &Input) {
         }
     }
     check_builder_names(cx, input);
+    check_markers(cx, input);
     for (field, _, kind) in input.channels() {
         if let Channel::Kind(ChannelKind::Topic { .. }) = kind {
             if vec_elem(&field.ty).is_none() {
@@ -32,6 +33,15 @@ fn check_managed(cx: &Ctxt, field: &Field, managed: Managed) {
         Managed::RemainingSteps => "RemainingSteps",
         Managed::IsLastStep => "IsLastStep",
     };
+    for (attr, _) in &field.attrs.markers {
+        cx.error_spanned_by(
+            attr,
+            format!(
+                "#[field] is not allowed on a managed field; `{ty}` is filled in by the engine \
+                 and nodes cannot write it, mark a channel field instead"
+            ),
+        );
+    }
     for attr in &field.attrs.all {
         let name = if attr.path() == REDUCER {
             "reducer"
@@ -73,5 +83,38 @@ fn check_builder_names(cx: &Ctxt, input: &Input) {
             );
         }
         taken.insert(method, field);
+    }
+}
+
+/// A state provides each field marker once: two fields with `#[field(Messages)]`
+/// would leave `state.get::<Messages>()` without one answer.
+fn check_markers(cx: &Ctxt, input: &Input) {
+    let mut seen: BTreeMap<String, &Field> = BTreeMap::new();
+    // Markers on managed fields are reported by `check_managed`.
+    for (field, _, _) in input.channels() {
+        for (attr, marker) in &field.attrs.markers {
+            let key = quote::quote!(#marker).to_string();
+            match seen.get(&key) {
+                Some(first) if first.ident == field.ident => cx.error_spanned_by(
+                    attr,
+                    format!(
+                        "duplicate #[field({})] on this field; remove one",
+                        key.replace(' ', "")
+                    ),
+                ),
+                Some(first) => cx.error_spanned_by(
+                    attr,
+                    format!(
+                        "the field `{}` already provides `{}`; a state provides each field \
+                         marker once, remove one of the two #[field] attributes",
+                        first.name,
+                        key.replace(' ', "")
+                    ),
+                ),
+                None => {
+                    seen.insert(key, field);
+                }
+            }
+        }
     }
 }
