@@ -378,6 +378,33 @@ mod tests {
     }
 
     #[test]
+    fn parses_field_markers() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[field(Messages)]),
+            parse_quote!(#[reducer(concat)]),
+            parse_quote!(#[field(lib::Log<M>)]),
+        ];
+        let cx = Ctxt::new();
+        let parsed = field_attrs(&cx, &attrs);
+        let markers: Vec<String> = parsed
+            .markers
+            .iter()
+            .map(|(_, ty)| quote::quote!(#ty).to_string())
+            .collect();
+        assert_eq!(markers, ["Messages", "lib :: Log < M >"]);
+        assert!(parsed.channel.is_some());
+        assert!(cx.check().is_ok());
+
+        let bad: [Attribute; 2] = [parse_quote!(#[field]), parse_quote!(#[field(1 + 2)])];
+        for attr in bad.chunks(1) {
+            let cx = Ctxt::new();
+            let parsed = field_attrs(&cx, attr);
+            assert!(parsed.markers.is_empty());
+            assert_eq!(cx.check().map_err(|e| e.into_iter().count()), Err(1));
+        }
+    }
+
+    #[test]
     fn ignores_other_attributes() {
         assert_eq!(parse(vec![parse_quote!(#[serde(default)])]), (None, 0));
     }
