@@ -6,7 +6,7 @@
 //!
 //! - [`channels`]: how one state field reacts to a superstep's writes.
 //! - [`state`]: the [`State`] trait `#[derive(State)]` implements: typed fields,
-//!   a typed partial update, the channel set; [`field`]: access to a named field
+//!   a typed partial update, the channel set; [`mod@field`]: access to a named field
 //!   of any state that provides it ([`Has`]).
 //! - [`node`] and [`command`]: what a node is, and what it may return
 //!   ([`Command`], [`Send`], updates).

@@ -89,7 +89,7 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     }
 
     /// The value of the field `F`, in a state that provides it (a field marked
-    /// `#[field(F)]`); see [`Has`](crate::field::Has).
+    /// `#[field(F)]`); see [`Has`].
     fn get<F: Field>(&self) -> &F::Value
     where
         Self: Has<F>,
