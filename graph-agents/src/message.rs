@@ -400,64 +400,29 @@ impl Message {
     }
 }
 
-impl From<AiMessage> for Message {
-    fn from(m: AiMessage) -> Self {
-        Message::Ai(Arc::new(m))
-    }
+/// `From<Kind>` and `From<Arc<Kind>>` for each message kind.
+macro_rules! message_from {
+    ($($kind:ident => $variant:ident),+ $(,)?) => {$(
+        impl From<$kind> for Message {
+            fn from(m: $kind) -> Self {
+                Message::$variant(Arc::new(m))
+            }
+        }
+
+        impl From<Arc<$kind>> for Message {
+            fn from(m: Arc<$kind>) -> Self {
+                Message::$variant(m)
+            }
+        }
+    )+};
 }
 
-impl From<Arc<AiMessage>> for Message {
-    fn from(m: Arc<AiMessage>) -> Self {
-        Message::Ai(m)
-    }
-}
-
-impl From<HumanMessage> for Message {
-    fn from(m: HumanMessage) -> Self {
-        Message::Human(Arc::new(m))
-    }
-}
-
-impl From<Arc<HumanMessage>> for Message {
-    fn from(m: Arc<HumanMessage>) -> Self {
-        Message::Human(m)
-    }
-}
-
-impl From<SystemMessage> for Message {
-    fn from(m: SystemMessage) -> Self {
-        Message::System(Arc::new(m))
-    }
-}
-
-impl From<Arc<SystemMessage>> for Message {
-    fn from(m: Arc<SystemMessage>) -> Self {
-        Message::System(m)
-    }
-}
-
-impl From<ToolMessage> for Message {
-    fn from(m: ToolMessage) -> Self {
-        Message::Tool(Arc::new(m))
-    }
-}
-
-impl From<Arc<ToolMessage>> for Message {
-    fn from(m: Arc<ToolMessage>) -> Self {
-        Message::Tool(m)
-    }
-}
-
-impl From<RemoveMessage> for Message {
-    fn from(m: RemoveMessage) -> Self {
-        Message::Remove(Arc::new(m))
-    }
-}
-
-impl From<Arc<RemoveMessage>> for Message {
-    fn from(m: Arc<RemoveMessage>) -> Self {
-        Message::Remove(m)
-    }
+message_from! {
+    AiMessage => Ai,
+    HumanMessage => Human,
+    SystemMessage => System,
+    ToolMessage => Tool,
+    RemoveMessage => Remove,
 }
 
 /// A plain string is a human message (as in LangChain's `convert_to_messages`).
