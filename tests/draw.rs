@@ -1,6 +1,12 @@
-//! Graph drawing: every declared route is drawn, typed gotos included.
+//! Graph drawing: every declared route is drawn, typed gotos included; subgraphs
+//! can be drawn expanded.
+//!
+//! The drawings are insta snapshots in tests/snapshots/. A changed drawing fails
+//! the test; review the new one with `cargo insta review` (or rerun with
+//! `INSTA_UPDATE=always` and read the diff) before committing it.
 
 use stategraph::prelude::*;
+use stategraph::{DrawOptions, Subgraph};
 
 #[derive(State, Clone, Default, Serialize, Deserialize)]
 struct S {
@@ -38,6 +44,8 @@ fn checker(_: &S) {}
 #[node]
 fn publish(_: &S) {}
 
+/// Static edges, a join, a conditional edge with a goto type, a node's Command
+/// goto type, and a deferred node.
 fn graph() -> CompiledGraph<S> {
     StateGraph::<S>::new()
         .add_node(agent)
@@ -61,45 +69,12 @@ fn graph() -> CompiledGraph<S> {
 
 #[test]
 fn mermaid_shows_static_join_conditional_and_goto_edges() {
-    assert_eq!(
-        graph().draw_mermaid(),
-        "graph TD;
-\t__start__([\"__start__\"]):::first
-\tagent[\"agent\"]
-\ttools[\"tools\"]
-\tchecker[\"checker\"]
-\tpublish[\"publish (deferred)\"]
-\t__end__([\"__end__\"]):::last
-\t__start__ --> agent;
-\tagent -.-> __end__;
-\tagent --> checker;
-\tagent -.-> tools;
-\tchecker -.-> agent;
-\tchecker -.-> publish;
-\tpublish --> __end__;
-\ttools --> agent;
-\ttools --> checker;
-\tclassDef default fill:#f2f0ff,line-height:1.2
-\tclassDef first fill-opacity:0
-\tclassDef last fill:#bfb6fc
-"
-    );
+    insta::assert_snapshot!(graph().draw_mermaid());
 }
 
 #[test]
 fn dot_has_the_same_edges() {
-    let dot = graph().draw_dot();
-    assert!(dot.starts_with("digraph {"), "{dot}");
-    for line in [
-        "\"__start__\" -> \"agent\";",
-        "\"agent\" -> \"tools\" [style=dashed];",
-        "\"agent\" -> \"__end__\" [style=dashed];",
-        "\"checker\" -> \"publish\" [style=dashed];",
-        "\"publish\" [shape=box style=dashed];",
-        "\"tools\" -> \"checker\";",
-    ] {
-        assert!(dot.contains(line), "missing {line} in\n{dot}");
-    }
+    insta::assert_snapshot!(graph().draw_dot());
 }
 
 #[test]
@@ -130,4 +105,230 @@ fn routes_decided_at_run_time_are_noted() {
     assert!(app
         .draw_mermaid()
         .contains("%% fan also routes at run time (names or Sends)"));
+}
+
+// Map-reduce: Sends from START's router to a node that takes a payload, and a
+// node whose Command sends; `destinations` declares where they go.
+
+fn append<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Default, Serialize, Deserialize)]
+struct Jobs {
+    items: Vec<u32>,
+    #[reducer(append)]
+    done: Vec<u32>,
+}
+
+#[node]
+fn square(n: u32) -> JobsUpdate {
+    Jobs::update().done(vec![n * n])
+}
+
+#[node]
+fn retry(jobs: &Jobs) -> Command<stategraph::NoGoto> {
+    let mut again = Command::update_only(Jobs::update());
+    for &n in jobs
+        .items
+        .iter()
+        .filter(|n| !jobs.done.contains(&(*n * *n)))
+    {
+        again = again.and_send(send(square, n));
+    }
+    again
+}
+
+#[node]
+fn total(_: &Jobs) {}
+
+fn map_reduce(declared: bool) -> StateGraph<Jobs> {
+    let graph = StateGraph::<Jobs>::new()
+        .add_node(square)
+        .add_node(retry)
+        .add_node(total)
+        .add_conditional_edges(START, |jobs: &Jobs| {
+            jobs.items
+                .iter()
+                .map(|&n| send(square, n))
+                .collect::<Vec<_>>()
+        })
+        .add_edge(square, retry)
+        .add_edge(retry, total)
+        .add_edge(total, END);
+    if declared {
+        graph
+            .destinations(START, square)
+            .destinations(retry, [square])
+    } else {
+        graph
+    }
+}
+
+#[test]
+fn send_targets_are_drawn_when_declared() {
+    let app = map_reduce(true).compile().unwrap();
+    insta::assert_snapshot!("send_targets_mermaid", app.draw_mermaid());
+    insta::assert_snapshot!("send_targets_dot", app.draw_dot());
+}
+
+#[test]
+fn undeclared_sends_are_a_comment() {
+    let chart = map_reduce(false).compile().unwrap().draw_mermaid();
+    assert!(
+        chart.contains("%% __start__ also routes at run time (names or Sends)")
+            && !chart.contains("Send .->"),
+        "{chart}"
+    );
+    // A `Command<G>` may add Sends to its gotos, which its type does not show:
+    // only a declaration draws them.
+    assert!(!chart.contains("retry also routes"), "{chart}");
+}
+
+#[tokio::test]
+async fn declared_destinations_do_not_change_the_run() {
+    let input = || Jobs::update().items(vec![1, 2, 3]);
+    let plain = map_reduce(false).compile().unwrap();
+    let declared = map_reduce(true).compile().unwrap();
+    let a = plain.invoke(input(), &RunConfig::new()).await.unwrap();
+    let b = declared.invoke(input(), &RunConfig::new()).await.unwrap();
+    assert_eq!(a.done, [1, 4, 9]);
+    assert_eq!(a.done, b.done);
+}
+
+#[test]
+fn unknown_destinations_are_compile_errors() {
+    let err = StateGraph::<S>::new()
+        .add_node_fn("fan", |_: &S| ())
+        .add_edge(START, "fan")
+        .destinations("fan", ("worker", END))
+        .destinations("nobody", "fan")
+        .compile()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("destinations of `fan` name `worker`")
+            && err.contains("destinations names source `nobody`")
+            && !err.contains("name `__end__`"),
+        "{err}"
+    );
+}
+
+// Subgraphs: `research` shares the state and has its own conditional edge and a
+// nested subgraph `lookup`; `summarise` has its own state and is reached by Send.
+
+#[derive(State, Clone, Default, Serialize, Deserialize)]
+struct Note {
+    text: String,
+}
+
+#[derive(Goto, Clone, Copy, Debug)]
+enum Enough {
+    Search,
+    Write,
+}
+
+fn lookup() -> CompiledGraph<S> {
+    StateGraph::<S>::new()
+        .add_node_fn("query", |_: &S| ())
+        .add_node_fn("rank", |_: &S| ())
+        .add_edge(START, "query")
+        .add_edge("query", "rank")
+        .compile()
+        .unwrap()
+}
+
+fn research() -> CompiledGraph<S> {
+    StateGraph::<S>::new()
+        .add_node_fn("search", |_: &S| ())
+        .add_node(Subgraph::new("lookup", lookup()))
+        .add_node_fn("write", |_: &S| ())
+        .add_edge(START, "search")
+        .add_edge("search", "lookup")
+        .add_conditional_edges("lookup", |s: &S| {
+            if s.n > 2 {
+                Enough::Write
+            } else {
+                Enough::Search
+            }
+        })
+        .add_edge("write", END)
+        .compile()
+        .unwrap()
+}
+
+fn with_subgraphs() -> CompiledGraph<S> {
+    let summarise = StateGraph::<Note>::new()
+        .add_node_fn("shorten", |_: &Note| ())
+        .add_edge(START, "shorten")
+        .compile()
+        .unwrap();
+    let summarise = Subgraph::mapped(
+        "summarise",
+        summarise,
+        |n: &u32| Note::update().text(n.to_string()),
+        |_: Note| S::update(),
+    );
+    let fan_out = {
+        let summarise = summarise.clone();
+        move |s: &S| (0..s.n).map(|i| send(&summarise, i)).collect::<Vec<_>>()
+    };
+    StateGraph::<S>::new()
+        .add_node(Subgraph::new("research", research()))
+        .add_node(summarise.clone())
+        .add_node(publish)
+        .add_edge(START, "research")
+        .add_conditional_edges("research", fan_out)
+        .destinations("research", &summarise)
+        .add_edge("summarise", publish)
+        .add_edge(publish, END)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn subgraphs_are_one_node_by_default() {
+    let app = with_subgraphs();
+    assert_eq!(
+        app.draw_mermaid(),
+        app.draw_mermaid_with(&DrawOptions::new())
+    );
+    assert_eq!(
+        app.draw_dot(),
+        app.draw_dot_with(&DrawOptions::new().xray(0))
+    );
+    insta::assert_snapshot!("subgraphs_collapsed_mermaid", app.draw_mermaid());
+    insta::assert_snapshot!("subgraphs_collapsed_dot", app.draw_dot());
+}
+
+#[test]
+fn xray_1_expands_one_level() {
+    let app = with_subgraphs();
+    let options = DrawOptions::new().xray(1);
+    insta::assert_snapshot!("subgraphs_xray_1_mermaid", app.draw_mermaid_with(&options));
+    insta::assert_snapshot!("subgraphs_xray_1_dot", app.draw_dot_with(&options));
+}
+
+#[test]
+fn xray_max_expands_every_level() {
+    let app = with_subgraphs();
+    let all = DrawOptions::new().xray(usize::MAX);
+    let two = DrawOptions::new().xray(2);
+    assert_eq!(app.draw_mermaid_with(&all), app.draw_mermaid_with(&two));
+    insta::assert_snapshot!("subgraphs_xray_all_mermaid", app.draw_mermaid_with(&all));
+    insta::assert_snapshot!("subgraphs_xray_all_dot", app.draw_dot_with(&all));
+}
+
+#[test]
+fn expanded_names_that_would_meet_get_numbered_ids() {
+    // `research:search` written `research_search` would be this node's id too.
+    let app = StateGraph::<S>::new()
+        .add_node(Subgraph::new("research", research()))
+        .add_node_fn("research_search", |_: &S| ())
+        .add_edge(START, "research")
+        .add_edge("research", "research_search")
+        .compile()
+        .unwrap();
+    insta::assert_snapshot!(app.draw_mermaid_with(&DrawOptions::new().xray(1)));
 }

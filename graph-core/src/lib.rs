@@ -52,7 +52,7 @@ pub use error::{
     EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError, NodeTimeout,
 };
 pub use field::{Field, Has, UpdateOf};
-pub use graph::{CompiledGraph, IntoCheckpointer, NodeOptions, StateGraph};
+pub use graph::{CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph};
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};
 pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};

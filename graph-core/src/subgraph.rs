@@ -257,6 +257,8 @@ pub trait ErasedSubgraph: Send + Sync {
     fn checkpoints(&self) -> SubgraphCheckpoints;
     /// Its own subgraph node named `node`.
     fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph>;
+    /// Its drawing, for the parent's drawing with the subgraph expanded.
+    fn drawing(&self) -> Arc<crate::graph::draw::Drawing>;
     /// Its snapshot (with its subgraphs') at `config`, `None` if it has none.
     fn snapshot(
         &self,
@@ -280,6 +282,10 @@ impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I,
 
     fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph> {
         self.graph.child_subgraph(node)
+    }
+
+    fn drawing(&self) -> Arc<crate::graph::draw::Drawing> {
+        self.graph.drawing()
     }
 
     fn snapshot(

@@ -1,7 +1,7 @@
 //! [`CompiledGraph`]: a validated graph, ready to `invoke` or `stream`.
 
 use super::compiled::Graph;
-use super::draw::Drawing;
+use super::draw::{DrawOptions, Drawing};
 use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use crate::config::RunConfig;
 use crate::error::GraphError;
@@ -196,13 +196,55 @@ impl<S: State> CompiledGraph<S> {
     /// assert!(chart.contains("tools --> agent;"));
     /// ```
     pub fn draw_mermaid(&self) -> String {
-        self.drawing.mermaid()
+        self.drawing.mermaid(&DrawOptions::new())
     }
 
     /// The graph in Graphviz DOT (`dot -Tpng`), with the same edges as
     /// [`draw_mermaid`](Self::draw_mermaid).
     pub fn draw_dot(&self) -> String {
-        self.drawing.dot()
+        self.drawing.dot(&DrawOptions::new())
+    }
+
+    /// [`draw_mermaid`](Self::draw_mermaid) with options: subgraph nodes
+    /// expanded with [`DrawOptions::xray`].
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph::{DrawOptions, Subgraph};
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { n: u32 }
+    ///
+    /// let child = StateGraph::<S>::new()
+    ///     .add_node_fn("search", |_: &S| ())
+    ///     .add_edge(START, "search")
+    ///     .compile()
+    ///     .unwrap();
+    /// let app = StateGraph::<S>::new()
+    ///     .add_node(Subgraph::new("research", child))
+    ///     .add_edge(START, "research")
+    ///     .compile()
+    ///     .unwrap();
+    ///
+    /// assert!(app.draw_mermaid().contains("research[\"research\"]"));
+    /// let chart = app.draw_mermaid_with(&DrawOptions::new().xray(1));
+    /// assert!(chart.contains("subgraph research [\"research\"]"));
+    /// assert!(chart.contains("__start__ --> research___start__;"));
+    /// assert!(chart.contains("research___start__ --> research_search;"));
+    /// ```
+    pub fn draw_mermaid_with(&self, options: &DrawOptions) -> String {
+        self.drawing.mermaid(options)
+    }
+
+    /// [`draw_dot`](Self::draw_dot) with options: subgraph nodes expanded
+    /// (as `cluster_<node>` subgraphs) with [`DrawOptions::xray`].
+    pub fn draw_dot_with(&self, options: &DrawOptions) -> String {
+        self.drawing.dot(options)
+    }
+
+    /// What the drawing of a graph that uses this one as a subgraph needs.
+    pub(crate) fn drawing(&self) -> Arc<Drawing> {
+        Arc::clone(&self.drawing)
     }
 
     /// The graph's checkpointer, if it was compiled with one.

@@ -103,6 +103,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         retry: default_retry,
         interrupt_before,
         interrupt_after,
+        destinations: _,
     } = graph;
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();

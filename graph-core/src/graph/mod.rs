@@ -6,12 +6,13 @@
 
 pub(crate) mod branch;
 pub(crate) mod compiled;
-mod draw;
+pub(crate) mod draw;
 mod edges;
 mod validate;
 
 pub use app::{CompiledGraph, GraphStream};
 pub use branch::{BranchRoute, IntoRoutes};
+pub use draw::DrawOptions;
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
@@ -218,6 +219,8 @@ pub struct StateGraph<S: State> {
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) interrupt_before: Breakpoints,
     pub(crate) interrupt_after: Breakpoints,
+    /// Run-time routes declared for the drawing: (source, targets).
+    pub(crate) destinations: Vec<(String, Vec<String>)>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -237,6 +240,7 @@ impl<S: State> StateGraph<S> {
             retry: None,
             interrupt_before: Breakpoints::None,
             interrupt_after: Breakpoints::None,
+            destinations: Vec::new(),
         }
     }
 
@@ -390,6 +394,25 @@ impl<S: State> StateGraph<S> {
             source: source.node_name().into_owned(),
             router: Arc::new(BranchFn::new(router)),
         });
+        self
+    }
+
+    /// Declares where `source` (a node, or `START` for its conditional edges) may
+    /// route at run time, where its types cannot tell: the nodes its `Send`s
+    /// start, or names its router returns as strings. `targets` is a node, a name,
+    /// or a tuple / array of them.
+    ///
+    /// Like LangGraph's `destinations=` (and a conditional edge's `path_map`), this
+    /// is only for the drawing, which shows these edges (labelled `Send` when the
+    /// target takes a payload), and for `compile()`, which checks they exist; a
+    /// run is not restricted to them.
+    pub fn destinations<M1, M2>(
+        mut self,
+        source: impl IntoNodeName<M1>,
+        targets: impl EdgeSources<M2>,
+    ) -> Self {
+        self.destinations
+            .push((source.node_name().into_owned(), targets.source_names()));
         self
     }
 

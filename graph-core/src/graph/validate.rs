@@ -155,6 +155,24 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         }
     }
 
+    for (src, targets) in &graph.destinations {
+        if src == END {
+            errors.push("END cannot be a start node".to_owned());
+        } else if src != START && !names.contains(src.as_str()) {
+            errors.push(format!(
+                "destinations names source `{src}`, which the graph does not have: add it with add_node"
+            ));
+        }
+        for t in targets {
+            if t == START || (t != END && !names.contains(t.as_str())) {
+                errors.push(format!(
+                    "destinations of `{src}` name `{t}`, which the graph does not have: add it with \
+                     add_node, or remove it from the destinations"
+                ));
+            }
+        }
+    }
+
     let mut reported = HashSet::new();
     for (target, via) in &pull_targets {
         if let Some((ty, ty_name)) = node_input(target) {
