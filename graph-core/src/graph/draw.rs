@@ -40,7 +40,9 @@ impl DrawOptions {
     /// `get_graph(xray=depth)`; `usize::MAX` expands every level): each is a
     /// box (a Mermaid `subgraph`, a DOT `cluster`) holding the child's own nodes,
     /// named `<node>:<child node>`; the parent's edges go into the child's
-    /// `__start__` and leave from its `__end__`.
+    /// `__start__` and leave from its `__end__`. In a box, a node that routes
+    /// nowhere is drawn with an edge to the box's `__end__` (an edge to END
+    /// changes nothing for such a node), so the way out of the box is visible.
     pub fn xray(mut self, depth: usize) -> Self {
         self.xray = depth;
         self
@@ -327,6 +329,18 @@ impl Flat {
         };
         for (from, to, kind) in &drawing.edges {
             self.edges.push((out_of(from), into(to), *kind));
+        }
+        if level > 0 {
+            // In a box, a node that routes nowhere ends its branch: drawn as the
+            // edge to END it is equivalent to, so the way out is visible.
+            let routes = |name: &str| {
+                drawing.edges.iter().any(|(from, _, _)| from == name)
+                    || drawing.dynamic.iter().any(|from| from == name)
+            };
+            for (name, _) in drawing.nodes.iter().filter(|(n, _)| !routes(n)) {
+                self.edges
+                    .push((out_of(name), format!("{prefix}{END}"), EdgeKind::Static));
+            }
         }
         self.dynamic
             .extend(drawing.dynamic.iter().map(|from| format!("{prefix}{from}")));
