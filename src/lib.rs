@@ -248,7 +248,7 @@ pub mod prelude {
     };
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;
-    pub use graph_core::{Has, UpdateOf};
+    pub use graph_core::{Component, Has, NodeSet, UpdateOf};
     pub use graph_macros::{node, Goto, State};
     pub use serde::{Deserialize, Serialize};
 

@@ -64,6 +64,14 @@ impl<S: State> UpdateOf<S> {
         self
     }
 
+    /// Writes `value` to the field `F`, in place.
+    pub(crate) fn write<F: Field>(&mut self, value: F::Value)
+    where
+        S: Has<F>,
+    {
+        <S as Has<F>>::write_field(&mut self.0, value);
+    }
+
     /// The state's own update type.
     pub fn into_inner(self) -> S::Update {
         self.0

@@ -8,6 +8,8 @@
 //! - [`state`]: the [`State`] trait `#[derive(State)]` implements: typed fields,
 //!   a typed partial update, the channel set; [`mod@field`]: access to a named field
 //!   of any state that provides it ([`Has`]).
+//! - [`component`]: graphs and node sets a library ships for any state with the
+//!   fields they use.
 //! - [`node`] and [`command`]: what a node is, and what it may return
 //!   ([`Command`], [`Send`], updates).
 //! - [`graph`]: the [`StateGraph`] builder, validated by `compile()` into a
@@ -22,6 +24,7 @@ pub mod cache;
 pub mod channels;
 pub mod checkpoint;
 pub mod command;
+pub mod component;
 pub mod config;
 pub mod context;
 pub mod error;
@@ -46,6 +49,7 @@ pub use command::{
     send, Command, CommandGraph, Destination, GotoTarget, NoGoto, ParentCommand, Route, Send,
     Targets,
 };
+pub use component::{Component, CopyFields, FieldsOf, MountPoint, NodeSet};
 pub use config::{Durability, RunConfig};
 pub use context::Context;
 pub use error::{
