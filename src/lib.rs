@@ -235,6 +235,20 @@ pub mod agents {
     pub use graph_macros::tool;
 }
 
+/// Crates whose types appear in stategraph's API, re-exported so that your code
+/// names the versions stategraph was built with: `serde` (states and payloads are
+/// `Serialize + Deserialize`; `#[derive(Serialize)]` needs `serde` as a dependency
+/// of your crate, or `#[serde(crate = "stategraph::serde")]`), `serde_json`
+/// (interrupt values, checkpoint metadata, tool arguments) and `futures` (event
+/// streams are `futures::Stream`s; a custom [`Checkpointer`](checkpoint::Checkpointer)
+/// returns `futures::future::BoxFuture`s).
+#[doc(no_inline)]
+pub use futures;
+#[doc(no_inline)]
+pub use serde;
+#[doc(no_inline)]
+pub use serde_json;
+
 /// Everything a graph definition needs, in one import.
 ///
 /// [`Send`] is deliberately left out (it would shadow `std::marker::Send`); use

@@ -53,6 +53,7 @@ pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
 /// assert!(question.id().is_none(), "ids are assigned by add_messages");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Message {
     /// Instructions for the model.
     System(Arc<SystemMessage>),

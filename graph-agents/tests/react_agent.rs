@@ -261,6 +261,9 @@ async fn messages_mode_streams_the_model_tokens_and_tool_results_with_node_metad
                 chunks.push((c, meta.node.to_string(), meta.step))
             }
             Some((StreamedMessage::Message(m), meta)) => whole.push((m, meta.node.to_string())),
+            Some((other, _)) => {
+                panic!("a kind of streamed message this test does not know: {other:?}")
+            }
             None => {
                 if let StreamEvent::Values(s) = event {
                     last = Some(s);

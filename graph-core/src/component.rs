@@ -1,7 +1,7 @@
 //! Typed components: workflows a library ships for states it has never seen.
 //!
 //! Two kinds, both checked by the compiler against the user's state through the
-//! [field markers](crate::field) it provides:
+//! [field markers](mod@crate::field) it provides:
 //!
 //! - a [`Component`] is a compiled graph with its own state and declared input
 //!   and output fields. [`Component::mount`] makes it a node of any graph whose
@@ -89,7 +89,7 @@ use std::borrow::Cow;
 /// A compiled graph a library exports as a building block: its own state, the
 /// fields it reads from the graph it is mounted in ([`Input`](Component::Input))
 /// and the fields it hands back ([`Output`](Component::Output)), each a tuple of
-/// [field markers](crate::field) that [`State`](Component::State) provides.
+/// [field markers](mod@crate::field) that [`State`](Component::State) provides.
 ///
 /// [`mount`](Component::mount) turns it into a node of any graph whose state
 /// provides the same fields; the compiler checks the fit.

@@ -240,6 +240,7 @@ impl std::error::Error for MessageError {}
 /// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)); it was cancelled.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("node `{node}` did not finish within its timeout of {limit:?} and was cancelled")]
+#[non_exhaustive]
 pub struct NodeTimeout {
     /// The node.
     pub node: String,

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// tasks (it hashes the task's namespace, as LangGraph does), so a resume map
 /// (`Command::resume_map`) can answer several paused tasks at once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Interrupt {
     /// What the node asked with (the value passed to `interrupt`), as JSON.
     pub value: serde_json::Value,
@@ -81,6 +82,7 @@ impl Resume {
     "node `{node}` cannot read the resume value {value} as a `{expected}`: {source}; \
      resume again with a value of that type"
 )]
+#[non_exhaustive]
 pub struct ResumeTypeError {
     /// The node that asked.
     pub node: String,

@@ -2,6 +2,10 @@
 //! schema of LangGraph's `langgraph-checkpoint-postgres`, for many worker
 //! processes (on many machines) sharing one database.
 //!
+//! Users reach this crate as `stategraph::postgres` (feature `postgres`); the
+//! driver crates whose types its API takes are re-exported with it
+//! (`stategraph::postgres::tokio_postgres`, `stategraph::postgres::deadpool_postgres`).
+//!
 //! ```no_run
 //! use graph_postgres::PostgresSaver;
 //! use stategraph::prelude::*;

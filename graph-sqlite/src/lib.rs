@@ -1,6 +1,8 @@
 //! A SQLite checkpointer for [stategraph](https://docs.rs/stategraph), sharing its
 //! database format with LangGraph's Python `langgraph-checkpoint-sqlite`.
 //!
+//! Users reach this crate as `stategraph::sqlite` (feature `sqlite`, on by default).
+//!
 //! [`SqliteSaver`] stores checkpoints in one SQLite file (or in memory) through
 //! rusqlite with a bundled SQLite: WAL journal, one transaction per `put`, and a
 //! `checkpoint_migrations` table so a database written by a newer version is

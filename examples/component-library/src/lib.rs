@@ -3,11 +3,11 @@
 //!
 //! - [`fields`]: the field markers the parts exchange with their users' states;
 //! - [`Research`]: a [component](stategraph::Component) — a compiled graph with its
-//!   own state that answers a [`Question`](fields::Question) from a corpus, handing
-//!   back an [`Answer`](fields::Answer) and its [`Citations`](fields::Citations);
+//!   own state that answers a [`Question`] from a corpus, handing
+//!   back an [`Answer`] and its [`Citations`];
 //! - [`Summarise`]: a [node set](stategraph::NodeSet) — two nodes added to the
-//!   user's own graph, summarising its [`Transcript`](fields::Transcript) into a
-//!   [`Summary`](fields::Summary) and noting it in the transcript.
+//!   user's own graph, summarising its [`Transcript`] into a
+//!   [`Summary`] and noting it in the transcript.
 //!
 //! A user's state provides the fields under its own names; the compiler checks the
 //! fit when a part is mounted (`examples/app.rs` uses both parts with two states).
@@ -187,7 +187,7 @@ fn retrieve(corpus: &[Document], question: &str) -> Vec<Passage> {
         .filter(|p| p.score > 0)
         .collect();
     // Stable: equal scores keep corpus order.
-    found.sort_by(|a, b| b.score.cmp(&a.score));
+    found.sort_by_key(|p| std::cmp::Reverse(p.score));
     found.truncate(Research::TOP_K);
     found
 }

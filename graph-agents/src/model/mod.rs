@@ -162,6 +162,7 @@ impl AiMessageChunk {
 /// generated ([`call_model`]), or a whole message a node produced (the tool
 /// results of [`ToolNode`](crate::ToolNode) and the ReAct agent's tool node).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StreamedMessage {
     /// A piece of a reply being generated.
     Chunk(AiMessageChunk),

@@ -12,6 +12,11 @@
 //! [`InvalidToolCall`](crate::InvalidToolCall)s, answered with an error by the tool
 //! node, so the history stays valid.
 
+/// The HTTP client crate, for [`OpenAiChat::with_client`]: build the `reqwest::Client`
+/// with this version.
+#[doc(no_inline)]
+pub use reqwest;
+
 use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message, Usage};
