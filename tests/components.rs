@@ -417,3 +417,42 @@ fn field_lists_name_their_markers() {
     assert_eq!(names.len(), 2);
     assert!(names[0].ends_with("Answer") && names[1].ends_with("Sources"));
 }
+
+#[tokio::test]
+async fn a_component_fanned_out_over_send_payloads() {
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Batch {
+        questions: Vec<String>,
+        #[reducer(concat)]
+        answers: Vec<String>,
+    }
+    let research = Research::new(Arc::default());
+    // One run of the component per question; each answer appended to the batch.
+    let node = research.mount_with(
+        "ask",
+        |q: &String| ResearchState::update().question(q.clone()),
+        |done: ResearchState| Batch::update().answers(vec![done.answer]),
+    );
+    let fan_out = {
+        let node = node.clone();
+        move |b: &Batch| {
+            b.questions
+                .iter()
+                .map(|q| send(&node, q.clone()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let app = StateGraph::<Batch>::new()
+        .add_node(node)
+        .add_conditional_edges(START, fan_out)
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(
+            Batch::update().questions(vec!["python".into(), "typed".into()]),
+            &RunConfig::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.answers, ["python (1 sources)", "typed (1 sources)"]);
+}

@@ -82,6 +82,7 @@
 
 use crate::field::{Field, Has, UpdateOf};
 use crate::graph::{CompiledGraph, StateGraph};
+use crate::node::IntoNodeOutput;
 use crate::state::State;
 use crate::subgraph::Subgraph;
 use std::borrow::Cow;
@@ -145,6 +146,27 @@ pub trait Component {
                 update
             },
         )
+    }
+
+    /// This component as a node named `name` with mappings of your own: `input`
+    /// makes the component's input from the node's input `I` (the parent's state,
+    /// or the payload of a [`send`](crate::send) — a component fanned out over
+    /// items), `output` the node's result from the component's final state (an
+    /// update of the parent, a `Command`, anything a node may return). For a
+    /// parent whose fields do not match the component's one to one.
+    fn mount_with<P, I, R>(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        input: impl Fn(&I) -> <Self::State as State>::Update + Send + Sync + 'static,
+        output: impl Fn(Self::State) -> R + Send + Sync + 'static,
+    ) -> Subgraph<P, I, Self::State>
+    where
+        Self: Sized,
+        P: State,
+        I: std::any::Any + Send + Sync,
+        R: IntoNodeOutput<P>,
+    {
+        Subgraph::mapped(name, self.graph().clone(), input, output)
     }
 }
 
