@@ -45,8 +45,14 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Start with the [guide]: state and reducers, nodes and `Command`, edges and
+//! `Send`, persistence, interrupts, subgraphs and streaming, each with examples
+//! that run.
 
 pub use graph_core::*;
+
+pub mod guide;
 
 /// Derives [`State`](trait@State) for a struct: each field becomes a channel.
 ///
