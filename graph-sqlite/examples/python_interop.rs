@@ -226,7 +226,7 @@ async fn write(db: &str, expected_path: &str) -> Result<(), Error> {
             &last,
             vec![(
                 "__interrupt__".into(),
-                Blob::encode(&json!([{"value": {"question": "ok?"}, "id": "int-1"}]))?,
+                Blob::encode(&json!([{"value": {"question": "ok?"}, "id": "int-1", "response_schema": null}]))?,
             )],
             "7c2b6bd5-0000-0000-0000-00000000000b",
         )

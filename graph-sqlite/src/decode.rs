@@ -2,7 +2,8 @@
 //! `JsonPlusSerializer` (`"json"`, `"msgpack"`, `"null"`, ...), turned into JSON
 //! [`Blob`]s.
 //!
-//! This library writes only `"json"`. Python writes `"msgpack"` by default; plain
+//! This library writes `"json"`, and `"msgpack"` for the Interrupt and Send
+//! objects of pending writes ([`crate::encode`]). Python writes `"msgpack"` by default; plain
 //! JSON-like data (None, bool, numbers, str, list, tuple, dict) converts exactly.
 //! Python objects travel as msgpack extensions naming a module and a class; the two
 //! LangGraph types a graph run stores ([`Interrupt`] and [`Send`]) become the JSON
@@ -24,8 +25,8 @@ const MAX_DEPTH: usize = 128;
 
 /// LangGraph's msgpack extension codes (`langgraph.checkpoint.serde.jsonplus`).
 const EXT_CONSTRUCTOR_SINGLE_ARG: i8 = 0;
-const EXT_CONSTRUCTOR_POS_ARGS: i8 = 1;
-const EXT_CONSTRUCTOR_KW_ARGS: i8 = 2;
+pub(crate) const EXT_CONSTRUCTOR_POS_ARGS: i8 = 1;
+pub(crate) const EXT_CONSTRUCTOR_KW_ARGS: i8 = 2;
 const EXT_METHOD_SINGLE_ARG: i8 = 3;
 const EXT_PYDANTIC_V1: i8 = 4;
 const EXT_PYDANTIC_V2: i8 = 5;

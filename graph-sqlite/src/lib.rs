@@ -81,6 +81,7 @@
 #![warn(missing_docs)]
 
 mod decode;
+mod encode;
 mod ops;
 mod schema;
 mod worker;

@@ -7,7 +7,7 @@ use graph_core::checkpoint::{
     CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
     SPECIAL_WRITES,
 };
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -524,7 +524,7 @@ pub(crate) fn put_writes(
         .map_err(|e| storage(context(), e))?;
     {
         const COLUMNS: &str = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, \
-                               channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, 'json', ?7)";
+                               channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8)";
         let mut replace = tx
             .prepare_cached(&format!("INSERT OR REPLACE INTO writes {COLUMNS}"))
             .map_err(|e| storage(context(), e))?;
@@ -535,6 +535,21 @@ pub(crate) fn put_writes(
             let idx = write_index(channel, position);
             let special = SPECIAL_WRITES.iter().any(|(c, _)| c == channel);
             let stmt = if special { &mut replace } else { &mut keep };
+            // Interrupts and Sends as the Python objects LangGraph resumes from.
+            let python =
+                crate::encode::python_object_write(channel, value.as_str()).map_err(|e| {
+                    CheckpointError::InvalidInput(format!(
+                        "{}: the write to `{channel}` is not in stategraph's form: {e}",
+                        context()
+                    ))
+                })?;
+            let (type_, stored) = match &python {
+                Some(bytes) => ("msgpack", ToSqlOutput::Borrowed(ValueRef::Blob(bytes))),
+                None => (
+                    "json",
+                    ToSqlOutput::Borrowed(ValueRef::Text(value.as_str().as_bytes())),
+                ),
+            };
             stmt.execute(params![
                 config.thread_id,
                 config.checkpoint_ns,
@@ -542,7 +557,8 @@ pub(crate) fn put_writes(
                 task_id,
                 idx,
                 channel,
-                value.as_str()
+                type_,
+                stored
             ])
             .map_err(|e| storage(context(), e))?;
         }

@@ -2,7 +2,8 @@
 # Proves that LangGraph's Python `langgraph-checkpoint-sqlite` lists, reads, writes
 # and deletes threads in a database written by graph-sqlite, that graph-sqlite
 # reads what Python wrote there, and that Python still reads one of its own
-# databases after graph-sqlite migrated it. Installs the Python packages with pip
+# databases after graph-sqlite migrated it, and that a run paused by an interrupt
+# in one language is resumed by the other. Installs the Python packages with pip
 # (network), so it is not part of `cargo test`; CI calls it from .ci/run.
 # Any failure exits non-zero.
 set -euo pipefail
@@ -26,4 +27,14 @@ interop open "$work/migrated.sqlite"
 python3 graph-sqlite/tests/python_reads_rust.py --fixture \
     "$work/migrated.sqlite" graph-sqlite/tests/fixtures/python_written.expected.json
 
-echo "python_reads_rust: 3 passed, 0 failed"
+# Human in the loop across languages: stategraph pauses, Python resumes; Python
+# pauses, stategraph resumes.
+resume() { cargo run --quiet -p graph-sqlite --example python_resume -- "$@"; }
+asked="$(resume pause "$work/hitl.sqlite" rust-paused)"
+python3 graph-sqlite/tests/python_resume.py resume "$work/hitl.sqlite" rust-paused "$asked"
+resume show "$work/hitl.sqlite" rust-paused | grep -F '"log":["drafted","approved"]' >/dev/null
+python3 graph-sqlite/tests/python_resume.py pause "$work/hitl.sqlite" python-paused >/dev/null
+resume show "$work/hitl.sqlite" python-paused | grep -F '"next":["review"]' >/dev/null
+resume resume "$work/hitl.sqlite" python-paused false | grep -Fx '["drafted","rejected"]' >/dev/null
+
+echo "python_reads_rust: 5 passed, 0 failed"
