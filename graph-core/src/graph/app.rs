@@ -167,7 +167,11 @@ impl<S: State> CompiledGraph<S> {
     }
 
     /// The graph as a Mermaid flowchart: static edges solid, conditional edges and
-    /// `Command` gotos dotted (their targets come from the `#[derive(Goto)]` types).
+    /// `Command` gotos dotted (their targets come from the `#[derive(Goto)]` types),
+    /// and so are the run-time routes declared with
+    /// [`StateGraph::destinations`](crate::StateGraph::destinations) (labelled
+    /// `Send` into a node that takes a payload). Subgraphs are single nodes; see
+    /// [`draw_mermaid_with`](Self::draw_mermaid_with) to expand them.
     ///
     /// ```
     /// use stategraph::prelude::*;
