@@ -7,6 +7,7 @@
 
 #[doc(hidden)]
 pub mod conformance;
+mod json;
 mod memory;
 
 pub use memory::InMemorySaver;
@@ -20,20 +21,23 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A serialised value: JSON text, shared cheaply.
+///
+/// The text is kept in the `String` it was written to (not copied into an
+/// `Arc<str>`): a large state's blob is megabytes, written once.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Blob(Arc<str>);
+pub struct Blob(Arc<String>);
 
 impl Blob {
-    /// Serialises `value` to JSON.
+    /// Serialises `value` to JSON (the same text as `serde_json::to_string`).
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        serde_json::to_string(value).map(|s| Blob(Arc::from(s)))
+        json::to_string(value).map(|s| Blob(Arc::new(s)))
     }
 
     /// A blob from JSON text that is known to be valid.
-    pub fn from_json(text: impl Into<Arc<str>>) -> Result<Self, serde_json::Error> {
+    pub fn from_json(text: impl Into<String>) -> Result<Self, serde_json::Error> {
         let text = text.into();
         serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
-        Ok(Blob(text))
+        Ok(Blob(Arc::new(text)))
     }
 
     /// The JSON text.
@@ -46,9 +50,11 @@ impl Blob {
         serde_json::from_str(&self.0)
     }
 
-    /// The JSON `null` blob.
+    /// The JSON `null` blob (one shared instance: no allocation).
     pub fn null() -> Self {
-        Blob(Arc::from("null"))
+        static NULL: std::sync::OnceLock<Blob> = std::sync::OnceLock::new();
+        NULL.get_or_init(|| Blob(Arc::new("null".to_owned())))
+            .clone()
     }
 }
 
@@ -70,7 +76,7 @@ impl Serialize for Blob {
 impl<'de> Deserialize<'de> for Blob {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
-        Ok(Blob(Arc::from(raw.get())))
+        Ok(Blob(Arc::new(String::from(Box::<str>::from(raw)))))
     }
 }
 

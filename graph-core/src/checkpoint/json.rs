@@ -1,0 +1,976 @@
+//! The JSON writer behind [`Blob::encode`](super::Blob::encode): the same bytes as
+//! `serde_json::to_string` (compact form, same escapes, same number formatting, raw
+//! values written verbatim), with strings scanned eight bytes at a time.
+//!
+//! A checkpoint of a large state is mostly string contents (messages, documents),
+//! and `serde_json` tests every byte of a string against its escape table; here a
+//! run of bytes that needs no escape costs a few word operations per eight bytes and
+//! one copy. Numbers are formatted by `serde_json` itself, so they cannot differ.
+
+use serde::ser::{self, Impossible, Serialize};
+use serde_json::Error;
+
+/// `serde_json`'s marker for a [`serde_json::value::RawValue`] (serialised as a
+/// struct of this name with one field holding the JSON text).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Serialises `value` as compact JSON, byte for byte what `serde_json::to_string`
+/// writes.
+pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
+    let mut writer = Writer {
+        out: Vec::with_capacity(64),
+    };
+    value.serialize(&mut writer)?;
+    // Only `&str` contents, ASCII and `serde_json`'s own output were written.
+    String::from_utf8(writer.out).map_err(<Error as ser::Error>::custom)
+}
+
+struct Writer {
+    out: Vec<u8>,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// "00", "01", ..., "99".
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
+/// Eight bytes as a little-endian word (`chunk` has at least eight).
+#[inline]
+fn word(chunk: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&chunk[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether a string's bytes need any escape: a word at a time, the tail padded
+/// with spaces.
+#[inline]
+fn has_escape(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        if needs_escape(word(chunk)) {
+            return true;
+        }
+    }
+    let tail = chunks.remainder();
+    if tail.is_empty() {
+        return false;
+    }
+    let mut padded = [b' '; 8];
+    padded[..tail.len()].copy_from_slice(tail);
+    needs_escape(u64::from_le_bytes(padded))
+}
+
+/// Whether any byte of `word` is a control character, `"` or `\`.
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & HIGH != 0
+}
+
+impl Writer {
+    fn number<T: Serialize>(&mut self, value: T) -> Result<(), Error> {
+        serde_json::to_writer(&mut self.out, &value)
+    }
+
+    /// `s` as a JSON string, with `serde_json`'s escapes.
+    #[inline]
+    fn string(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        self.out.reserve(bytes.len() + 2);
+        self.out.push(b'"');
+        if has_escape(bytes) {
+            self.escaped(bytes);
+        } else {
+            self.out.extend_from_slice(bytes);
+        }
+        self.out.push(b'"');
+    }
+
+    /// The contents of a string that has something to escape: clean words are
+    /// copied whole, the others byte by byte.
+    #[cold]
+    fn escaped(&mut self, bytes: &[u8]) {
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            if let Some(chunk) = bytes.get(i..i + 8) {
+                if !needs_escape(word(chunk)) {
+                    i += 8;
+                    continue;
+                }
+            }
+            let end = (i + 8).min(bytes.len());
+            while i < end {
+                let byte = bytes[i];
+                let escape: &[u8] = match byte {
+                    b'"' => b"\\\"",
+                    b'\\' => b"\\\\",
+                    0x08 => b"\\b",
+                    0x0C => b"\\f",
+                    b'\n' => b"\\n",
+                    b'\r' => b"\\r",
+                    b'\t' => b"\\t",
+                    0x00..=0x1F => &[],
+                    _ => {
+                        i += 1;
+                        continue;
+                    }
+                };
+                self.out.extend_from_slice(&bytes[start..i]);
+                if escape.is_empty() {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    self.out.extend_from_slice(&[
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[usize::from(byte >> 4)],
+                        HEX[usize::from(byte & 0xF)],
+                    ]);
+                } else {
+                    self.out.extend_from_slice(escape);
+                }
+                i += 1;
+                start = i;
+            }
+        }
+        self.out.extend_from_slice(&bytes[start..]);
+    }
+
+    /// An unsigned integer in decimal (what `itoa`, and so `serde_json`, writes).
+    #[inline]
+    fn unsigned(&mut self, mut n: u64) {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        while n >= 10_000 {
+            let rest = (n % 10_000) as usize;
+            n /= 10_000;
+            let (hi, lo) = (rest / 100 * 2, rest % 100 * 2);
+            i -= 4;
+            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[hi..hi + 2]);
+            buf[i + 2..i + 4].copy_from_slice(&DIGIT_PAIRS[lo..lo + 2]);
+        }
+        if n >= 100 {
+            let d = (n % 100) as usize * 2;
+            n /= 100;
+            i -= 2;
+            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+        }
+        if n >= 10 {
+            let d = n as usize * 2;
+            i -= 2;
+            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+        } else {
+            i -= 1;
+            buf[i] = b'0' + n as u8;
+        }
+        self.out.extend_from_slice(&buf[i..]);
+    }
+
+    #[inline]
+    fn signed(&mut self, n: i64) {
+        if n < 0 {
+            self.out.push(b'-');
+        }
+        self.unsigned(n.unsigned_abs());
+    }
+
+    #[inline]
+    fn comma(&mut self, first: &mut bool) {
+        if *first {
+            *first = false;
+        } else {
+            self.out.push(b',');
+        }
+    }
+}
+
+impl<'a> ser::Serializer for &'a mut Writer {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.signed(i64::from(v));
+        Ok(())
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.signed(i64::from(v));
+        Ok(())
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.signed(i64::from(v));
+        Ok(())
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.signed(v);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        self.number(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.unsigned(u64::from(v));
+        Ok(())
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.unsigned(u64::from(v));
+        Ok(())
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.unsigned(u64::from(v));
+        Ok(())
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.unsigned(v);
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        self.number(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        self.number(v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        self.number(v)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.string(v.encode_utf8(&mut [0u8; 4]));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.string(v);
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
+        serde_json::to_writer(&mut self.out, &Bytes(v))
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.string(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.out.push(b'{');
+        self.string(variant);
+        self.out.push(b':');
+        value.serialize(&mut *self)?;
+        self.out.push(b'}');
+        Ok(())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        self.out.push(b'[');
+        Ok(Compound::new(self, b"]"))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        self.string(variant);
+        self.out.extend_from_slice(b":[");
+        Ok(Compound::new(self, b"]}"))
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        Ok(Compound::new(self, b"}"))
+    }
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Compound<'a>, Error> {
+        if name == RAW_VALUE_TOKEN {
+            let mut raw = Compound::new(self, b"");
+            raw.raw = true;
+            return Ok(raw);
+        }
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        self.out.push(b'{');
+        self.string(variant);
+        self.out.extend_from_slice(b":{");
+        Ok(Compound::new(self, b"}}"))
+    }
+}
+
+/// A byte slice serialised the way `serde_json` writes `serialize_bytes`.
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
+/// An array, map, struct or variant being written; `close` ends it.
+struct Compound<'a> {
+    writer: &'a mut Writer,
+    first: bool,
+    close: &'static [u8],
+    /// A `RawValue`: its one field is JSON text, written as is.
+    raw: bool,
+}
+
+impl<'a> Compound<'a> {
+    fn new(writer: &'a mut Writer, close: &'static [u8]) -> Self {
+        Compound {
+            writer,
+            first: true,
+            close,
+            raw: false,
+        }
+    }
+
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.writer.comma(&mut self.first);
+        value.serialize(&mut *self.writer)
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+        if self.raw {
+            return value.serialize(RawText(&mut *self.writer));
+        }
+        self.writer.comma(&mut self.first);
+        self.writer.string(key);
+        self.writer.out.push(b':');
+        value.serialize(&mut *self.writer)
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        self.writer.out.extend_from_slice(self.close);
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.writer.comma(&mut self.first);
+        key.serialize(MapKey(&mut *self.writer))
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.writer.out.push(b':');
+        value.serialize(&mut *self.writer)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+fn key_must_be_a_string() -> Error {
+    <Error as ser::Error>::custom("key must be a string")
+}
+
+/// The methods of a serializer that accepts only a string, for these argument types.
+macro_rules! not_raw_text {
+    ($($method:ident($arg:ty))*) => {
+        $(fn $method(self, _v: $arg) -> Result<(), Error> {
+            Err(not_raw_text())
+        })*
+    };
+}
+
+/// Writes the JSON text of a `RawValue` verbatim.
+struct RawText<'a>(&'a mut Writer);
+
+impl ser::Serializer for RawText<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = Impossible<(), Error>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.0.out.extend_from_slice(v.as_bytes());
+        Ok(())
+    }
+
+    not_raw_text! {
+        serialize_bool(bool) serialize_i8(i8) serialize_i16(i16) serialize_i32(i32)
+        serialize_i64(i64) serialize_u8(u8) serialize_u16(u16) serialize_u32(u32)
+        serialize_u64(u64) serialize_f32(f32) serialize_f64(f64) serialize_char(char)
+        serialize_bytes(&[u8]) serialize_unit_struct(&'static str)
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+    ) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(not_raw_text())
+    }
+}
+
+fn not_raw_text() -> Error {
+    <Error as ser::Error>::custom("a RawValue holds JSON text")
+}
+
+/// A map key: a string, or a number, boolean or unit variant written as one, as
+/// `serde_json` does (`Some(k)` is `k`).
+struct MapKey<'a>(&'a mut Writer);
+
+impl MapKey<'_> {
+    fn quoted<T: Serialize>(self, value: T) -> Result<(), Error> {
+        self.0.out.push(b'"');
+        self.0.number(value)?;
+        self.0.out.push(b'"');
+        Ok(())
+    }
+}
+
+impl ser::Serializer for MapKey<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = Impossible<(), Error>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.0.string(v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.0.string(v.encode_utf8(&mut [0u8; 4]));
+        Ok(())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.0.string(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.0
+            .out
+            .extend_from_slice(if v { b"\"true\"" } else { b"\"false\"" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        self.quoted(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        if !v.is_finite() {
+            return Err(<Error as ser::Error>::custom("float key must be finite"));
+        }
+        self.quoted(v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        if !v.is_finite() {
+            return Err(<Error as ser::Error>::custom("float key must be finite"));
+        }
+        self.quoted(v)
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Impossible<(), Error>, Error> {
+        Err(key_must_be_a_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_string;
+    use proptest::prelude::*;
+    use serde::Serialize;
+    use serde_json::{json, Value};
+    use std::collections::BTreeMap;
+
+    fn same<T: Serialize + ?Sized>(value: &T) {
+        let ours = to_string(value);
+        let theirs = serde_json::to_string(value);
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("ours {a:?}, serde_json {b:?}"),
+        }
+    }
+
+    #[derive(Serialize)]
+    enum Kind {
+        Unit,
+        Newtype(String),
+        Tuple(i32, Option<f64>),
+        Struct { a: u8, b: Vec<bool> },
+    }
+
+    #[derive(Serialize)]
+    struct Unit;
+
+    #[derive(Serialize)]
+    struct Wrapper(String);
+
+    #[derive(Serialize)]
+    struct Bytes<'a>(#[serde(serialize_with = "as_bytes")] &'a [u8]);
+
+    fn as_bytes<S: serde::Serializer>(v: &&[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    #[derive(Serialize)]
+    struct Everything<'a> {
+        kinds: Vec<Kind>,
+        unit: Unit,
+        wrapper: Wrapper,
+        bytes: Bytes<'a>,
+        chars: (char, char, char),
+        ints: (i8, i16, i32, i64, i128, u8, u16, u32, u64, u128),
+        floats: Vec<f64>,
+        small: (f32, f32),
+        int_keys: BTreeMap<i64, &'a str>,
+        bool_keys: BTreeMap<bool, ()>,
+        char_keys: BTreeMap<char, u8>,
+        raw: Box<serde_json::value::RawValue>,
+        empty: (Vec<u8>, BTreeMap<String, u8>, Option<Value>),
+        tuple_struct: (Wrapper, Unit),
+    }
+
+    #[test]
+    fn every_serde_form_matches_serde_json() {
+        let everything = Everything {
+            kinds: vec![
+                Kind::Unit,
+                Kind::Newtype("x\"y".into()),
+                Kind::Tuple(-3, Some(f64::NAN)),
+                Kind::Tuple(7, Some(0.1)),
+                Kind::Struct {
+                    a: 9,
+                    b: vec![true, false],
+                },
+            ],
+            unit: Unit,
+            wrapper: Wrapper("w".into()),
+            bytes: Bytes(&[0, 1, 255]),
+            chars: ('"', '\u{1}', 'é'),
+            ints: (
+                i8::MIN,
+                i16::MIN,
+                i32::MIN,
+                i64::MIN,
+                i128::MIN,
+                u8::MAX,
+                u16::MAX,
+                u32::MAX,
+                u64::MAX,
+                u128::MAX,
+            ),
+            floats: vec![
+                0.0,
+                -0.0,
+                1.5,
+                1e300,
+                -2.5e-300,
+                f64::INFINITY,
+                f64::MIN_POSITIVE,
+                123456789.0,
+            ],
+            small: (0.1, f32::NEG_INFINITY),
+            int_keys: [(-1, "a"), (20, "b")].into_iter().collect(),
+            bool_keys: [(true, ()), (false, ())].into_iter().collect(),
+            char_keys: [('k', 1)].into_iter().collect(),
+            raw: serde_json::value::RawValue::from_string("{\"a\": [1, 2]}".into())
+                .expect("valid JSON"),
+            empty: (Vec::new(), BTreeMap::new(), None),
+            tuple_struct: (Wrapper("t".into()), Unit),
+        };
+        same(&everything);
+        same(&json!({"a": [1, 2.5, null, true, {"b\n": "c\u{7f}\u{1f}"}], "": {}}));
+        let nested: BTreeMap<u8, BTreeMap<String, ()>> =
+            [(1, [("x".to_owned(), ())].into_iter().collect())]
+                .into_iter()
+                .collect();
+        same(&nested);
+    }
+
+    #[test]
+    fn invalid_keys_fail_like_serde_json() {
+        let mut m = std::collections::HashMap::new();
+        m.insert(vec![1u8], 1);
+        same(&m);
+        #[derive(Serialize, PartialEq, Eq, Hash)]
+        struct K {
+            a: u8,
+        }
+        let mut m = std::collections::HashMap::new();
+        m.insert(K { a: 1 }, 1);
+        same(&m);
+        let mut m = std::collections::HashMap::new();
+        m.insert(Some(1), 1);
+        same(&m);
+        let mut m = std::collections::HashMap::new();
+        m.insert(None::<u8>, 1);
+        same(&m);
+    }
+
+    #[test]
+    fn strings_of_every_length_and_escape_position() {
+        let specials = [
+            "\"", "\\", "\n", "\u{0}", "\u{1f}", "\u{7f}", "é", "€", "😀", "/",
+        ];
+        for len in 0..20 {
+            for special in specials {
+                for at in 0..=len {
+                    let mut s: String = "a".repeat(len);
+                    s.insert_str(at, special);
+                    same(&s);
+                }
+            }
+        }
+    }
+
+    fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|f| json!(f)),
+            any::<String>().prop_map(Value::String),
+            "[\\x00-\\x7f]{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..8)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn random_values_match_serde_json(value in arb_value()) {
+            prop_assert_eq!(to_string(&value).ok(), serde_json::to_string(&value).ok());
+        }
+
+        #[test]
+        fn random_integers_match_serde_json(a in any::<i64>(), b in any::<u64>(), c in 0u64..100_000) {
+            let v = (a, b, c, a as i8, a as i16, a as i32, b as u8, b as u16, b as u32);
+            prop_assert_eq!(to_string(&v).ok(), serde_json::to_string(&v).ok());
+        }
+
+        #[test]
+        fn random_strings_match_serde_json(s in any::<String>(), t in "[\\x00-\\x7f]{0,64}") {
+            prop_assert_eq!(to_string(&s).ok(), serde_json::to_string(&s).ok());
+            prop_assert_eq!(to_string(&t).ok(), serde_json::to_string(&t).ok());
+        }
+    }
+}
