@@ -241,19 +241,27 @@ pub mod agents {
     pub use graph_macros::tool;
 }
 
-/// Crates whose types appear in stategraph's API, re-exported so that your code
-/// names the versions stategraph was built with: `serde` (states and payloads are
-/// `Serialize + Deserialize`; `#[derive(Serialize)]` needs `serde` as a dependency
-/// of your crate, or `#[serde(crate = "stategraph::serde")]`), `serde_json`
-/// (interrupt values, checkpoint metadata, tool arguments) and `futures` (event
-/// streams are `futures::Stream`s; a custom [`Checkpointer`](checkpoint::Checkpointer)
-/// returns `futures::future::BoxFuture`s).
+// Items of other crates that appear in stategraph's API, re-exported so that user
+// code names the versions stategraph was built with. Whole crates are not
+// re-exported: rustc would then print `std::string::String` for `String` (and
+// `std::future::Future` for `Future`) in every error message that names a type.
+// `#[derive(Serialize)]` needs `serde` itself as a dependency of the user's crate.
+
+/// The stream of a run's events is a [`Stream`]; [`StreamExt`] consumes it.
 #[doc(no_inline)]
-pub use futures;
+pub use futures::{Stream, StreamExt};
+
+/// What the methods of a custom [`Checkpointer`](checkpoint::Checkpointer) return.
 #[doc(no_inline)]
-pub use serde;
+pub use futures::future::BoxFuture;
+
+/// Builds a [`JsonValue`] (`serde_json::json!`).
 #[doc(no_inline)]
-pub use serde_json;
+pub use serde_json::json;
+
+/// A JSON value (`serde_json::Value`): interrupt values, checkpoint metadata, tool
+/// arguments.
+pub type JsonValue = serde_json::Value;
 
 /// Everything a graph definition needs, in one import.
 ///

@@ -254,44 +254,26 @@ pub(crate) fn node(
     docs: &[syn::Attribute],
     vis: &syn::Visibility,
     ident: &syn::Ident,
+    generics: &syn::Generics,
     input: Option<&syn::Type>,
 ) -> TokenStream {
     let name = ident.unraw().to_string();
-    let marker_doc = format!(
-        "The node `{name}` as a value: pass `{name}` to `add_node`, `add_edge` or `send`. \
-         You never call this fn; the node's body is [`{name}::call`]."
-    );
     let input = match input {
         Some(ty) => quote!(#ty),
         None => quote!(()),
     };
+    let value = crate::node::node_value(cfgs, docs, vis, ident, generics);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let node_generics = crate::node::with_graph_state(generics);
+    let (node_impl_generics, _, _) = node_generics.split_for_impl();
     quote! {
-        #(#cfgs)*
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::fmt::Debug,
-            ::core::default::Default,
-        )]
-        #vis struct #ident {}
-
-        // A braced struct lives only in the type namespace; the value `#ident` is this
-        // fn, which (unlike a unit struct or a const) local bindings may shadow.
-        #(#cfgs)*
-        #[doc = #marker_doc]
-        #[allow(dead_code)]
-        #[inline]
-        #vis fn #ident(_: ::stategraph::NodeMarker) -> #ident {
-            #ident {}
-        }
+        #value
 
         #(#cfgs)*
         #[allow(unused_qualifications, unreachable_code)]
         const _: () = {
             #[automatically_derived]
-            impl ::stategraph::NodeSpec for #ident {
+            impl #impl_generics ::stategraph::NodeSpec for #ident #ty_generics #where_clause {
                 type Input = #input;
                 fn name(&self) -> ::std::borrow::Cow<'static, str> {
                     ::std::borrow::Cow::Borrowed(#name)
@@ -299,7 +281,7 @@ pub(crate) fn node(
             }
 
             #[automatically_derived]
-            impl<__S: ::stategraph::State> ::stategraph::Node<__S> for #ident {
+            impl #node_impl_generics ::stategraph::Node<__S> for #ident #ty_generics #where_clause {
                 fn run(
                     &self,
                     _: ::std::sync::Arc<#input>,

@@ -198,15 +198,16 @@ fn input_param<'a>(cx: &Ctxt, ty: &'a Type) -> Option<InputParam<'a>> {
         return None;
     }
     if let Type::ImplTrait(_) = inner {
-        cx.error_spanned_by(inner, GENERIC_INPUT);
+        cx.error_spanned_by(inner, IMPL_TRAIT_INPUT);
         return None;
     }
     Some(InputParam { ty: inner, passing })
 }
 
-pub(crate) const GENERIC_INPUT: &str =
-    "#[node] does not support generic fns; a node has one concrete input type, so name it \
-     (to share a body between nodes, call a generic helper fn from each node)";
+const IMPL_TRAIT_INPUT: &str =
+    "a #[node] input cannot be `impl Trait`: name the type with a parameter, as in \
+     `fn summarise<S: Has<Messages>>(state: &S)`, so the node can be added with \
+     `add_node(summarise::<MyState>)`";
 
 /// The passing of a parameter whose type is `Context`, `&Context` or `&mut Context`.
 fn ctx_param(cx: &Ctxt, ty: &Type) -> Option<Passing> {

@@ -12,11 +12,16 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
     let vis = &item.vis;
     let ident = &sig.ident;
     let name = ident.unraw().to_string();
-    let marker_doc = format!(
-        "The node `{name}` as a value: pass `{name}` to `add_node`, `add_edge` or `send`. \
-         You never call this fn; the node's body is [`{name}::call`]."
-    );
     let (docs, cfgs, attrs) = (&node.docs, &node.cfgs, &node.other_attrs);
+    let generics = &sig.generics;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    // `Node<__S>` adds the graph's state to the fn's own parameters.
+    let node_generics = super::value::with_graph_state(generics);
+    let (node_impl_generics, _, _) = node_generics.split_for_impl();
+    let where_preds = where_clause.map(|w| {
+        let preds = w.predicates.iter();
+        quote!(#(#preds,)*)
+    });
     let Some(input) = &node.input else {
         // `from_syn` reports a missing input, so this is not reached.
         return quote!();
@@ -58,58 +63,42 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
 
     let goto_check = (!node.gotos.is_empty()).then(|| {
         let check = format_ident!("__graph_check_{}_goto", ident.unraw());
+        let (impl_generics, _, where_clause) = generics.split_for_impl();
         let asserts = node.gotos.iter().map(|goto| {
             quote_spanned!(goto.span()=> ::stategraph::__private::assert_goto_target::<#goto>();)
         });
         quote! {
             #[doc(hidden)]
             #[allow(dead_code, non_snake_case)]
-            fn #check() {
+            fn #check #impl_generics () #where_clause {
                 #(#asserts)*
             }
         }
     });
     let output_check = output_check(node, &name);
     let state_bound = &node.state_bound;
-    let where_state = state_bound.as_ref().map(|bound| quote!(where #bound));
+    let where_call = with_state_bound(where_clause, state_bound.as_ref());
+    let value = super::value::node_value(cfgs, docs, vis, ident, generics);
+    let (spec_generics, spec_where) = super::value::spec_bounds(generics, input_ty);
 
     quote! {
-        #(#cfgs)*
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::fmt::Debug,
-            ::core::default::Default,
-        )]
-        #vis struct #ident {}
-
-        // A braced struct lives only in the type namespace; the value `#ident` is this
-        // fn, which (unlike a unit struct or a const) local bindings may shadow.
-        #(#cfgs)*
-        #[doc = #marker_doc]
-        #[allow(dead_code)]
-        #[inline]
-        #vis fn #ident(_: ::stategraph::NodeMarker) -> #ident {
-            #ident {}
-        }
+        #value
 
         #(#cfgs)*
-        impl #ident {
+        impl #impl_generics #ident #ty_generics {
             #[doc = #call_doc]
             // The input is borrowed from the task's `Arc<Input>`: `&String` or `&Vec<T>`
             // is the node's contract here, not a choice clippy can improve.
             #[allow(clippy::ptr_arg)]
             #(#attrs)*
-            #vis #constness #asyncness #abi fn call(#params) -> #ret #where_state #body
+            #vis #constness #asyncness #abi fn call(#params) -> #ret #where_call #body
         }
 
         #(#cfgs)*
         #[allow(unused_qualifications)]
         const _: () = {
             #[automatically_derived]
-            impl ::stategraph::NodeSpec for #ident {
+            impl #spec_generics ::stategraph::NodeSpec for #ident #ty_generics #spec_where {
                 #input_assoc
 
                 fn name(&self) -> ::std::borrow::Cow<'static, str> {
@@ -118,8 +107,9 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl<__S: ::stategraph::State> ::stategraph::Node<__S> for #ident
+            impl #node_impl_generics ::stategraph::Node<__S> for #ident #ty_generics
             where
+                #where_preds
                 #ret: ::stategraph::IntoNodeOutput<__S>,
                 #state_bound
             {
@@ -190,12 +180,29 @@ fn output_check(node: &NodeFn, name: &str) -> TokenStream {
         }
         (None, None) => return quote!(),
     };
-    let where_state = node.state_bound.as_ref().map(|bound| quote!(where #bound));
+    let (impl_generics, _, where_clause) = node.item.sig.generics.split_for_impl();
+    let where_all = with_state_bound(where_clause, node.state_bound.as_ref());
     quote! {
         #[doc(hidden)]
         #[allow(dead_code, non_snake_case)]
-        fn #check() #where_state {
+        fn #check #impl_generics () #where_all {
             #body
+        }
+    }
+}
+
+/// The fn's where-clause with the `S: State` bound of a completed `Command` added.
+fn with_state_bound(
+    where_clause: Option<&syn::WhereClause>,
+    state_bound: Option<&TokenStream>,
+) -> Option<TokenStream> {
+    match (where_clause, state_bound) {
+        (None, None) => None,
+        (Some(w), None) => Some(quote!(#w)),
+        (None, Some(bound)) => Some(quote!(where #bound)),
+        (Some(w), Some(bound)) => {
+            let preds = w.predicates.iter();
+            Some(quote!(where #(#preds,)* #bound))
         }
     }
 }

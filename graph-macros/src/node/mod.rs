@@ -2,6 +2,9 @@ mod ast;
 mod attr;
 mod expand;
 mod valid;
+mod value;
+
+pub(crate) use value::{node_value, with_graph_state, without_lifetimes};
 
 use crate::ctxt::Ctxt;
 use crate::fallback;
@@ -45,6 +48,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> (Ident, TokenStrea
                 &parsed.docs,
                 &function.vis,
                 &function.sig.ident,
+                &without_lifetimes(&function.sig.generics),
                 parsed.input.as_ref().map(|i| i.ty),
             );
             quote!(#err #dummy)

@@ -1,15 +1,20 @@
 //! Signature checks that do not depend on the parameters.
 
-use super::ast::{NodeFn, GENERIC_INPUT};
+use super::ast::NodeFn;
 use crate::ctxt::Ctxt;
+use syn::GenericParam;
 
 pub(crate) fn check(cx: &Ctxt, node: &NodeFn) {
     let sig = &node.item.sig;
-    let generics = &sig.generics;
-    if !generics.params.is_empty() {
-        cx.error_spanned_by(&generics.params, GENERIC_INPUT);
-    } else if let Some(where_clause) = &generics.where_clause {
-        cx.error_spanned_by(where_clause, GENERIC_INPUT);
+    for param in &sig.generics.params {
+        if let GenericParam::Lifetime(lifetime) = param {
+            cx.error_spanned_by(
+                lifetime,
+                "#[node] fns cannot have lifetime parameters: the engine keeps a node's input \
+                 for the whole task, so it is `'static`; take it as `&S` with the lifetime \
+                 elided",
+            );
+        }
     }
     if let Some(unsafety) = &sig.unsafety {
         cx.error_spanned_by(

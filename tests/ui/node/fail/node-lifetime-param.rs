@@ -5,10 +5,12 @@ struct Agent {
     steps: u32,
 }
 
+// The input lives in the engine for the whole task: no borrowed lifetimes.
 #[node]
-fn agent<S: Clone>(state: &S) -> AgentUpdate {
-    let _ = state.clone();
-    Agent::update()
+fn agent<'a>(state: &'a Agent) -> AgentUpdate {
+    Agent::update().steps(state.steps + 1)
 }
 
-fn main() {}
+fn main() {
+    let _ = StateGraph::<Agent>::new().add_node(agent);
+}
