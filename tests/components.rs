@@ -243,15 +243,17 @@ async fn a_component_and_a_node_set_in_one_graph() {
     assert_eq!(out.edits, 2);
 }
 
+/// A third state: only what `Polish` needs.
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Post {
+    #[field(Draft)]
+    text: String,
+    #[field(Revisions)]
+    n: u32,
+}
+
 #[tokio::test]
 async fn a_node_set_runs_on_the_users_own_state() {
-    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
-    struct Post {
-        #[field(Draft)]
-        text: String,
-        #[field(Revisions)]
-        n: u32,
-    }
     let app = StateGraph::<Post>::new()
         .add_nodes(Polish)
         .add_edge(START, Polish::ENTRY)
@@ -296,13 +298,6 @@ async fn one_component_mounted_twice_under_two_names() {
 
 #[tokio::test]
 async fn mounting_a_node_set_twice_is_a_duplicate_node_at_compile() {
-    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
-    struct Post {
-        #[field(Draft)]
-        text: String,
-        #[field(Revisions)]
-        n: u32,
-    }
     let err = StateGraph::<Post>::new()
         .add_nodes(Polish)
         .add_nodes(Polish)
