@@ -66,7 +66,10 @@ async fn run(args: &[&str]) -> Result<(), Error> {
         ["pause", db, thread] => {
             let out = graph(db)
                 .await?
-                .invoke(Post::update().topic("rust".into()), &RunConfig::thread(*thread))
+                .invoke(
+                    Post::update().topic("rust".into()),
+                    &RunConfig::thread(*thread),
+                )
                 .await?;
             let [interrupt] = out.interrupts.as_slice() else {
                 return Err(format!("expected one interrupt, got {:?}", out.interrupts).into());
@@ -85,7 +88,10 @@ async fn run(args: &[&str]) -> Result<(), Error> {
             println!("{}", serde_json::to_string(&out.log)?);
         }
         ["show", db, thread] => {
-            let snapshot = graph(db).await?.get_state(&RunConfig::thread(*thread)).await?;
+            let snapshot = graph(db)
+                .await?
+                .get_state(&RunConfig::thread(*thread))
+                .await?;
             let interrupts: Vec<_> = snapshot
                 .interrupts
                 .iter()
@@ -100,12 +106,10 @@ async fn run(args: &[&str]) -> Result<(), Error> {
                 })
             );
         }
-        _ => {
-            return Err(
-                "usage: python_resume pause DB THREAD | resume DB THREAD true|false | show DB THREAD"
-                    .into(),
-            )
-        }
+        _ => return Err(
+            "usage: python_resume pause DB THREAD | resume DB THREAD true|false | show DB THREAD"
+                .into(),
+        ),
     }
     Ok(())
 }
