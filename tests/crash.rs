@@ -7,6 +7,7 @@ use stategraph::prelude::*;
 use stategraph::sqlite::SqliteSaver;
 use stategraph::Durability;
 use std::process::{Command as Process, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Set in the child process: the database it runs the graph on.
@@ -214,4 +215,262 @@ async fn killed_at_random_points_again_and_again_every_step_runs_once() {
         out.done, expected,
         "seed {seed}: every step exactly once, in order"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Parallel tasks: a kill between the completions of one step's tasks.
+
+/// Set in the child of the parallel crash test: the file each completed task
+/// execution is recorded in.
+const CHILD_LOG: &str = "STATEGRAPH_CRASH_TEST_LOG";
+/// Set in the child: the durability it runs with (`sync` or `async`).
+const CHILD_DURABILITY: &str = "STATEGRAPH_CRASH_TEST_DURABILITY";
+const ROUNDS: u32 = 3;
+/// How many times the parallel crash test kills its child.
+const KILLS: usize = 4;
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+struct Rounds {
+    #[reducer(concat_names)]
+    done: Vec<String>,
+    round: u32,
+}
+
+fn concat_names(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
+    a.extend(b);
+    a
+}
+
+/// Appends a line to the execution log (one `write` of a whole line, O_APPEND).
+fn record(log: &std::path::Path, line: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    file.write_all(format!("{line}\n").as_bytes()).unwrap();
+}
+
+/// Each round, `split` starts three tasks in one step: `quick` completes at once,
+/// `fast` after a few milliseconds, `slow` after `slow_ms`; `merge` waits for all
+/// three (a join edge) and starts the next round. Every completed execution of a
+/// task is recorded in `log` (and `slow`'s start too).
+fn parallel_graph(log: std::path::PathBuf, slow_ms: u64) -> StateGraph<Rounds> {
+    let task = |name: &'static str, log: std::path::PathBuf, ms: u64| {
+        move |s: Arc<Rounds>, _ctx: Context| {
+            let log = log.clone();
+            async move {
+                let entry = format!("{name}{}", s.round);
+                if name == "slow" {
+                    record(&log, &format!("start {entry}"));
+                }
+                if ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
+                record(&log, &entry);
+                Rounds::update().done(vec![entry])
+            }
+        }
+    };
+    StateGraph::<Rounds>::new()
+        .add_node_fn("split", |s: &Rounds| {
+            Rounds::update().done(vec![format!("split{}", s.round)])
+        })
+        .add_async_node_fn("quick", task("quick", log.clone(), 0))
+        .add_async_node_fn("fast", task("fast", log.clone(), 5))
+        .add_async_node_fn("slow", task("slow", log, slow_ms))
+        .add_node_fn("merge", |s: &Rounds| Rounds::update().round(s.round + 1))
+        .add_edge(START, "split")
+        .add_edge("split", "quick")
+        .add_edge("split", "fast")
+        .add_edge("split", "slow")
+        .add_edge(["quick", "fast", "slow"], "merge")
+        .add_conditional_edges(
+            "merge",
+            |s: &Rounds| {
+                if s.round < ROUNDS {
+                    "split"
+                } else {
+                    END
+                }
+            },
+        )
+}
+
+async fn parallel_app(db: &std::path::Path, log: &std::path::Path) -> CompiledGraph<Rounds> {
+    let saver = SqliteSaver::open(db).await.unwrap();
+    parallel_graph(log.to_owned(), 1500)
+        .compile_with(saver)
+        .unwrap()
+}
+
+fn parallel_thread(durability: Durability) -> RunConfig {
+    RunConfig::thread("parallel").durability(durability)
+}
+
+/// The child of the parallel crash test: continues the thread (or starts it).
+#[tokio::test]
+#[ignore = "the child process of `a_kill_between_parallel_tasks_reruns_none_that_completed`"]
+async fn crash_child_parallel() {
+    let db = std::env::var(CHILD_DB).expect("run only by the crash test");
+    let log = std::env::var(CHILD_LOG).expect("run only by the crash test");
+    let durability = match std::env::var(CHILD_DURABILITY).as_deref() {
+        Ok("async") => Durability::Async,
+        _ => Durability::Sync,
+    };
+    let app = parallel_app(db.as_ref(), log.as_ref()).await;
+    let config = parallel_thread(durability);
+    let started = app
+        .get_state(&config)
+        .await
+        .is_ok_and(|s| s.metadata.is_some());
+    let input = if started {
+        None
+    } else {
+        Some(Rounds::update())
+    };
+    app.invoke(input, &config).await.unwrap();
+}
+
+/// Whether the newest start of `slow` after the first `from` is of a round
+/// before `target` (or already completed): the wait moves past it.
+fn slow_start_is_old(lines: &[String], from: usize, target: u32) -> bool {
+    lines
+        .iter()
+        .filter(|l| l.starts_with("start "))
+        .nth(from)
+        .map(|l| l.trim_start_matches("start slow"))
+        .is_some_and(|round| {
+            round.parse::<u32>().is_ok_and(|r| r < target)
+                || lines.contains(&format!("slow{round}"))
+        })
+}
+
+fn log_lines(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each kill lands while `slow` sleeps and after its siblings `quick` and `fast`
+/// completed (at a random point in that window; the seed is printed on failure
+/// and can be replayed with `STATEGRAPH_CRASH_SEED`). Their writes were stored
+/// when they completed, so the resumed run restores them instead of running them
+/// again: every completed task ran exactly once, and the thread ends as an
+/// uninterrupted run does.
+#[tokio::test]
+async fn a_kill_between_parallel_tasks_reruns_none_that_completed() {
+    let seed = std::env::var("STATEGRAPH_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(11, |d| d.as_nanos() as u64)
+        });
+    let dir = tempfile::tempdir().unwrap();
+    let (db, log) = (dir.path().join("parallel.db"), dir.path().join("runs.log"));
+    let mut kills = 0;
+    for (iteration, delay) in delays(seed, KILLS).into_iter().enumerate() {
+        let durability = if iteration % 2 == 0 { "sync" } else { "async" };
+        // The round this kill aims at: each round once, the first twice.
+        let target = (iteration as u32 * ROUNDS) / KILLS as u32;
+        let mut starts_before = log_lines(&log)
+            .iter()
+            .filter(|l| l.starts_with("start "))
+            .count();
+        let mut child = KillOnDrop(
+            Process::new(std::env::current_exe().unwrap())
+                .args([
+                    "crash_child_parallel",
+                    "--exact",
+                    "--ignored",
+                    "--nocapture",
+                ])
+                .env(CHILD_DB, &db)
+                .env(CHILD_LOG, &log)
+                .env(CHILD_DURABILITY, durability)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        // Wait for a new start of `slow` whose siblings have completed.
+        let started = Instant::now();
+        let victim = loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "seed {seed}: the child made no progress"
+            );
+            if child.0.try_wait().unwrap().is_some() {
+                break None; // the thread finished
+            }
+            let lines = log_lines(&log);
+            let slow_start = lines
+                .iter()
+                .filter(|l| l.starts_with("start "))
+                .nth(starts_before)
+                .map(|l| l.trim_start_matches("start slow").to_owned());
+            if let Some(round) = slow_start.filter(|r| r.parse().is_ok_and(|r: u32| r >= target)) {
+                let done = |name: &str| lines.contains(&format!("{name}{round}"));
+                if done("quick") && done("fast") && !done("slow") {
+                    break Some(round);
+                }
+            }
+            if slow_start_is_old(&lines, starts_before, target) {
+                starts_before += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let Some(round) = victim else { break };
+        // Anywhere while `slow` sleeps (1.5 s): its siblings' writes are stored
+        // within milliseconds of their completion.
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        child.0.kill().unwrap();
+        child.0.wait().unwrap();
+        kills += 1;
+        assert!(
+            !log_lines(&log).contains(&format!("slow{round}")),
+            "seed {seed}: the kill came after `slow` completed; the test proved nothing"
+        );
+    }
+    assert!(kills > 0, "seed {seed}: no child was killed");
+
+    // Resume to the end, in this process.
+    let app = parallel_app(&db, &log).await;
+    let out = app
+        .invoke(None, &parallel_thread(Durability::Sync))
+        .await
+        .unwrap()
+        .into_state();
+
+    // The same end as a run that was never killed.
+    let clean_log = dir.path().join("clean.log");
+    let clean = parallel_graph(clean_log, 1)
+        .compile()
+        .unwrap()
+        .invoke(Rounds::update(), &RunConfig::new())
+        .await
+        .unwrap()
+        .into_state();
+    assert_eq!(
+        out, clean,
+        "seed {seed}: the resumed thread ends like a clean run"
+    );
+
+    // Every completed task ran exactly once.
+    let lines = log_lines(&log);
+    for round in 0..ROUNDS {
+        for name in ["quick", "fast", "slow"] {
+            let entry = format!("{name}{round}");
+            let runs = lines.iter().filter(|l| **l == entry).count();
+            assert_eq!(
+                runs, 1,
+                "seed {seed}: `{entry}` completed {runs} times ({kills} kills); log: {lines:?}"
+            );
+        }
+    }
 }

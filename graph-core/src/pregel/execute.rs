@@ -130,6 +130,31 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// A task's writes as pending-write rows, sent to the step's writer.
+type Rows = (String, Vec<(String, Blob)>);
+
+/// Stores the writes of tasks that complete while a sibling of their step is still
+/// running, in the background, one `put_writes` per task, in completion order
+/// (LangGraph's `put_writes` on task completion): a crash before the step's
+/// checkpoint then re-runs only the tasks that had not completed.
+///
+/// The writer runs as a tokio task that first waits for the checkpoint put still
+/// running in the background (the step's writes belong to that checkpoint), and
+/// takes its place in `background_put`: the step's own checkpoint is stored only
+/// after every write was (durability `sync` waits for both before the step ends;
+/// `async` lets them finish in the background, in that order).
+pub(super) struct EarlyWrites {
+    tx: tokio::sync::mpsc::UnboundedSender<Rows>,
+}
+
+impl EarlyWrites {
+    fn send(&self, rows: Rows) {
+        // The writer only stops early on a storage error, which the step's
+        // checkpoint put reports (it waits for the writer first).
+        drop(self.tx.send(rows));
+    }
+}
+
 impl<S: State> Run<S> {
     fn custom_sink(&self) -> Option<CustomSink> {
         let events = self.events.as_ref()?;
@@ -176,6 +201,20 @@ impl<S: State> Run<S> {
         Some(out)
     }
 
+    /// Stores task `i`'s output in the cache if it missed it (and its slot still
+    /// holds the node's output).
+    fn cache_output(
+        &self,
+        tasks: &[Task<S>],
+        keys: &[Option<u128>],
+        i: usize,
+        slot: &Option<TaskResult<S>>,
+    ) {
+        if let (Some(Some(key)), Some(TaskResult::Output(out))) = (keys.get(i), slot) {
+            self.store_cached(&tasks[i], *key, out);
+        }
+    }
+
     fn store_cached(&self, task: &Task<S>, key: u128, out: &NodeOutput<S>) {
         let (Some(cache), spec) = (&self.cache, &self.graph.nodes[task.node]) else {
             return;
@@ -184,6 +223,78 @@ impl<S: State> Run<S> {
             return;
         };
         cache.set(&spec.name, key, Arc::new(copy), policy.get_ttl());
+    }
+
+    /// Whether this step stores the writes of its tasks as they complete: with a
+    /// saver and a durability other than `exit`, more than one task, the step's
+    /// checkpoint stored (or being stored), and a tokio runtime for the writer.
+    fn stores_early(&self, tasks: usize) -> bool {
+        tasks > 1
+            && self.checkpoint_saved
+            && self
+                .persistence
+                .as_ref()
+                .is_some_and(|p| p.durability != crate::config::Durability::Exit)
+            && tokio::runtime::Handle::try_current().is_ok()
+    }
+
+    /// The step's writer (see [`EarlyWrites`]), started on first use.
+    fn early_writer<'w>(&mut self, writer: &'w mut Option<EarlyWrites>) -> Option<&'w EarlyWrites> {
+        if writer.is_none() {
+            let p = self.persistence.as_ref()?;
+            let (saver, config) = (Arc::clone(&p.saver), p.config.clone());
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Rows>();
+            let previous = self.background_put.take();
+            self.background_put = Some(tokio::spawn(async move {
+                if let Some(previous) = previous {
+                    previous.await.map_err(|e| {
+                        crate::checkpoint::CheckpointError::Storage(
+                            format!("storing a checkpoint in the background failed: {e}").into(),
+                        )
+                    })??;
+                }
+                while let Some((task_id, rows)) = rx.recv().await {
+                    saver.put_writes(&config, rows, &task_id).await?;
+                }
+                Ok(())
+            }));
+            *writer = Some(EarlyWrites { tx });
+        }
+        writer.as_ref()
+    }
+
+    /// A task completed while a sibling still runs: its writes are resolved now
+    /// (its conditional edges read the state with only its own writes, as they
+    /// would at the end of the step) and handed to the step's writer; the slot
+    /// then holds them as `Restored`, so nothing stores them again. A task whose
+    /// command leaves for the parent graph stores nothing. An error resolving
+    /// the routes is kept for the end of the step, where it would have occurred.
+    fn store_early(
+        &mut self,
+        task: &Task<S>,
+        slot: &mut Option<TaskResult<S>>,
+        writer: &mut Option<EarlyWrites>,
+        late: &mut Option<GraphError>,
+    ) {
+        let Some(TaskResult::Output(out)) =
+            slot.take_if(|r| matches!(r, TaskResult::Output(out) if out.parent.is_none()))
+        else {
+            return;
+        };
+        let resolved = self
+            .resolve_alone(task, out)
+            .and_then(|writes| self.encode_writes(&writes).map(|rows| (writes, rows)));
+        match resolved {
+            Ok((writes, rows)) => {
+                if let Some(writer) = self.early_writer(writer) {
+                    writer.send((task.id.clone(), rows));
+                }
+                *slot = Some(TaskResult::Restored(writes));
+            }
+            Err(e) => {
+                late.get_or_insert(e);
+            }
+        }
     }
 
     /// What this step's tasks pass to the graphs they run nested.
@@ -314,6 +425,9 @@ impl<S: State> Run<S> {
         let mut failure: Option<(usize, Failure)> = None;
         // Cache keys of the tasks that missed the cache, to store their output.
         let mut cache_keys: Vec<Option<u128>> = Vec::new();
+        let early = self.stores_early(tasks.len());
+        let mut writer: Option<EarlyWrites> = None;
+        let mut late: Option<GraphError> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
             if slots[i].is_some() {
                 continue;
@@ -354,6 +468,13 @@ impl<S: State> Run<S> {
             }
         }
 
+        if early && failure.is_none() && !pending.is_empty() {
+            // Tasks that completed at once are stored while the others run.
+            for i in 0..slots.len() {
+                self.cache_output(tasks, &cache_keys, i, &slots[i]);
+                self.store_early(&tasks[i], &mut slots[i], &mut writer, &mut late);
+            }
+        }
         if failure.is_none() && pending.len() == 1 {
             if let Some((i, fut)) = pending.pop() {
                 match ended(guarded(fut).await, pads.get(i)) {
@@ -382,10 +503,24 @@ impl<S: State> Run<S> {
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
                 match ended(result, pads.get(i)) {
-                    Ok(r) => slots[i] = Some(r),
+                    Ok(r) => {
+                        slots[i] = Some(r);
+                        // Stored at once while a sibling still runs; the last to
+                        // complete is stored with the step's checkpoint.
+                        if early && !waiting.is_empty() {
+                            self.cache_output(tasks, &cache_keys, i, &slots[i]);
+                            self.store_early(&tasks[i], &mut slots[i], &mut writer, &mut late);
+                        }
+                    }
                     Err(f) => {
                         abort.abort_all();
-                        while waiting.next().await.is_some() {}
+                        // Siblings that completed before the abort keep their
+                        // results (stored with the failure); the others stop.
+                        while let Some((j, joined)) = waiting.next().await {
+                            if let Ok(Ok(r)) = joined.map(|result| ended(result, pads.get(j))) {
+                                slots[j] = Some(r);
+                            }
+                        }
                         failure = Some((i, f));
                         break;
                     }
@@ -405,15 +540,14 @@ impl<S: State> Run<S> {
             }
         }
 
-        for (i, key) in cache_keys.into_iter().enumerate() {
-            if let (Some(key), Some(Some(TaskResult::Output(out)))) = (key, slots.get(i)) {
-                self.store_cached(&tasks[i], key, out);
-            }
+        for (i, slot) in slots.iter().enumerate() {
+            self.cache_output(tasks, &cache_keys, i, slot);
         }
         let failure = failure.map(|(i, f)| self.failure(&tasks[i], f));
         StepRun {
             results: slots,
             failure,
+            late,
         }
     }
 }
@@ -424,6 +558,9 @@ pub(super) struct StepRun<S: State> {
     pub(super) results: Vec<Option<TaskResult<S>>>,
     /// The first failure, if any.
     pub(super) failure: Option<GraphError>,
+    /// An error resolving the writes of a task stored early (an invalid route),
+    /// reported where resolving them at the end of the step would have.
+    pub(super) late: Option<GraphError>,
 }
 
 impl<S: State> StepRun<S> {

@@ -434,6 +434,9 @@ impl<S: State> Run<S> {
                     .await?;
                 return Err(failure);
             }
+            if let Some(invalid) = step.late.take() {
+                return Err(invalid);
+            }
             if step.interrupted() {
                 return self.pause_at_interrupts(&tasks, step.results).await;
             }
