@@ -338,11 +338,13 @@ pub enum GraphError {
     },
 
     /// Another run of the same thread (and namespace) is in progress in this
-    /// process: runs of one thread must not overlap.
+    /// process, or in another process when the saver locks threads
+    /// (`Checkpointer::begin_run`, e.g. PostgresSaver): runs of one thread must
+    /// not overlap.
     #[error(
         "thread `{thread_id}` is already running{}: runs of one thread must not overlap — wait \
-         for the other run to finish, or use another thread id (across processes, serialise \
-         them with the saver's lock, e.g. PostgresSaver::lock_thread)",
+         for the other run to finish, or use another thread id (workers that should wait \
+         instead hold the saver's lock around their runs, e.g. PostgresSaver::lock_thread)",
         if checkpoint_ns.is_empty() { String::new() } else { format!(" in namespace `{checkpoint_ns}` (several tasks of one step run the same persistent subgraph)") }
     )]
     ThreadBusy {

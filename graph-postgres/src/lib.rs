@@ -71,11 +71,14 @@
 //! Any number of processes can use the same database. Two runs of *different*
 //! threads never conflict. Two runs of the *same* thread at the same time would
 //! both continue from the same checkpoint and fork the thread (the later one's
-//! checkpoints would hide the other's): serialise them with
-//! [`PostgresSaver::lock_thread`], a PostgreSQL advisory lock held on a connection
-//! of its own for as long as the [`ThreadLock`] lives. Locks live in the
-//! database, so they work across processes and machines, and the server releases
-//! them when a worker dies.
+//! checkpoints would hide the other's), so every run (and `update_state`) takes
+//! the thread's lock, a PostgreSQL advisory lock held on a connection of its
+//! own, without waiting ([`Checkpointer::begin_run`]): a run of a thread another
+//! process is running fails at once with `GraphError::ThreadBusy`. To wait
+//! instead, hold [`PostgresSaver::lock_thread`] around the run: a run of a thread
+//! whose lock this saver (or a clone of it) holds does not lock again. Locks live
+//! in the database, so they work across processes and machines, and the server
+//! releases them when a worker dies.
 //!
 //! # A run queue
 //!
@@ -107,7 +110,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention,
+    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -134,6 +137,7 @@ const FIRST_RETRY_DELAY: Duration = Duration::from_millis(50);
 pub struct PostgresSaver {
     pool: Pool,
     locks: Pool,
+    held: lock::HeldLocks,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -206,7 +210,11 @@ impl PostgresSaverBuilder {
         let locks = Pool::builder(Manager::from_config(config, tls, manager_config))
             .max_size(self.max_thread_locks)
             .build()?;
-        let saver = PostgresSaver { pool, locks };
+        let saver = PostgresSaver {
+            pool,
+            locks,
+            held: lock::HeldLocks::default(),
+        };
         saver.migrate().await?;
         Ok(saver)
     }
@@ -254,7 +262,7 @@ impl PostgresSaver {
     /// on the thread and releases it after, so that two workers picking up the
     /// same thread run one after the other.
     pub async fn lock_thread(&self, thread_id: &str) -> Result<ThreadLock, PgError> {
-        ThreadLock::acquire(&self.locks, thread_id, true)
+        ThreadLock::acquire(&self.locks, thread_id, true, Some(&self.held))
             .await
             .and_then(|lock| {
                 lock.ok_or_else(|| {
@@ -268,7 +276,7 @@ impl PostgresSaver {
     /// Takes `thread_id`'s lock if no one holds it, without waiting; `None` if
     /// someone does.
     pub async fn try_lock_thread(&self, thread_id: &str) -> Result<Option<ThreadLock>, PgError> {
-        ThreadLock::acquire(&self.locks, thread_id, false).await
+        ThreadLock::acquire(&self.locks, thread_id, false, Some(&self.held)).await
     }
 
     /// Closes both pools: operations and locks of this saver (and its clones)
@@ -396,6 +404,35 @@ impl Checkpointer for PostgresSaver {
                 ops::prune(&mut client, thread_id, retention).await
             })
             .await?)
+        })
+    }
+
+    /// Takes the thread's advisory lock (the lock of
+    /// [`lock_thread`](PostgresSaver::lock_thread)) without waiting, for the
+    /// length of the run: a run of a thread that another process (or another
+    /// saver) is running fails at once with `GraphError::ThreadBusy`. A run of a
+    /// thread whose lock this saver or a clone holds through `lock_thread` runs
+    /// under that lock. The lock is released when the run returns, and by the
+    /// server if the process dies.
+    fn begin_run<'a>(
+        &'a self,
+        thread_id: &'a str,
+        _checkpoint_ns: &'a str,
+    ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
+        Box::pin(async move {
+            if self.held.holds(thread_id) {
+                return Ok(RunGuard::none());
+            }
+            match ThreadLock::acquire(&self.locks, thread_id, false, None).await? {
+                Some(lock) => Ok(RunGuard::new(move || async move {
+                    // On failure the lock's connection is closed instead, which
+                    // releases it too.
+                    drop(lock.unlock().await);
+                })),
+                None => Err(CheckpointError::ThreadBusy {
+                    thread_id: thread_id.to_owned(),
+                }),
+            }
         })
     }
 }

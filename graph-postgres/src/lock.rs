@@ -3,7 +3,45 @@
 use crate::schema::LOCK_CLASS_THREAD_RUN;
 use crate::PgError;
 use deadpool_postgres::{Object, Pool};
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The threads whose lock a saver (and its clones) holds through
+/// [`PostgresSaver::lock_thread`](crate::PostgresSaver::lock_thread), with how
+/// many guards hold each: a run of such a thread does not take the lock again
+/// (a session advisory lock is not shared by two connections).
+#[derive(Clone, Default)]
+pub(crate) struct HeldLocks(Arc<Mutex<HashMap<String, usize>>>);
+
+impl HeldLocks {
+    /// Whether a `ThreadLock` of this saver holds `thread_id`'s lock.
+    pub(crate) fn holds(&self, thread_id: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(thread_id)
+    }
+
+    fn add(&self, thread_id: &str) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(thread_id.to_owned())
+            .or_default() += 1;
+    }
+
+    fn remove(&self, thread_id: &str) {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = held.get_mut(thread_id) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(thread_id);
+            }
+        }
+    }
+}
 
 /// Exclusive right to run a graph on one thread, across every process using the
 /// database; from [`PostgresSaver::lock_thread`](crate::PostgresSaver::lock_thread).
@@ -29,6 +67,9 @@ pub struct ThreadLock {
     /// later, to nobody).
     conn: Option<Object>,
     thread_id: String,
+    /// Where the lock is registered while held, for a lock taken by
+    /// `lock_thread` / `try_lock_thread` (not for the lock of a run).
+    registry: Option<HeldLocks>,
 }
 
 impl fmt::Debug for ThreadLock {
@@ -47,6 +88,7 @@ impl ThreadLock {
         pool: &Pool,
         thread_id: &str,
         wait: bool,
+        registry: Option<&HeldLocks>,
     ) -> Result<Option<ThreadLock>, PgError> {
         let context = || format!("lock of thread `{thread_id}`");
         let conn = pool.get().await?;
@@ -54,6 +96,7 @@ impl ThreadLock {
         let mut guard = ThreadLock {
             conn: Some(conn),
             thread_id: thread_id.to_owned(),
+            registry: None,
         };
         let Some(conn) = guard.conn.as_ref() else {
             return Ok(None);
@@ -76,6 +119,10 @@ impl ThreadLock {
             // Nothing is held or pending: the connection can go back to the pool.
             guard.conn = None;
             return Ok(None);
+        }
+        if let Some(registry) = registry {
+            registry.add(thread_id);
+            guard.registry = Some(registry.clone());
         }
         Ok(Some(guard))
     }
@@ -111,6 +158,9 @@ impl ThreadLock {
         if released {
             // Unlocked: the connection holds nothing and may be reused.
             self.conn = None;
+            if let Some(registry) = self.registry.take() {
+                registry.remove(&self.thread_id);
+            }
             Ok(())
         } else {
             // The server says it was not held (the session was replaced?); the
@@ -125,6 +175,9 @@ impl ThreadLock {
 
 impl Drop for ThreadLock {
     fn drop(&mut self) {
+        if let Some(registry) = self.registry.take() {
+            registry.remove(&self.thread_id);
+        }
         if let Some(conn) = self.conn.take() {
             // Still held, or possibly about to be granted: end the session instead
             // of returning it to the pool, so the server releases the lock.

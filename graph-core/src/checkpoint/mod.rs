@@ -9,8 +9,10 @@
 pub mod conformance;
 mod json;
 mod memory;
+mod run_guard;
 
 pub use memory::InMemorySaver;
+pub use run_guard::RunGuard;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -379,6 +381,13 @@ pub enum CheckpointError {
     /// The stored data uses a newer schema or format than this library understands.
     #[error("{0}; upgrade stategraph to read it")]
     Unsupported(String),
+    /// Another run holds the thread (see [`Checkpointer::begin_run`]); the
+    /// engine reports it as `GraphError::ThreadBusy`.
+    #[error("thread `{thread_id}` is being run by another process")]
+    ThreadBusy {
+        /// The thread.
+        thread_id: String,
+    },
     /// The addressed checkpoint does not exist.
     #[error(
         "thread `{thread_id}` has no checkpoint `{checkpoint_id}` in namespace `{checkpoint_ns}`"
@@ -454,6 +463,25 @@ pub trait Checkpointer: Send + Sync + 'static {
         thread_id: &'a str,
         retention: Retention,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>>;
+
+    /// Called by the engine when a run of a root graph (an `invoke`, a stream,
+    /// an `update_state`) starts on `thread_id` (`checkpoint_ns` is `""`), after
+    /// the in-process check that no other run of this saver holds the thread and
+    /// before the thread is read. The returned guard is held until the run ends.
+    ///
+    /// A saver shared by several processes takes a lock here, without waiting:
+    /// [`CheckpointError::ThreadBusy`] when another process runs the thread (the
+    /// caller gets `GraphError::ThreadBusy` at once, as for a second run in one
+    /// process). The default holds nothing: runs of one thread in different
+    /// processes are not detected.
+    fn begin_run<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_ns: &'a str,
+    ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
+        let _ = (thread_id, checkpoint_ns);
+        Box::pin(std::future::ready(Ok(RunGuard::none())))
+    }
 }
 
 /// Pending-write keys with a fixed index (they replace earlier rows).

@@ -2,8 +2,9 @@
 //! `(saver, thread, namespace)` for as long as it may write checkpoints, and a
 //! second run of the same thread in this process fails at once with
 //! [`GraphError::ThreadBusy`] instead of interleaving its checkpoints with the
-//! first's. Across processes, serialise runs of a thread with the saver's own
-//! lock (`PostgresSaver::lock_thread`).
+//! first's. Across processes, the saver's own lock does the same: a root run
+//! also calls `Checkpointer::begin_run`, where `PostgresSaver` takes the
+//! thread's advisory lock without waiting (see `Run::begin_run`).
 
 use crate::checkpoint::Checkpointer;
 use crate::error::GraphError;

@@ -336,12 +336,19 @@ impl<S: State> Run<S> {
     pub(crate) async fn run(self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
-        self.run_steps(input).instrument(span).await
+        async move {
+            let _lease = self.lease()?;
+            let guard = self.begin_run().await?;
+            let result = self.run_steps(input).await;
+            guard.release().await;
+            result
+        }
+        .instrument(span)
+        .await
     }
 
     async fn run_steps(mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
-        let _lease = self.lease()?;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         let has_versions = self.versions.max > 0;
@@ -526,6 +533,29 @@ impl<S: State> Run<S> {
         Ok(call.clone())
     }
 
+    /// The saver's guard of a root run's thread ([`Checkpointer::begin_run`]):
+    /// across processes, what the lease is within one.
+    async fn begin_run(&self) -> Result<crate::checkpoint::RunGuard, GraphError> {
+        use crate::checkpoint::{CheckpointError, RunGuard};
+        let Some(p) = self
+            .persistence
+            .as_ref()
+            .filter(|p| self.nested.is_none() && p.config.checkpoint_ns.is_empty())
+        else {
+            return Ok(RunGuard::none());
+        };
+        p.saver
+            .begin_run(&p.config.thread_id, "")
+            .await
+            .map_err(|e| match e {
+                CheckpointError::ThreadBusy { thread_id } => GraphError::ThreadBusy {
+                    thread_id,
+                    checkpoint_ns: String::new(),
+                },
+                e => GraphError::Checkpoint(e),
+            })
+    }
+
     /// The lease on this run's thread and namespace (none without a saver).
     fn lease(&self) -> Result<Option<lease::ThreadLease>, GraphError> {
         self.persistence
@@ -554,10 +584,9 @@ impl<S: State> Run<S> {
     /// `bulk_update_state`: each superstep is a list of `(values, as_node)` applied
     /// together and stored as one checkpoint (§7.3).
     pub(crate) async fn bulk_update_state(
-        mut self,
+        self,
         supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
-        let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
         if supersteps.is_empty() {
             return Err(GraphError::InvalidConfig(
                 "No supersteps provided".to_owned(),
@@ -567,6 +596,17 @@ impl<S: State> Run<S> {
             return Err(GraphError::InvalidConfig("No updates provided".to_owned()));
         }
         let _lease = self.lease()?;
+        let guard = self.begin_run().await?;
+        let result = self.bulk_update_steps(supersteps).await;
+        guard.release().await;
+        result
+    }
+
+    async fn bulk_update_steps(
+        mut self,
+        supersteps: Vec<Vec<NodeUpdate<S>>>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
         let mut loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
         for updates in supersteps {

@@ -1,0 +1,60 @@
+//! [`RunGuard`]: what a checkpointer holds while a run writes a thread (see
+//! [`Checkpointer::begin_run`](super::Checkpointer::begin_run)).
+
+use futures::future::BoxFuture;
+use std::fmt;
+use std::future::Future;
+
+type Release = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+
+/// Held by the engine from the start of a run of a thread until the run ends; from
+/// [`Checkpointer::begin_run`](super::Checkpointer::begin_run).
+///
+/// When the run ends (with a result or an error), the engine awaits
+/// [`release`](Self::release) before it returns to its caller, so a run started
+/// right after finds the thread free. A run that is cancelled (its future dropped)
+/// drops the guard without releasing it: whatever the guard owns is dropped, and
+/// must release the thread then (a PostgreSQL guard closes its connection, which
+/// ends the server session and its advisory lock).
+#[must_use = "a guard released at once protects nothing"]
+pub struct RunGuard {
+    release: Option<Release>,
+}
+
+impl RunGuard {
+    /// A guard that holds nothing (the default of savers without a lock).
+    pub fn none() -> Self {
+        RunGuard { release: None }
+    }
+
+    /// A guard that runs `release` when the run ends.
+    pub fn new<F, Fut>(release: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        RunGuard {
+            release: Some(Box::new(move || Box::pin(release()))),
+        }
+    }
+
+    /// Whether the guard holds something.
+    pub fn is_held(&self) -> bool {
+        self.release.is_some()
+    }
+
+    /// Releases what the guard holds.
+    pub async fn release(mut self) {
+        if let Some(release) = self.release.take() {
+            release().await;
+        }
+    }
+}
+
+impl fmt::Debug for RunGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunGuard")
+            .field("held", &self.is_held())
+            .finish()
+    }
+}
