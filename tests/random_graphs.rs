@@ -1,5 +1,5 @@
-//! Property tests over random graphs (issue 7 §5): whatever the shape (DAGs, with
-//! or without a cycle back to the start), the timing
+//! Property tests over random graphs (issue 7 §5): whatever the shape (DAGs with
+//! plain and join edges, with or without a cycle back to the start), the timing
 //! of the tasks and where a failure happens, the final state is the same, and a
 //! failed run resumed from its checkpoint ends exactly like a run that never
 //! failed — every completed task's writes are there once, nothing is lost or
@@ -24,11 +24,15 @@ struct Trace {
     log: Vec<String>,
 }
 
-/// A random DAG: node `j > 0` has one or more predecessors among `0..j`; node 0
-/// follows START. Each node may also fan out `Send`s to a worker.
+/// A random DAG: node `j > 0` has predecessors among `0..j` (plain edges) and may
+/// wait for all of a set of them (a join edge, `add_edge([..], nj)`); every node
+/// has at least one of the two, so each runs. Node 0 follows START. Each node may
+/// also fan out `Send`s to a worker.
 #[derive(Debug, Clone)]
 struct Shape {
     preds: Vec<BTreeSet<usize>>,
+    /// The sources of node `j`'s join edge (none, or two or more).
+    joins: Vec<BTreeSet<usize>>,
     sends: Vec<u8>,
     /// How many times each node yields to the scheduler before it answers.
     yields: Vec<u8>,
@@ -41,16 +45,40 @@ fn shape() -> impl Strategy<Value = Shape> {
         let preds = (1..n)
             .map(|j| proptest::collection::btree_set(0..j, 1..=j.min(3)))
             .collect::<Vec<_>>();
+        // Node j >= 2 may join two or more of its predecessors, and then may
+        // have no plain edge at all.
+        let joins = (1..n)
+            .map(|j| {
+                if j < 2 {
+                    Just(BTreeSet::new()).boxed()
+                } else {
+                    prop_oneof![
+                        2 => Just(BTreeSet::new()),
+                        1 => proptest::collection::btree_set(0..j, 2..=j.min(4)),
+                    ]
+                    .boxed()
+                }
+            })
+            .collect::<Vec<_>>();
         (
             preds,
+            joins,
+            proptest::collection::vec(any::<bool>(), n),
             proptest::collection::vec(0u8..3, n),
             proptest::collection::vec(0u8..4, n),
             0usize..3,
         )
-            .prop_map(|(mut preds, sends, yields, loops)| {
+            .prop_map(|(mut preds, mut joins, join_only, sends, yields, loops)| {
                 preds.insert(0, BTreeSet::new());
+                joins.insert(0, BTreeSet::new());
+                for (j, only) in join_only.into_iter().enumerate() {
+                    if only && !joins[j].is_empty() {
+                        preds[j].clear();
+                    }
+                }
                 Shape {
                     preds,
+                    joins,
                     sends,
                     yields,
                     loops,
@@ -65,6 +93,8 @@ struct Faults {
     node: Option<usize>,
     fired: AtomicBool,
     calls: AtomicUsize,
+    /// Node executions that completed (returned their writes).
+    completed: AtomicUsize,
 }
 
 impl Faults {
@@ -97,6 +127,7 @@ fn build(shape: &Shape, faults: Arc<Faults>, saver: bool) -> CompiledGraph<Trace
                 if faults.trip(i) {
                     return Err(Injected);
                 }
+                faults.completed.fetch_add(1, Ordering::SeqCst);
                 let mut out =
                     NodeOutput::new().with_update(Trace::update().log(vec![format!("n{i}")]));
                 for k in 0..sends {
@@ -124,6 +155,12 @@ fn build(shape: &Shape, faults: Arc<Faults>, saver: bool) -> CompiledGraph<Trace
             graph = graph.add_edge(format!("n{i}"), format!("n{j}"));
         }
     }
+    for (j, sources) in shape.joins.iter().enumerate() {
+        if !sources.is_empty() {
+            let sources: Vec<String> = sources.iter().map(|i| format!("n{i}")).collect();
+            graph = graph.add_edge(sources, format!("n{j}"));
+        }
+    }
     if saver {
         graph.compile_with(InMemorySaver::new()).unwrap()
     } else {
@@ -145,12 +182,12 @@ proptest! {
     fn the_final_state_does_not_depend_on_timing_or_a_saver(shape in shape()) {
         let rt = runtime();
         let plain = build(&shape, Arc::default(), false);
-        let first = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new())).unwrap();
-        let second = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new())).unwrap();
+        let first = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
+        let second = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
         prop_assert_eq!(&first.log, &second.log);
         let saved = build(&shape, Arc::default(), true);
         let third = rt
-            .block_on(saved.invoke(Trace::update(), &RunConfig::thread("t")))
+            .block_on(saved.invoke(Trace::update(), &RunConfig::thread("t").recursion_limit(200)))
             .unwrap();
         prop_assert_eq!(&first.log, &third.log);
         // Every node ran at least once, in a DAG where each has a path from START.
@@ -166,13 +203,14 @@ proptest! {
         victim in any::<prop::sample::Index>(),
     ) {
         let rt = runtime();
-        let clean = build(&shape, Arc::default(), false);
-        let expected = rt.block_on(clean.invoke(Trace::update(), &RunConfig::new())).unwrap();
+        let clean_faults = Arc::new(Faults::default());
+        let clean = build(&shape, Arc::clone(&clean_faults), false);
+        let expected = rt.block_on(clean.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
 
         let victim = victim.index(shape.preds.len());
         let faults = Arc::new(Faults { node: Some(victim), ..Faults::default() });
         let app = build(&shape, Arc::clone(&faults), true);
-        let config = RunConfig::thread("t");
+        let config = RunConfig::thread("t").recursion_limit(200);
         let err = rt.block_on(app.invoke(Trace::update(), &config)).unwrap_err();
         let is_victim = matches!(&err, GraphError::NodeFailed { node, .. } if *node == format!("n{}", victim));
         prop_assert!(is_victim, "{}", err);
@@ -182,5 +220,11 @@ proptest! {
         let stored = rt.block_on(app.get_state(&config)).unwrap();
         prop_assert_eq!(&stored.values.log, &expected.log);
         prop_assert!(stored.next.is_empty());
+        // Every task that completed ran once: the failed run's completed tasks were
+        // restored on resume, not run again.
+        prop_assert_eq!(
+            faults.completed.load(Ordering::SeqCst),
+            clean_faults.completed.load(Ordering::SeqCst)
+        );
     }
 }
