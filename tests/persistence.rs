@@ -502,3 +502,104 @@ async fn the_checkpoints_and_tasks_modes_report_each_step() {
         ]
     );
 }
+
+/// A task that completes while its sibling still runs is stored at once, with its
+/// routing writes (`branch:to:…`), under durability `sync` and `async`: the
+/// sibling itself sees the rows in the saver before it returns. Under `exit`,
+/// nothing but the final checkpoint is stored.
+mod stored_as_they_complete {
+    use super::concat;
+    use stategraph::checkpoint::{CheckpointConfig, Checkpointer, InMemorySaver, ListOptions};
+    use stategraph::prelude::*;
+    use stategraph::Durability;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+    struct Log {
+        #[reducer(concat)]
+        log: Vec<String>,
+    }
+
+    /// `fast` and `slow` run in one step; `fast` routes to `after` with a
+    /// conditional edge. `slow` returns once the saver holds `fast`'s writes (when
+    /// `wait` is set; it gives up after 20 s and says so in the state).
+    fn graph(saver: Arc<dyn Checkpointer>, wait: bool) -> CompiledGraph<Log> {
+        let probe = Arc::clone(&saver);
+        StateGraph::<Log>::new()
+            .add_async_node_fn("fast", |_: Arc<Log>, _ctx: Context| async {
+                tokio::task::yield_now().await;
+                Log::update().log(vec!["fast".to_owned()])
+            })
+            .add_async_node_fn("slow", move |_: Arc<Log>, _ctx: Context| {
+                let probe = Arc::clone(&probe);
+                async move {
+                    tokio::task::yield_now().await;
+                    let mut seen = "slow".to_owned();
+                    if wait {
+                        seen = "slow: fast's writes never appeared".to_owned();
+                        for _ in 0..4000 {
+                            if fast_is_stored(&*probe).await {
+                                seen = "slow".to_owned();
+                                break;
+                            }
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                    }
+                    Log::update().log(vec![seen])
+                }
+            })
+            .add_node_fn("after", |_: &Log| {
+                Log::update().log(vec!["after".to_owned()])
+            })
+            .add_edge(START, "fast")
+            .add_edge(START, "slow")
+            .add_conditional_edges("fast", |_: &Log| "after")
+            .compile_with(saver)
+            .unwrap()
+    }
+
+    /// Whether the latest checkpoint of thread `t` has `fast`'s update and route
+    /// among its pending writes.
+    async fn fast_is_stored(saver: &dyn Checkpointer) -> bool {
+        let Ok(Some(tuple)) = saver.get_tuple(&CheckpointConfig::thread("t")).await else {
+            return false;
+        };
+        let has = |channel: &str, value: &str| {
+            tuple
+                .pending_writes
+                .iter()
+                .any(|w| w.channel == channel && w.value.as_str() == value)
+        };
+        has("log", r#"["fast"]"#) && has("branch:to:after", "null")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn under_sync_and_async_while_the_sibling_still_runs() {
+        for durability in [Durability::Sync, Durability::Async] {
+            let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
+            let app = graph(saver, true);
+            let config = RunConfig::thread("t").durability(durability);
+            let out = app.invoke(Log::update(), &config).await.unwrap();
+            assert_eq!(out.log, ["fast", "slow", "after"], "{durability:?}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn not_under_exit() {
+        let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
+        let app = graph(Arc::clone(&saver), false);
+        let config = RunConfig::thread("t").durability(Durability::Exit);
+        let out = app.invoke(Log::update(), &config).await.unwrap();
+        assert_eq!(out.log, ["fast", "slow", "after"]);
+        let stored = saver
+            .list(
+                Some(&CheckpointConfig::thread("t")),
+                &ListOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(stored.len(), 1, "only the final checkpoint");
+        assert!(stored.iter().all(|t| t.pending_writes.is_empty()));
+    }
+}
