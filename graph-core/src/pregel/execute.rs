@@ -297,6 +297,21 @@ impl<S: State> Run<S> {
         }
     }
 
+    /// [`store_early`](Self::store_early) for every task that has completed.
+    fn store_all_early(
+        &mut self,
+        tasks: &[Task<S>],
+        slots: &mut [Option<TaskResult<S>>],
+        keys: &[Option<u128>],
+        writer: &mut Option<EarlyWrites>,
+        late: &mut Option<GraphError>,
+    ) {
+        for (i, (task, slot)) in tasks.iter().zip(slots.iter_mut()).enumerate() {
+            self.cache_output(tasks, keys, i, slot);
+            self.store_early(task, slot, writer, late);
+        }
+    }
+
     /// What this step's tasks pass to the graphs they run nested.
     fn step_scope(&self) -> StepScope {
         StepScope {
@@ -468,14 +483,13 @@ impl<S: State> Run<S> {
             }
         }
 
-        if early && failure.is_none() && !pending.is_empty() {
-            // Tasks that completed at once are stored while the others run.
-            for i in 0..slots.len() {
-                self.cache_output(tasks, &cache_keys, i, &slots[i]);
-                self.store_early(&tasks[i], &mut slots[i], &mut writer, &mut late);
-            }
-        }
+        // Tasks that completed at once are stored while the others run (once
+        // those are running).
+        let completed_at_once = early && failure.is_none() && !pending.is_empty();
         if failure.is_none() && pending.len() == 1 {
+            if completed_at_once {
+                self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
+            }
             if let Some((i, fut)) = pending.pop() {
                 match ended(guarded(fut).await, pads.get(i)) {
                     Ok(r) => slots[i] = Some(r),
@@ -496,6 +510,9 @@ impl<S: State> Run<S> {
                 .zip(indices)
                 .map(|(h, i)| async move { (i, h.await) })
                 .collect();
+            if completed_at_once {
+                self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
+            }
             while let Some((i, joined)) = waiting.next().await {
                 let result = match joined {
                     Ok(r) => r,
