@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use stategraph::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
-    InMemorySaver,
+    InMemorySaver, SharedStr,
 };
 use stategraph::prelude::*;
 use stategraph::StateUpdate;
@@ -135,13 +135,19 @@ proptest! {
         let rt = runtime();
         let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
         let app = graph(Arc::clone(&saver));
+        let versions: BTreeMap<SharedStr, SharedStr> =
+            versions.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let seen = seen
+            .into_iter()
+            .map(|(node, m)| (node.into(), m.into_iter().map(|(k, v)| (k.into(), v.into())).collect()))
+            .collect();
         let checkpoint = Checkpoint {
             v: 4,
             id: "1f0c0000-0000-6000-8000-000000000001".into(),
             ts: "2026-11-30T00:00:00.000000+00:00".into(),
             channel_values: values
                 .iter()
-                .map(|(k, v)| (k.clone(), Blob::encode(v).unwrap()))
+                .map(|(k, v)| (k.into(), Blob::encode(v).unwrap()))
                 .collect(),
             channel_versions: versions.clone(),
             versions_seen: seen,
@@ -178,9 +184,9 @@ fn a_corrupt_field_is_a_checkpoint_error_naming_the_field() {
     let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
     let app = graph(Arc::clone(&saver));
     let mut values = BTreeMap::new();
-    values.insert("lines".to_owned(), Blob::encode(&42).unwrap());
+    values.insert("lines".into(), Blob::encode(&42).unwrap());
     let mut versions = BTreeMap::new();
-    versions.insert("lines".to_owned(), format!("{:032}.0.5", 1));
+    versions.insert("lines".into(), format!("{:032}.0.5", 1).into());
     let checkpoint = Checkpoint {
         v: 4,
         id: "1f0c0000-0000-6000-8000-000000000001".into(),

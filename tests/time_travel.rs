@@ -331,7 +331,7 @@ async fn update_checkpoints_record_no_updated_channels() {
     let run_end = saver.get_tuple(&latest).await.unwrap().unwrap();
     assert_eq!(
         run_end.checkpoint.updated_channels.as_deref(),
-        Some(&["value".to_owned()][..]),
+        Some(&["value".into()][..]),
         "a loop checkpoint lists what its step changed"
     );
     let updated = graph

@@ -110,7 +110,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
+    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard, SharedStr,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -341,10 +341,10 @@ impl Checkpointer for PostgresSaver {
         config: &'a CheckpointConfig,
         mut checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<String, ChannelVersion>,
+        new_versions: BTreeMap<SharedStr, ChannelVersion>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
-            let values: BTreeMap<String, Blob> = std::mem::take(&mut checkpoint.channel_values);
+            let values: BTreeMap<SharedStr, Blob> = std::mem::take(&mut checkpoint.channel_values);
             let (checkpoint, values, metadata, new_versions) =
                 (&checkpoint, &values, &metadata, &new_versions);
             with_retry(|| async {

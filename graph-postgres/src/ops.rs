@@ -11,7 +11,7 @@ use futures::{pin_mut, TryStreamExt};
 use graph_core::checkpoint::{
     metadata_matches, parse_timestamp, write_index, Blob, ChannelVersion, Checkpoint,
     CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions,
-    PendingWrite, Retention,
+    PendingWrite, Retention, SharedStr,
 };
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -126,10 +126,10 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
     for ((channel, type_), blob) in channels.into_iter().zip(types).zip(blobs) {
         match decode_value(type_.as_deref(), blob.as_deref()) {
             Ok(Some(value)) => {
-                checkpoint.channel_values.insert(channel, value);
+                checkpoint.channel_values.insert(channel.into(), value);
             }
             Ok(None) => {
-                checkpoint.channel_values.remove(&channel);
+                checkpoint.channel_values.remove(channel.as_str());
             }
             Err(e) => return Err(corrupt(format!("the value of channel `{channel}`"), e)),
         }
@@ -320,9 +320,9 @@ pub(crate) async fn put(
     client: &mut Client,
     config: &CheckpointConfig,
     checkpoint: &Checkpoint,
-    values: &BTreeMap<String, Blob>,
+    values: &BTreeMap<SharedStr, Blob>,
     metadata: &CheckpointMetadata,
-    new_versions: &BTreeMap<String, ChannelVersion>,
+    new_versions: &BTreeMap<SharedStr, ChannelVersion>,
 ) -> Result<(), PgError> {
     let context = || {
         format!(
@@ -350,7 +350,7 @@ pub(crate) async fn put(
     for (channel, version) in new_versions {
         channels.push(channel);
         versions.push(version);
-        match values.get(channel) {
+        match values.get(channel.as_str()) {
             Some(value) => {
                 types.push("json");
                 blobs.push(Some(value.as_str().as_bytes()));

@@ -5,16 +5,16 @@
 mod common;
 
 use graph_core::checkpoint::{
-    Blob, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    Checkpointer, Retention,
+    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSource, Checkpointer, Retention,
 };
 use graph_postgres::{PgError, PostgresSaver, SCHEMA_VERSION};
 use stategraph::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-fn version(n: u64) -> String {
-    format!("{n:032}.{:016}", 0.5)
+fn version(n: u64) -> ChannelVersion {
+    format!("{n:032}.{:016}", 0.5).into()
 }
 
 fn id(n: u64) -> String {
@@ -38,17 +38,14 @@ async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> Che
     for n in 1..=steps {
         let mut values = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
-        values.insert("count".to_owned(), Blob::encode(&n).expect("encode"));
-        new_versions.insert("count".to_owned(), version(n));
-        versions.insert("count".to_owned(), version(n));
+        values.insert("count".into(), Blob::encode(&n).expect("encode"));
+        new_versions.insert("count".into(), version(n));
+        versions.insert("count".into(), version(n));
         if n == 1 {
             let history: Vec<String> = (0..1000).map(|i| format!("message {i}")).collect();
-            values.insert(
-                "history".to_owned(),
-                Blob::encode(&history).expect("encode"),
-            );
-            new_versions.insert("history".to_owned(), version(n));
-            versions.insert("history".to_owned(), version(n));
+            values.insert("history".into(), Blob::encode(&history).expect("encode"));
+            new_versions.insert("history".into(), version(n));
+            versions.insert("history".into(), version(n));
         }
         let checkpoint = Checkpoint {
             v: 4,

@@ -7,6 +7,7 @@
 
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
+    SharedStr,
 };
 use graph_sqlite::SqliteSaver;
 use std::collections::BTreeMap;
@@ -28,7 +29,9 @@ async fn run(
     value_bytes: usize,
     changed_per_put: usize,
 ) -> Result<(Duration, Duration), Error> {
-    let names: Vec<String> = (0..fields).map(|f| format!("field_{f:03}")).collect();
+    let names: Vec<SharedStr> = (0..fields)
+        .map(|f| format!("field_{f:03}").into())
+        .collect();
     let value = |step: usize, f: usize| {
         let text = format!("step {step} field {f} ");
         let repeated = text.repeat(value_bytes / text.len() + 1);
@@ -39,7 +42,7 @@ async fn run(
     // The first checkpoint writes every field; it is not timed.
     let mut put_time = Duration::ZERO;
     for step in 0..=puts {
-        let version = format!("{:032}.{:016}", step + 1, 0.5);
+        let version = SharedStr::from(format!("{:032}.{:016}", step + 1, 0.5));
         let changed: Vec<usize> = if step == 0 {
             (0..fields).collect()
         } else {
@@ -53,7 +56,7 @@ async fn run(
             versions.insert(names[f].clone(), version.clone());
         }
         let mut seen = BTreeMap::new();
-        seen.insert("node".to_owned(), versions.clone());
+        seen.insert(SharedStr::from("node"), versions.clone());
         let checkpoint = Checkpoint {
             v: 4,
             id: format!("1f0e{step:04x}-0000-6000-8000-{step:012x}"),

@@ -12,7 +12,7 @@
 
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    Checkpointer, ListOptions,
+    Checkpointer, ListOptions, SharedStr,
 };
 use graph_sqlite::SqliteSaver;
 use serde_json::{json, Value};
@@ -48,7 +48,7 @@ async fn main() -> ExitCode {
 fn as_json(t: &CheckpointTuple) -> Result<Value, Error> {
     let mut values = serde_json::Map::new();
     for (k, b) in &t.checkpoint.channel_values {
-        values.insert(k.clone(), b.decode::<Value>()?);
+        values.insert(k.to_string(), b.decode::<Value>()?);
     }
     let mut writes = Vec::new();
     for w in &t.pending_writes {
@@ -78,7 +78,7 @@ fn as_json(t: &CheckpointTuple) -> Result<Value, Error> {
 struct Writer<'a> {
     saver: &'a SqliteSaver,
     config: CheckpointConfig,
-    versions: BTreeMap<String, String>,
+    versions: BTreeMap<SharedStr, SharedStr>,
     step: i64,
     next: u64,
 }
@@ -104,23 +104,23 @@ impl<'a> Writer<'a> {
         changes: &[(&str, Option<Value>)],
         mut metadata: CheckpointMetadata,
     ) -> Result<(), Error> {
-        let version = format!("{:032}.{:016}", self.next, 0.4_f64);
+        let version = SharedStr::from(format!("{:032}.{:016}", self.next, 0.4_f64));
         self.next += 1;
         let mut values = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
         for (channel, value) in changes {
-            self.versions.insert((*channel).to_owned(), version.clone());
-            new_versions.insert((*channel).to_owned(), version.clone());
+            self.versions.insert((*channel).into(), version.clone());
+            new_versions.insert((*channel).into(), version.clone());
             if let Some(value) = value {
-                values.insert((*channel).to_owned(), Blob::encode(value)?);
+                values.insert((*channel).into(), Blob::encode(value)?);
             }
         }
         metadata.step = self.step;
         self.step += 1;
         let mut versions_seen = BTreeMap::new();
-        versions_seen.insert("__input__".to_owned(), BTreeMap::new());
-        versions_seen.insert("agent".to_owned(), self.versions.clone());
-        let mut updated: Vec<String> = changes.iter().map(|(c, _)| (*c).to_owned()).collect();
+        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
+        versions_seen.insert(SharedStr::from("agent"), self.versions.clone());
+        let mut updated: Vec<SharedStr> = changes.iter().map(|(c, _)| (*c).into()).collect();
         updated.sort();
         let checkpoint = Checkpoint {
             v: 4,

@@ -89,7 +89,7 @@ mod worker;
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention,
+    CheckpointTuple, Checkpointer, ListOptions, Retention, SharedStr,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -204,7 +204,7 @@ impl Checkpointer for SqliteSaver {
         config: &'a CheckpointConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<String, ChannelVersion>,
+        new_versions: BTreeMap<SharedStr, ChannelVersion>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         let config = config.clone();
         Box::pin(

@@ -5,7 +5,7 @@ use crate::{storage, storage_msg};
 use graph_core::checkpoint::{
     metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
-    SPECIAL_WRITES,
+    SharedStr, SPECIAL_WRITES,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -169,7 +169,7 @@ fn checkpoint_from_json(mut value: Value) -> Result<Checkpoint, CheckpointDecode
     for (channel, v) in values {
         match Blob::encode(&v) {
             Ok(blob) => {
-                checkpoint.channel_values.insert(channel, blob);
+                checkpoint.channel_values.insert(channel.into(), blob);
             }
             Err(e) => return Err(CheckpointDecodeError::Channel(channel, Box::new(e))),
         }
@@ -232,13 +232,13 @@ fn load(
             let channel: String = blob_row.get(0).map_err(|e| storage(context(), e))?;
             let type_: Option<String> = blob_row.get(1).map_err(|e| storage(context(), e))?;
             if type_.as_deref() == Some("empty") {
-                checkpoint.channel_values.remove(&channel);
+                checkpoint.channel_values.remove(channel.as_str());
                 continue;
             }
             let raw = blob_row.get_ref(2).map_err(|e| storage(context(), e))?;
             let blob = typed_to_blob(type_.as_deref(), Stored::from(raw))
                 .map_err(|e| row.corrupt(format!("the value of channel `{channel}`"), e))?;
-            checkpoint.channel_values.insert(channel, blob);
+            checkpoint.channel_values.insert(channel.into(), blob);
         }
     }
     let pending_writes = load_writes(conn, &row)?;
@@ -434,7 +434,7 @@ pub(crate) fn put(
     config: &CheckpointConfig,
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
-    new_versions: &BTreeMap<String, ChannelVersion>,
+    new_versions: &BTreeMap<SharedStr, ChannelVersion>,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let context = || {
         format!(
@@ -465,7 +465,7 @@ pub(crate) fn put(
             )
             .map_err(|e| storage(context(), e))?;
         for (channel, version) in new_versions {
-            let (type_, blob) = match values.get(channel) {
+            let (type_, blob) = match values.get(channel.as_str()) {
                 Some(blob) => ("json", Some(blob.as_str())),
                 None => ("empty", None),
             };
@@ -473,8 +473,8 @@ pub(crate) fn put(
                 .execute(params![
                     config.thread_id,
                     config.checkpoint_ns,
-                    channel,
-                    version,
+                    channel.as_str(),
+                    version.as_str(),
                     type_,
                     blob
                 ])

@@ -48,7 +48,7 @@ fn as_json(t: &CheckpointTuple) -> Value {
         .iter()
         .map(|(k, b)| {
             (
-                k.clone(),
+                k.to_string(),
                 b.decode::<Value>().expect("a value read back is JSON"),
             )
         })
@@ -171,7 +171,7 @@ async fn the_latest_checkpoint_holds_the_final_state() {
         let got = latest
             .checkpoint
             .channel_values
-            .get(key)
+            .get(key.as_str())
             .map(|b| b.decode::<Value>().expect("json"));
         assert_eq!(got.as_ref(), Some(value), "final value of `{key}`");
     }

@@ -3,8 +3,8 @@
 //! concurrency, and the O(changed channels) storage layout.
 
 use graph_core::checkpoint::{
-    Blob, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    Checkpointer, ListOptions,
+    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointSource, Checkpointer, ListOptions,
 };
 use graph_sqlite::SqliteSaver;
 use serde_json::{json, Value};
@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-fn version(n: u64) -> String {
-    format!("{n:032}.{:016}", 0.5)
+fn version(n: u64) -> ChannelVersion {
+    format!("{n:032}.{:016}", 0.5).into()
 }
 
 fn id(n: u64) -> String {
@@ -37,16 +37,16 @@ async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> Che
     for n in 1..=steps {
         let mut values = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
-        values.insert("count".to_owned(), Blob::encode(&n).expect("encode"));
-        new_versions.insert("count".to_owned(), version(n));
-        versions.insert("count".to_owned(), version(n));
+        values.insert("count".into(), Blob::encode(&n).expect("encode"));
+        new_versions.insert("count".into(), version(n));
+        versions.insert("count".into(), version(n));
         if n == 1 {
             values.insert(
-                "history".to_owned(),
+                "history".into(),
                 Blob::encode(&json!(["a", "b"])).expect("encode"),
             );
-            new_versions.insert("history".to_owned(), version(n));
-            versions.insert("history".to_owned(), version(n));
+            new_versions.insert("history".into(), version(n));
+            versions.insert("history".into(), version(n));
         }
         let checkpoint = Checkpoint {
             v: 4,
@@ -389,13 +389,13 @@ async fn an_unchanged_value_is_stored_once() {
         let mut values = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
         if n == 1 {
-            values.insert("history".to_owned(), Blob::encode(&big).expect("encode"));
-            new_versions.insert("history".to_owned(), version(1));
-            versions.insert("history".to_owned(), version(1));
+            values.insert("history".into(), Blob::encode(&big).expect("encode"));
+            new_versions.insert("history".into(), version(1));
+            versions.insert("history".into(), version(1));
         }
-        values.insert("count".to_owned(), Blob::encode(&n).expect("encode"));
-        new_versions.insert("count".to_owned(), version(n));
-        versions.insert("count".to_owned(), version(n));
+        values.insert("count".into(), Blob::encode(&n).expect("encode"));
+        new_versions.insert("count".into(), version(n));
+        versions.insert("count".into(), version(n));
         let checkpoint = Checkpoint {
             v: 4,
             id: id(n),
@@ -482,7 +482,7 @@ async fn the_view_shows_what_get_tuple_returns() {
             .checkpoint
             .channel_values
             .iter()
-            .map(|(k, b)| (k.clone(), b.decode().expect("json")))
+            .map(|(k, b)| (k.to_string(), b.decode().expect("json")))
             .collect();
         assert_eq!(
             viewed["channel_values"],

@@ -22,6 +22,7 @@
 use super::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, PendingWrite, Retention,
+    SharedStr,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -74,7 +75,7 @@ fn next_id() -> String {
 
 /// LangGraph's `"{n:032}.{random:016}"` channel version.
 fn version(n: u64) -> ChannelVersion {
-    format!("{n:032}.{:016}", 0.25)
+    format!("{n:032}.{:016}", 0.25).into()
 }
 
 fn blob(value: Value) -> Blob {
@@ -108,8 +109,8 @@ fn loop_meta(step: i64) -> CheckpointMetadata {
 struct ThreadWriter<'a> {
     saver: &'a dyn Checkpointer,
     config: CheckpointConfig,
-    values: BTreeMap<String, Blob>,
-    versions: BTreeMap<String, ChannelVersion>,
+    values: BTreeMap<SharedStr, Blob>,
+    versions: BTreeMap<SharedStr, ChannelVersion>,
     next_version: u64,
 }
 
@@ -150,13 +151,14 @@ impl<'a> ThreadWriter<'a> {
         let mut new_versions = BTreeMap::new();
         let mut changed_values = BTreeMap::new();
         for (channel, value) in changes {
-            self.versions.insert((*channel).to_owned(), v.clone());
-            new_versions.insert((*channel).to_owned(), v.clone());
+            let name = SharedStr::from(*channel);
+            self.versions.insert(name.clone(), v.clone());
+            new_versions.insert(name.clone(), v.clone());
             match value {
                 Some(value) => {
                     let b = blob(value.clone());
-                    self.values.insert((*channel).to_owned(), b.clone());
-                    changed_values.insert((*channel).to_owned(), b);
+                    self.values.insert(name.clone(), b.clone());
+                    changed_values.insert(name, b);
                 }
                 None => {
                     self.values.remove(*channel);
@@ -164,9 +166,9 @@ impl<'a> ThreadWriter<'a> {
             }
         }
         let mut versions_seen = BTreeMap::new();
-        versions_seen.insert("__input__".to_owned(), BTreeMap::new());
-        versions_seen.insert("node".to_owned(), self.versions.clone());
-        let mut updated: Vec<String> = changes.iter().map(|(c, _)| (*c).to_owned()).collect();
+        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
+        versions_seen.insert(SharedStr::from("node"), self.versions.clone());
+        let mut updated: Vec<SharedStr> = changes.iter().map(|(c, _)| (*c).into()).collect();
         updated.sort();
         let sent = Checkpoint {
             v: 4,

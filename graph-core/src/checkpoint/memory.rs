@@ -3,11 +3,13 @@
 use super::{
     metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
-    Retention, SPECIAL_WRITES,
+    Retention, SharedStr, SPECIAL_WRITES,
 };
 use futures::future::BoxFuture;
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 
 /// A checkpoint as stored: values live in the blob table, keyed by version.
 #[derive(Clone)]
@@ -26,12 +28,66 @@ struct WriteRow {
     value: Blob,
 }
 
+/// The key of a stored value: thread, namespace, channel, version. Thread and
+/// namespace are shared by the keys of one put.
+#[derive(PartialEq, Eq)]
+struct BlobKey {
+    thread: Arc<str>,
+    ns: Arc<str>,
+    channel: SharedStr,
+    version: ChannelVersion,
+}
+
+/// A blob key as four borrowed strings: the map is read without building a key.
+trait KeyView {
+    fn parts(&self) -> (&str, &str, &str, &str);
+}
+
+impl KeyView for BlobKey {
+    fn parts(&self) -> (&str, &str, &str, &str) {
+        (&self.thread, &self.ns, &self.channel, &self.version)
+    }
+}
+
+impl KeyView for (&str, &str, &str, &str) {
+    fn parts(&self) -> (&str, &str, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn KeyView + 'a> for BlobKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
+
+impl Hash for dyn KeyView + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+impl PartialEq for dyn KeyView + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyView + '_ {}
+
+impl Hash for BlobKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // As its `dyn KeyView` view hashes (required by `Borrow`).
+        self.parts().hash(state);
+    }
+}
+
 #[derive(Default)]
 struct Store {
     /// thread → namespace → checkpoint id → checkpoint (ids sort by creation).
     checkpoints: BTreeMap<String, BTreeMap<String, BTreeMap<String, Stored>>>,
     /// (thread, namespace, channel, version) → value (`None`: the channel was empty).
-    blobs: HashMap<(String, String, String, ChannelVersion), Option<Blob>>,
+    blobs: HashMap<BlobKey, Option<Blob>>,
     /// (thread, namespace, checkpoint id) → writes in insertion order.
     writes: HashMap<(String, String, String), Vec<WriteRow>>,
 }
@@ -72,13 +128,8 @@ impl Store {
     fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
         let mut checkpoint = stored.checkpoint.clone();
         for (channel, version) in &checkpoint.channel_versions {
-            let key = (
-                thread.to_owned(),
-                ns.to_owned(),
-                channel.clone(),
-                version.clone(),
-            );
-            if let Some(Some(blob)) = self.blobs.get(&key) {
+            let key = (thread, ns, channel.as_str(), version.as_str());
+            if let Some(Some(blob)) = self.blobs.get(&key as &dyn KeyView) {
                 checkpoint
                     .channel_values
                     .insert(channel.clone(), blob.clone());
@@ -183,18 +234,24 @@ impl Checkpointer for InMemorySaver {
         config: &'a CheckpointConfig,
         mut checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<String, ChannelVersion>,
+        new_versions: BTreeMap<SharedStr, ChannelVersion>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
             let mut store = self.lock();
             let thread = &config.thread_id;
             let ns = &config.checkpoint_ns;
-            let values = std::mem::take(&mut checkpoint.channel_values);
+            let mut values = std::mem::take(&mut checkpoint.channel_values);
+            let (shared_thread, shared_ns): (Arc<str>, Arc<str>) =
+                (Arc::from(thread.as_str()), Arc::from(ns.as_str()));
             for (channel, version) in new_versions {
-                let blob = values.get(&channel).cloned();
-                store
-                    .blobs
-                    .insert((thread.clone(), ns.clone(), channel, version), blob);
+                let blob = values.remove(&channel);
+                let key = BlobKey {
+                    thread: Arc::clone(&shared_thread),
+                    ns: Arc::clone(&shared_ns),
+                    channel,
+                    version,
+                };
+                store.blobs.insert(key, blob);
             }
             let id = checkpoint.id.clone();
             store
@@ -264,7 +321,7 @@ impl Checkpointer for InMemorySaver {
         Box::pin(async move {
             let mut store = self.lock();
             store.checkpoints.remove(thread_id);
-            store.blobs.retain(|(t, ..), _| t != thread_id);
+            store.blobs.retain(|key, _| &*key.thread != thread_id);
             store.writes.retain(|(t, ..), _| t != thread_id);
             Ok(())
         })
@@ -316,8 +373,9 @@ impl Checkpointer for InMemorySaver {
                     })
                 })
                 .collect();
-            store.blobs.retain(|(t, ns, c, v), _| {
-                t != thread_id || referenced.contains(&(ns.as_str(), c.as_str(), v.as_str()))
+            store.blobs.retain(|key, _| {
+                &*key.thread != thread_id
+                    || referenced.contains(&(&*key.ns, key.channel.as_str(), key.version.as_str()))
             });
             Ok(doomed.len() as u64)
         })

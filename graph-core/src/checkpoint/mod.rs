@@ -83,7 +83,139 @@ impl<'de> Deserialize<'de> for Blob {
 }
 
 /// A channel version: LangGraph's `"{n:032}.{random:016}"` string.
-pub type ChannelVersion = String;
+pub type ChannelVersion = SharedStr;
+
+/// Text shared by reference: the channel and node names and the versions of a
+/// [`Checkpoint`]. A checkpoint repeats the same few names and versions in its
+/// maps, and every checkpoint of a run repeats them again; cloning one is a
+/// reference-count increment, not an allocation. Serialised as a plain string.
+///
+/// ```
+/// use stategraph::checkpoint::SharedStr;
+/// use std::collections::BTreeMap;
+///
+/// let mut versions: BTreeMap<SharedStr, SharedStr> = BTreeMap::new();
+/// versions.insert("messages".into(), "00000000000000000000000000000001.0.5".into());
+/// assert_eq!(&*versions["messages"], "00000000000000000000000000000001.0.5");
+/// assert!(versions.contains_key("messages"));
+/// ```
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for SharedStr {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(s: &str) -> Self {
+        SharedStr(Arc::from(s))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(s: String) -> Self {
+        SharedStr(Arc::from(s))
+    }
+}
+
+impl From<&String> for SharedStr {
+    fn from(s: &String) -> Self {
+        SharedStr(Arc::from(s.as_str()))
+    }
+}
+
+impl From<Arc<str>> for SharedStr {
+    fn from(s: Arc<str>) -> Self {
+        SharedStr(s)
+    }
+}
+
+impl From<&Arc<str>> for SharedStr {
+    fn from(s: &Arc<str>) -> Self {
+        SharedStr(Arc::clone(s))
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(s: SharedStr) -> Self {
+        s.0.to_string()
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedStr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = SharedStr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SharedStr, E> {
+                Ok(SharedStr::from(v))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
 
 /// Where a checkpoint lives: thread, namespace and (optionally) its id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -127,14 +259,14 @@ pub struct Checkpoint {
     /// ISO-8601 creation time.
     pub ts: String,
     /// Serialised values of the channels that have one.
-    pub channel_values: BTreeMap<String, Blob>,
+    pub channel_values: BTreeMap<SharedStr, Blob>,
     /// The version of each channel that has been written.
-    pub channel_versions: BTreeMap<String, ChannelVersion>,
+    pub channel_versions: BTreeMap<SharedStr, ChannelVersion>,
     /// Per node, the versions of its triggers it last ran on.
-    pub versions_seen: BTreeMap<String, BTreeMap<String, ChannelVersion>>,
+    pub versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>,
     /// Channels changed (and available) by the step that produced this checkpoint.
     #[serde(default)]
-    pub updated_channels: Option<Vec<String>>,
+    pub updated_channels: Option<Vec<SharedStr>>,
 }
 
 /// Why a checkpoint was written.
@@ -430,7 +562,7 @@ pub trait Checkpointer: Send + Sync + 'static {
         config: &'a CheckpointConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<String, ChannelVersion>,
+        new_versions: BTreeMap<SharedStr, ChannelVersion>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
 
     /// Stores writes of task `task_id` against checkpoint `config.checkpoint_id`.

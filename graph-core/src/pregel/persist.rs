@@ -8,7 +8,7 @@ use super::Run;
 use crate::channels::Channel;
 use crate::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    PendingWrite,
+    PendingWrite, SharedStr,
 };
 use crate::error::GraphError;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
@@ -85,12 +85,12 @@ impl<S: State> Run<S> {
     /// with this run's random fraction (distinct runs never collide on a blob key).
     pub(crate) fn version_text(&self, c: usize, n: u64) -> ChannelVersion {
         match &self.restored_versions[c] {
-            Some((v, text)) if *v == n => text.to_string(),
+            Some((v, text)) if *v == n => SharedStr::from(text),
             _ => {
                 let mut text = String::with_capacity(32 + self.version_salt.len());
                 super::ids::push_digits(&mut text, n, 32);
                 text.push_str(&self.version_salt);
-                text
+                SharedStr::from(text)
             }
         }
     }
@@ -102,19 +102,22 @@ impl<S: State> Run<S> {
         &self,
         id: String,
         updated: Option<&FieldSet>,
-    ) -> Result<(Checkpoint, BTreeMap<String, ChannelVersion>), GraphError> {
+    ) -> Result<(Checkpoint, BTreeMap<SharedStr, ChannelVersion>), GraphError> {
         let graph = &self.graph;
         let mut channel_versions = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
         let mut changed_fields = FieldSet::default();
         let mut changed_control: Vec<usize> = Vec::new();
+        // Each channel's current version text, made once and shared by the maps.
+        let mut current: Vec<Option<SharedStr>> = vec![None; graph.num_channels()];
         for c in 0..graph.num_channels() {
             let v = self.versions[c];
             if v == 0 {
                 continue;
             }
-            let name = graph.channel_names[c].to_string();
+            let name = SharedStr::from(&graph.channel_names[c]);
             let text = self.version_text(c, v);
+            current[c] = Some(text.clone());
             if self.saved_versions.get(c).copied() != Some(v) {
                 new_versions.insert(name.clone(), text.clone());
                 if c < graph.num_fields() {
@@ -142,35 +145,43 @@ impl<S: State> Run<S> {
             }
         }
 
-        let mut versions_seen: BTreeMap<String, BTreeMap<String, ChannelVersion>> = BTreeMap::new();
-        versions_seen.insert("__input__".to_owned(), BTreeMap::new());
+        // A version seen is usually the channel's current one: shared, not rebuilt.
+        let seen_text = |c: usize, v: u64| match &current[c] {
+            Some(text) if self.versions[c] == v => text.clone(),
+            _ => self.version_text(c, v),
+        };
+        let mut versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> =
+            BTreeMap::new();
+        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
         for (node, seen) in self.seen.iter().enumerate() {
             let Some(seen) = seen else { continue };
             let spec = &graph.nodes[node];
-            let entry = versions_seen.entry(spec.name.to_string()).or_default();
+            let entry = versions_seen
+                .entry(SharedStr::from(&spec.name))
+                .or_default();
             for (i, &c) in spec.triggers.iter().enumerate() {
                 if seen[i] > 0 {
                     entry.insert(
-                        graph.channel_names[c].to_string(),
-                        self.version_text(c, seen[i]),
+                        SharedStr::from(&graph.channel_names[c]),
+                        seen_text(c, seen[i]),
                     );
                 }
             }
         }
 
         if self.interrupt_seen.iter().any(|&v| v > 0) {
-            let entry = versions_seen.entry(INTERRUPT.to_owned()).or_default();
+            let entry = versions_seen.entry(SharedStr::from(INTERRUPT)).or_default();
             for (c, &v) in self.interrupt_seen.iter().enumerate() {
                 if v > 0 {
-                    entry.insert(graph.channel_names[c].to_string(), self.version_text(c, v));
+                    entry.insert(SharedStr::from(&graph.channel_names[c]), seen_text(c, v));
                 }
             }
         }
 
         let updated_channels = updated.map(|u| {
-            let mut names: Vec<String> = u
+            let mut names: Vec<SharedStr> = u
                 .iter()
-                .map(|c| graph.channel_names[c].to_string())
+                .map(|c| SharedStr::from(&graph.channel_names[c]))
                 .collect();
             names.sort();
             names
@@ -180,7 +191,10 @@ impl<S: State> Run<S> {
                 v: 4,
                 id,
                 ts: super::ids::now_iso8601(),
-                channel_values: values.into_iter().collect(),
+                channel_values: values
+                    .into_iter()
+                    .map(|(name, blob)| (SharedStr::from(name), blob))
+                    .collect(),
                 channel_versions,
                 versions_seen,
                 updated_channels,
