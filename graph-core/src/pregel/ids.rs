@@ -94,8 +94,12 @@ pub(crate) fn push_digits(out: &mut String, mut n: u64, width: usize) {
             break;
         }
     }
-    for _ in len..width {
-        out.push('0');
+    const ZEROS: &str = "0000000000000000";
+    let mut pad = width.saturating_sub(len);
+    while pad > 0 {
+        let k = pad.min(ZEROS.len());
+        out.push_str(&ZEROS[..k]);
+        pad -= k;
     }
     out.extend(buf[..len].iter().rev().map(|&d| char::from(d)));
 }
