@@ -288,3 +288,18 @@ pub(crate) fn storage_msg(context: impl Into<String>) -> CheckpointError {
         source: None,
     }))
 }
+
+/// Entry points of the cargo-fuzz targets in `fuzz/` (compiled with `--cfg fuzzing`
+/// only: not part of the API).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Decodes a stored `(type, bytes)` pair as reading a row does.
+    pub fn decode_stored(
+        type_: Option<&str>,
+        bytes: &[u8],
+    ) -> Result<graph_core::checkpoint::Blob, String> {
+        crate::decode::typed_to_blob(type_, crate::decode::Stored::Bytes(bytes))
+            .map_err(|e| e.to_string())
+    }
+}
