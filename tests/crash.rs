@@ -167,16 +167,22 @@ fn delays(seed: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
-#[tokio::test]
-async fn killed_at_random_points_again_and_again_every_step_runs_once() {
-    let seed = std::env::var("STATEGRAPH_CRASH_SEED")
+/// The seed of a random-kill test: `STATEGRAPH_CRASH_SEED` to replay a failure,
+/// else the clock.
+fn crash_seed() -> u64 {
+    std::env::var("STATEGRAPH_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(7, |d| d.as_nanos() as u64)
-        });
+        })
+}
+
+#[tokio::test]
+async fn killed_at_random_points_again_and_again_every_step_runs_once() {
+    let seed = crash_seed();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     let mut kills = 0;
@@ -363,14 +369,7 @@ fn log_lines(log: &std::path::Path) -> Vec<String> {
 /// uninterrupted run does.
 #[tokio::test]
 async fn a_kill_between_parallel_tasks_reruns_none_that_completed() {
-    let seed = std::env::var("STATEGRAPH_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(11, |d| d.as_nanos() as u64)
-        });
+    let seed = crash_seed();
     let dir = tempfile::tempdir().unwrap();
     let (db, log) = (dir.path().join("parallel.db"), dir.path().join("runs.log"));
     let mut kills = 0;
