@@ -110,14 +110,14 @@ impl<S: State> Run<S> {
         let mut changed_control: Vec<usize> = Vec::new();
         // Each channel's current version text, made once and shared by the maps.
         let mut current: Vec<Option<SharedStr>> = vec![None; graph.num_channels()];
-        for c in 0..graph.num_channels() {
+        for (c, slot) in current.iter_mut().enumerate() {
             let v = self.versions[c];
             if v == 0 {
                 continue;
             }
             let name = SharedStr::from(&graph.channel_names[c]);
             let text = self.version_text(c, v);
-            current[c] = Some(text.clone());
+            *slot = Some(text.clone());
             if self.saved_versions.get(c).copied() != Some(v) {
                 new_versions.insert(name.clone(), text.clone());
                 if c < graph.num_fields() {
