@@ -289,9 +289,7 @@ pub(crate) fn storage_msg(context: impl Into<String>) -> CheckpointError {
     }))
 }
 
-/// Entry points of the cargo-fuzz targets in `fuzz/` (compiled with `--cfg fuzzing`
-/// only: not part of the API).
-#[cfg(fuzzing)]
+/// Entry points of the cargo-fuzz targets in `fuzz/`; not part of the API.
 #[doc(hidden)]
 pub mod fuzzing {
     /// Decodes a stored `(type, bytes)` pair as reading a row does.
