@@ -1,11 +1,12 @@
 //! The JSON writer behind [`Blob::encode`](super::Blob::encode): the same bytes as
 //! `serde_json::to_string` (compact form, same escapes, same number formatting, raw
-//! values written verbatim), with strings scanned eight bytes at a time.
+//! values written verbatim), with strings scanned 32 bytes at a time.
 //!
 //! A checkpoint of a large state is mostly string contents (messages, documents),
 //! and `serde_json` tests every byte of a string against its escape table; here a
-//! run of bytes that needs no escape costs a few word operations per eight bytes and
-//! one copy. Numbers are formatted by `serde_json` itself, so they cannot differ.
+//! run of bytes that needs no escape costs a few vector compares per 32 bytes (a
+//! few word operations per eight for short strings) and one copy. Numbers are
+//! formatted by `serde_json` itself, so they cannot differ.
 
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::Error;
@@ -21,8 +22,12 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
         out: Vec::with_capacity(64),
     };
     value.serialize(&mut writer)?;
-    // Only `&str` contents, ASCII and `serde_json`'s own output were written.
-    String::from_utf8(writer.out).map_err(<Error as ser::Error>::custom)
+    // SAFETY: `Writer` only ever appends whole `&str` contents, slices of them cut
+    // at ASCII bytes (char boundaries), ASCII punctuation, escapes and digits, and
+    // `serde_json`'s own output (which is UTF-8): the bytes are valid UTF-8. This
+    // is what `serde_json::to_string` does too; checking megabytes again would cost
+    // as much as scanning them for escapes.
+    Ok(unsafe { String::from_utf8_unchecked(writer.out) })
 }
 
 struct Writer {
@@ -52,34 +57,52 @@ fn word(chunk: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Whether a string's bytes need any escape: a word at a time, the tail padded
-/// with spaces.
+/// The bytes of `word` that are a control character, `"` or `\`: the lowest set
+/// high bit marks the first such byte exactly (higher marks may be borrows).
 #[inline]
-fn has_escape(bytes: &[u8]) -> bool {
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        if needs_escape(word(chunk)) {
-            return true;
-        }
-    }
-    let tail = chunks.remainder();
-    if tail.is_empty() {
-        return false;
-    }
-    let mut padded = [b' '; 8];
-    padded[..tail.len()].copy_from_slice(tail);
-    needs_escape(u64::from_le_bytes(padded))
-}
-
-/// Whether any byte of `word` is a control character, `"` or `\`.
-#[inline]
-fn needs_escape(word: u64) -> bool {
+fn escapes_in(word: u64) -> u64 {
     let control = word.wrapping_sub(ONES * 0x20) & !word;
     let quote = word ^ (ONES * u64::from(b'"'));
     let quote = quote.wrapping_sub(ONES) & !quote;
     let backslash = word ^ (ONES * u64::from(b'\\'));
     let backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (control | quote | backslash) & HIGH != 0
+    (control | quote | backslash) & HIGH
+}
+
+/// Bytes scanned per step of a long string: two SSE2 registers' worth, which
+/// [`dirty`] compiles to a few vector compares.
+const CHUNK: usize = 32;
+
+/// Whether any byte of a chunk needs an escape (no early exit, so it vectorises).
+#[inline(always)]
+fn dirty(chunk: &[u8]) -> bool {
+    chunk.iter().fold(0u8, |acc, &b| {
+        acc | u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\')
+    }) != 0
+}
+
+/// The position of the first byte at or after `from` that needs an escape: whole
+/// chunks of a long string, then words of eight, then the tail padded with spaces.
+#[inline]
+fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while let Some(chunk) = bytes.get(from..from + CHUNK) {
+        if dirty(chunk) {
+            break;
+        }
+        from += CHUNK;
+    }
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let marks = escapes_in(word(chunk));
+        if marks != 0 {
+            return Some(from + marks.trailing_zeros() as usize / 8);
+        }
+        from += 8;
+    }
+    let tail = bytes.get(from..).filter(|t| !t.is_empty())?;
+    let mut padded = [b' '; 8];
+    padded[..tail.len()].copy_from_slice(tail);
+    let marks = escapes_in(u64::from_le_bytes(padded));
+    (marks != 0).then(|| from + marks.trailing_zeros() as usize / 8)
 }
 
 impl Writer {
@@ -93,60 +116,48 @@ impl Writer {
         let bytes = s.as_bytes();
         self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
-        if has_escape(bytes) {
-            self.escaped(bytes);
-        } else {
-            self.out.extend_from_slice(bytes);
+        match next_escape(bytes, 0) {
+            None => self.out.extend_from_slice(bytes),
+            Some(first) => self.escaped(bytes, first),
         }
         self.out.push(b'"');
     }
 
-    /// The contents of a string that has something to escape: clean words are
-    /// copied whole, the others byte by byte.
+    /// The contents of a string that has something to escape, from its first such
+    /// byte at `at`: the runs between escapes are copied whole.
     #[cold]
-    fn escaped(&mut self, bytes: &[u8]) {
+    fn escaped(&mut self, bytes: &[u8], mut at: usize) {
         let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            if let Some(chunk) = bytes.get(i..i + 8) {
-                if !needs_escape(word(chunk)) {
-                    i += 8;
-                    continue;
-                }
+        loop {
+            self.out.extend_from_slice(&bytes[start..at]);
+            let byte = bytes[at];
+            let escape: &[u8] = match byte {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                0x08 => b"\\b",
+                0x0C => b"\\f",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                _ => b"",
+            };
+            if escape.is_empty() {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xF)],
+                ]);
+            } else {
+                self.out.extend_from_slice(escape);
             }
-            let end = (i + 8).min(bytes.len());
-            while i < end {
-                let byte = bytes[i];
-                let escape: &[u8] = match byte {
-                    b'"' => b"\\\"",
-                    b'\\' => b"\\\\",
-                    0x08 => b"\\b",
-                    0x0C => b"\\f",
-                    b'\n' => b"\\n",
-                    b'\r' => b"\\r",
-                    b'\t' => b"\\t",
-                    0x00..=0x1F => &[],
-                    _ => {
-                        i += 1;
-                        continue;
-                    }
-                };
-                self.out.extend_from_slice(&bytes[start..i]);
-                if escape.is_empty() {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    self.out.extend_from_slice(&[
-                        b'\\',
-                        b'u',
-                        b'0',
-                        b'0',
-                        HEX[usize::from(byte >> 4)],
-                        HEX[usize::from(byte & 0xF)],
-                    ]);
-                } else {
-                    self.out.extend_from_slice(escape);
-                }
-                i += 1;
-                start = i;
+            start = at + 1;
+            match next_escape(bytes, start) {
+                Some(next) => at = next,
+                None => break,
             }
         }
         self.out.extend_from_slice(&bytes[start..]);
@@ -925,7 +936,8 @@ mod tests {
         let specials = [
             "\"", "\\", "\n", "\u{0}", "\u{1f}", "\u{7f}", "é", "€", "😀", "/",
         ];
-        for len in 0..20 {
+        // Around each multiple of the 32-byte scan step too.
+        for len in (0..20).chain(29..36).chain(61..68).chain(94..99) {
             for special in specials {
                 for at in 0..=len {
                     let mut s: String = "a".repeat(len);
