@@ -6,10 +6,10 @@ use super::{
     Retention, SharedStr, SPECIAL_WRITES,
 };
 use futures::future::BoxFuture;
-use std::borrow::Borrow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use hashbrown::{Equivalent, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// A checkpoint as stored: values live in the blob table, keyed by version.
 #[derive(Clone)]
@@ -28,68 +28,44 @@ struct WriteRow {
     value: Blob,
 }
 
-/// The key of a stored value: thread, namespace, channel, version. Thread and
-/// namespace are shared by the keys of one put.
+/// The key of a stored value within its thread and namespace: channel and version.
 #[derive(PartialEq, Eq)]
 struct BlobKey {
-    thread: Arc<str>,
-    ns: Arc<str>,
     channel: SharedStr,
     version: ChannelVersion,
 }
 
-/// A blob key as four borrowed strings: the map is read without building a key.
-trait KeyView {
-    fn parts(&self) -> (&str, &str, &str, &str);
-}
-
-impl KeyView for BlobKey {
-    fn parts(&self) -> (&str, &str, &str, &str) {
-        (&self.thread, &self.ns, &self.channel, &self.version)
-    }
-}
-
-impl KeyView for (&str, &str, &str, &str) {
-    fn parts(&self) -> (&str, &str, &str, &str) {
-        *self
-    }
-}
-
-impl<'a> Borrow<dyn KeyView + 'a> for BlobKey {
-    fn borrow(&self) -> &(dyn KeyView + 'a) {
-        self
-    }
-}
-
-impl Hash for dyn KeyView + '_ {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.parts().hash(state);
-    }
-}
-
-impl PartialEq for dyn KeyView + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.parts() == other.parts()
-    }
-}
-
-impl Eq for dyn KeyView + '_ {}
-
 impl Hash for BlobKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // As its `dyn KeyView` view hashes (required by `Borrow`).
-        self.parts().hash(state);
+        // As `(&str, &str)` hashes: the map is read with borrowed pairs.
+        (self.channel.as_str(), self.version.as_str()).hash(state);
     }
 }
 
+impl Equivalent<BlobKey> for (&str, &str) {
+    fn equivalent(&self, key: &BlobKey) -> bool {
+        self.0 == key.channel.as_str() && self.1 == key.version.as_str()
+    }
+}
+
+/// What one namespace of one thread holds.
+#[derive(Default)]
+struct Namespace {
+    /// Checkpoint id → checkpoint (ids sort by creation).
+    checkpoints: BTreeMap<String, Stored>,
+    /// (channel, version) → value (`None`: the channel was empty).
+    blobs: HashMap<BlobKey, Option<Blob>>,
+    /// Checkpoint id → its pending writes, in insertion order.
+    writes: HashMap<String, Vec<WriteRow>>,
+}
+
+/// Thread → namespace → what it holds. A thread's data is in one place, so reading,
+/// deleting or pruning it never scans other threads'. The maps hash with foldhash
+/// (hashbrown's default, seeded per process) rather than SipHash: their keys are
+/// short ids and names, hashed several times per run.
 #[derive(Default)]
 struct Store {
-    /// thread → namespace → checkpoint id → checkpoint (ids sort by creation).
-    checkpoints: BTreeMap<String, BTreeMap<String, BTreeMap<String, Stored>>>,
-    /// (thread, namespace, channel, version) → value (`None`: the channel was empty).
-    blobs: HashMap<BlobKey, Option<Blob>>,
-    /// (thread, namespace, checkpoint id) → writes in insertion order.
-    writes: HashMap<(String, String, String), Vec<WriteRow>>,
+    threads: HashMap<String, HashMap<String, Namespace>>,
 }
 
 /// Checkpoints kept in memory, serialised (values are stored as JSON text, once per
@@ -125,11 +101,25 @@ impl InMemorySaver {
 }
 
 impl Store {
+    fn namespace(&self, thread: &str, ns: &str) -> Option<&Namespace> {
+        self.threads.get(thread)?.get(ns)
+    }
+
+    /// The namespace's entry, created on first use (its keys are copied only then).
+    fn namespace_mut(&mut self, thread: &str, ns: &str) -> &mut Namespace {
+        self.threads
+            .entry_ref(thread)
+            .or_default()
+            .entry_ref(ns)
+            .or_default()
+    }
+}
+
+impl Namespace {
     fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
         let mut checkpoint = stored.checkpoint.clone();
         for (channel, version) in &checkpoint.channel_versions {
-            let key = (thread, ns, channel.as_str(), version.as_str());
-            if let Some(Some(blob)) = self.blobs.get(&key as &dyn KeyView) {
+            if let Some(Some(blob)) = self.blobs.get(&(channel.as_str(), version.as_str())) {
                 checkpoint
                     .channel_values
                     .insert(channel.clone(), blob.clone());
@@ -137,7 +127,7 @@ impl Store {
         }
         let pending_writes = self
             .writes
-            .get(&(thread.to_owned(), ns.to_owned(), id.to_owned()))
+            .get(id)
             .map(|rows| {
                 rows.iter()
                     .map(|r| PendingWrite {
@@ -171,19 +161,15 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
         Box::pin(async move {
             let store = self.lock();
-            let Some(by_id) = store
-                .checkpoints
-                .get(&config.thread_id)
-                .and_then(|t| t.get(&config.checkpoint_ns))
-            else {
+            let Some(namespace) = store.namespace(&config.thread_id, &config.checkpoint_ns) else {
                 return Ok(None);
             };
             let found = match &config.checkpoint_id {
-                Some(id) => by_id.get_key_value(id),
-                None => by_id.iter().next_back(),
+                Some(id) => namespace.checkpoints.get_key_value(id),
+                None => namespace.checkpoints.iter().next_back(),
             };
             Ok(found.map(|(id, stored)| {
-                store.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
+                namespace.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
             }))
         })
     }
@@ -196,28 +182,34 @@ impl Checkpointer for InMemorySaver {
         Box::pin(async move {
             let store = self.lock();
             let mut out = Vec::new();
-            for (thread, namespaces) in &store.checkpoints {
-                if config.is_some_and(|c| &c.thread_id != thread) {
-                    continue;
-                }
-                for (ns, by_id) in namespaces {
-                    // A config always names a namespace; "" is the root's.
-                    if config.is_some_and(|c| &c.checkpoint_ns != ns) {
+            let mut add = |thread: &str, ns: &str, namespace: &Namespace| {
+                for (id, stored) in namespace.checkpoints.iter().rev() {
+                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
+                        if want != id {
+                            continue;
+                        }
+                    }
+                    if options.before.as_ref().is_some_and(|b| id >= b) {
                         continue;
                     }
-                    for (id, stored) in by_id.iter().rev() {
-                        if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
-                            if want != id {
-                                continue;
-                            }
+                    if !metadata_matches(&stored.metadata, &options.filter) {
+                        continue;
+                    }
+                    out.push(namespace.tuple(thread, ns, id, stored));
+                }
+            };
+            match config {
+                // A config always names a namespace; "" is the root's.
+                Some(c) => {
+                    if let Some(namespace) = store.namespace(&c.thread_id, &c.checkpoint_ns) {
+                        add(&c.thread_id, &c.checkpoint_ns, namespace);
+                    }
+                }
+                None => {
+                    for (thread, namespaces) in &store.threads {
+                        for (ns, namespace) in namespaces {
+                            add(thread, ns, namespace);
                         }
-                        if options.before.as_ref().is_some_and(|b| id >= b) {
-                            continue;
-                        }
-                        if !metadata_matches(&stored.metadata, &options.filter) {
-                            continue;
-                        }
-                        out.push(store.tuple(thread, ns, id, stored));
                     }
                 }
             }
@@ -237,37 +229,23 @@ impl Checkpointer for InMemorySaver {
         new_versions: BTreeMap<SharedStr, ChannelVersion>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
-            let mut store = self.lock();
-            let thread = &config.thread_id;
-            let ns = &config.checkpoint_ns;
             let mut values = std::mem::take(&mut checkpoint.channel_values);
-            let (shared_thread, shared_ns): (Arc<str>, Arc<str>) =
-                (Arc::from(thread.as_str()), Arc::from(ns.as_str()));
+            let id = checkpoint.id.clone();
+            let mut store = self.lock();
+            let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
             for (channel, version) in new_versions {
                 let blob = values.remove(&channel);
-                let key = BlobKey {
-                    thread: Arc::clone(&shared_thread),
-                    ns: Arc::clone(&shared_ns),
-                    channel,
-                    version,
-                };
-                store.blobs.insert(key, blob);
+                namespace.blobs.insert(BlobKey { channel, version }, blob);
             }
-            let id = checkpoint.id.clone();
-            store
-                .checkpoints
-                .entry(thread.clone())
-                .or_default()
-                .entry(ns.clone())
-                .or_default()
-                .insert(
-                    id.clone(),
-                    Stored {
-                        checkpoint,
-                        metadata,
-                        parent_id: config.checkpoint_id.clone(),
-                    },
-                );
+            namespace.checkpoints.insert(
+                id.clone(),
+                Stored {
+                    checkpoint,
+                    metadata,
+                    parent_id: config.checkpoint_id.clone(),
+                },
+            );
+            drop(store);
             Ok(config.at(id))
         })
     }
@@ -279,7 +257,7 @@ impl Checkpointer for InMemorySaver {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
-            let Some(id) = config.checkpoint_id.clone() else {
+            let Some(id) = config.checkpoint_id.as_deref() else {
                 return Err(CheckpointError::InvalidInput(format!(
                     "put_writes for thread `{}` needs a checkpoint id",
                     config.thread_id
@@ -287,8 +265,9 @@ impl Checkpointer for InMemorySaver {
             };
             let mut store = self.lock();
             let rows = store
+                .namespace_mut(&config.thread_id, &config.checkpoint_ns)
                 .writes
-                .entry((config.thread_id.clone(), config.checkpoint_ns.clone(), id))
+                .entry_ref(id)
                 .or_default();
             for (position, (channel, value)) in writes.into_iter().enumerate() {
                 let idx = write_index(&channel, position);
@@ -319,10 +298,9 @@ impl Checkpointer for InMemorySaver {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
-            let mut store = self.lock();
-            store.checkpoints.remove(thread_id);
-            store.blobs.retain(|key, _| &*key.thread != thread_id);
-            store.writes.retain(|(t, ..), _| t != thread_id);
+            let removed = self.lock().threads.remove(thread_id);
+            // Freed outside the lock.
+            drop(removed);
             Ok(())
         })
     }
@@ -334,49 +312,46 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move {
             let mut store = self.lock();
-            let Some(namespaces) = store.checkpoints.get(thread_id) else {
+            let Some(namespaces) = store.threads.get_mut(thread_id) else {
                 retention.select(std::iter::empty())?;
                 return Ok(0);
             };
             let doomed: Vec<(String, String)> = retention
-                .select(namespaces.iter().flat_map(|(ns, by_id)| {
-                    by_id
+                .select(namespaces.iter().flat_map(|(ns, namespace)| {
+                    namespace
+                        .checkpoints
                         .iter()
                         .map(move |(id, s)| (ns.as_str(), id.as_str(), s.checkpoint.created_at()))
                 }))?
                 .into_iter()
                 .map(|(ns, id)| (ns.to_owned(), id.to_owned()))
                 .collect();
-            if doomed.is_empty() {
-                return Ok(0);
-            }
-            let store = &mut *store;
-            let Some(namespaces) = store.checkpoints.get_mut(thread_id) else {
-                return Ok(0);
-            };
             for (ns, id) in &doomed {
-                if let Some(by_id) = namespaces.get_mut(ns) {
-                    by_id.remove(id);
+                if let Some(namespace) = namespaces.get_mut(ns) {
+                    namespace.checkpoints.remove(id);
+                    namespace.writes.remove(id);
                 }
-                store
-                    .writes
-                    .remove(&(thread_id.to_owned(), ns.clone(), id.clone()));
             }
-            let referenced: HashSet<(&str, &str, &str)> = namespaces
-                .iter()
-                .flat_map(|(ns, by_id)| {
-                    by_id.values().flat_map(move |s| {
-                        s.checkpoint
-                            .channel_versions
-                            .iter()
-                            .map(move |(c, v)| (ns.as_str(), c.as_str(), v.as_str()))
-                    })
-                })
-                .collect();
-            store.blobs.retain(|key, _| {
-                &*key.thread != thread_id
-                    || referenced.contains(&(&*key.ns, key.channel.as_str(), key.version.as_str()))
-            });
+            if !doomed.is_empty() {
+                for namespace in namespaces.values_mut() {
+                    // Keep the blobs a remaining checkpoint of the namespace refers to.
+                    let Namespace {
+                        checkpoints, blobs, ..
+                    } = namespace;
+                    let referenced: HashSet<(&str, &str)> = checkpoints
+                        .values()
+                        .flat_map(|s| {
+                            s.checkpoint
+                                .channel_versions
+                                .iter()
+                                .map(|(c, v)| (c.as_str(), v.as_str()))
+                        })
+                        .collect();
+                    blobs.retain(|k, _| {
+                        referenced.contains(&(k.channel.as_str(), k.version.as_str()))
+                    });
+                }
+            }
             Ok(doomed.len() as u64)
         })
     }
