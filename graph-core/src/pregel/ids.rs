@@ -37,11 +37,17 @@ pub(crate) fn checkpoint_id(step: i64) -> [u8; 16] {
 
 /// Parses a hyphenated UUID string into its 16 bytes.
 pub(crate) fn parse_uuid(text: &str) -> Option<[u8; 16]> {
-    let hex: String = text.chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 {
-        return None;
+    let mut value: u128 = 0;
+    let mut digits = 0;
+    for byte in text.bytes().filter(|&b| b != b'-') {
+        let digit = char::from(byte).to_digit(16)?;
+        digits += 1;
+        if digits > 32 {
+            return None;
+        }
+        value = value << 4 | u128::from(digit);
     }
-    u128::from_str_radix(&hex, 16).ok().map(u128::to_be_bytes)
+    (digits == 32).then(|| value.to_be_bytes())
 }
 
 /// The current time as ISO-8601 UTC with microseconds (`2024-01-01T00:00:00.000000+00:00`).
@@ -125,23 +131,77 @@ fn format_hex_uuid(v: u128) -> String {
     out
 }
 
-/// Builds task ids with one reusable buffer.
+/// Builds task ids: the hashed text is assembled on the stack, or in a buffer
+/// kept for the rare long one (a node with many triggers, a deep namespace).
 #[derive(Default)]
 pub(crate) struct TaskIds {
-    buf: Vec<u8>,
+    long: Vec<u8>,
 }
+
+/// Hashed text up to this length is assembled on the stack.
+const SHORT_ID_TEXT: usize = 256;
 
 impl TaskIds {
     /// The id of a task: xxh3-128 over the checkpoint id, the task's namespace and
     /// the other parts, concatenated, as a UUID string.
-    pub(crate) fn id(&mut self, checkpoint: &[u8; 16], ns: &str, parts: &[&str]) -> String {
-        self.buf.clear();
-        self.buf.extend_from_slice(checkpoint);
-        self.buf.extend_from_slice(ns.as_bytes());
-        for p in parts {
-            self.buf.extend_from_slice(p.as_bytes());
+    pub(crate) fn id<'p>(
+        &mut self,
+        checkpoint: &[u8; 16],
+        ns: &str,
+        parts: impl Iterator<Item = &'p str> + Clone,
+    ) -> String {
+        let len = checkpoint.len() + ns.len() + parts.clone().map(str::len).sum::<usize>();
+        let hash = if len <= SHORT_ID_TEXT {
+            let mut text = [0u8; SHORT_ID_TEXT];
+            let mut at = 0;
+            let mut put = |piece: &[u8]| {
+                text[at..at + piece.len()].copy_from_slice(piece);
+                at += piece.len();
+            };
+            put(checkpoint);
+            put(ns.as_bytes());
+            parts.for_each(|p| put(p.as_bytes()));
+            xxhash_rust::xxh3::xxh3_128(&text[..at])
+        } else {
+            self.long.clear();
+            self.long.extend_from_slice(checkpoint);
+            self.long.extend_from_slice(ns.as_bytes());
+            parts.for_each(|p| self.long.extend_from_slice(p.as_bytes()));
+            xxhash_rust::xxh3::xxh3_128(&self.long)
+        };
+        format_hex_uuid(hash)
+    }
+}
+
+/// A step number as decimal text, without allocating.
+pub(crate) struct StepText {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl StepText {
+    pub(crate) fn new(step: i64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        let mut n = step.unsigned_abs();
+        loop {
+            start -= 1;
+            buf[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
         }
-        format_hex_uuid(xxhash_rust::xxh3::xxh3_128(&self.buf))
+        if step < 0 {
+            start -= 1;
+            buf[start] = b'-';
+        }
+        StepText { buf, start }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII digits and '-' were written.
+        std::str::from_utf8(&self.buf[self.start..]).unwrap_or_default()
     }
 }
 
@@ -177,12 +237,48 @@ mod tests {
     fn task_ids_are_deterministic_and_input_sensitive() {
         let cp = checkpoint_id(0);
         let mut ids = TaskIds::default();
-        let a = ids.id(&cp, "n", &["0", "n", "__pregel_pull", "branch:to:n"]);
-        let b = ids.id(&cp, "n", &["0", "n", "__pregel_pull", "branch:to:n"]);
-        let c = ids.id(&cp, "n", &["1", "n", "__pregel_pull", "branch:to:n"]);
+        let parts = ["0", "n", "__pregel_pull", "branch:to:n"];
+        let a = ids.id(&cp, "n", parts.into_iter());
+        let b = ids.id(&cp, "n", parts.into_iter());
+        let c = ids.id(
+            &cp,
+            "n",
+            ["1", "n", "__pregel_pull", "branch:to:n"].into_iter(),
+        );
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 36);
+        // The hash of the concatenated text, whether assembled on the stack or not.
+        let concatenated = |parts: &[&str]| {
+            let mut text = cp.to_vec();
+            text.extend_from_slice(b"n");
+            for p in parts {
+                text.extend_from_slice(p.as_bytes());
+            }
+            format_hex_uuid(xxhash_rust::xxh3::xxh3_128(&text))
+        };
+        assert_eq!(a, concatenated(&parts));
+        let long = ["x".repeat(300)];
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        assert_eq!(ids.id(&cp, "n", long.iter().copied()), concatenated(&long));
+    }
+
+    #[test]
+    fn step_text_is_decimal() {
+        for step in [-1, 0, 7, 10, 12345, i64::MAX, i64::MIN] {
+            assert_eq!(StepText::new(step).as_str(), step.to_string());
+        }
+    }
+
+    #[test]
+    fn uuids_parse_only_in_full() {
+        assert_eq!(parse_uuid("00000000-0000-0000-0000-00000000000"), None);
+        assert_eq!(parse_uuid("00000000-0000-0000-0000-0000000000000"), None);
+        assert_eq!(parse_uuid("g0000000-0000-0000-0000-000000000000"), None);
+        assert_eq!(
+            parse_uuid("01234567-89AB-cdef-fedc-ba9876543210"),
+            Some(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128.to_be_bytes())
+        );
     }
 
     #[test]

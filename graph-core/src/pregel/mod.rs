@@ -139,10 +139,14 @@ impl std::ops::Index<usize> for Versions {
 /// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
 /// make the same version numbers, and must not collide on a blob key.
 fn version_salt() -> Arc<str> {
-    let mut salt = String::with_capacity(20);
-    salt.push_str(".0.");
-    ids::push_digits(&mut salt, fastrand::u64(..10_000_000_000_000_000), 16);
-    Arc::from(salt)
+    let mut salt = *b".0.0000000000000000";
+    let mut n = fastrand::u64(..10_000_000_000_000_000);
+    for digit in salt[3..].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // Only ASCII was written.
+    Arc::from(std::str::from_utf8(&salt).unwrap_or(".0.0"))
 }
 
 /// `update_state`'s special `as_node` that copies a checkpoint as a fork.
@@ -203,6 +207,8 @@ pub(crate) struct Run<S: State> {
     pending_source: CheckpointSource,
     checkpoint_step: i64,
     ids: TaskIds,
+    /// `prepare`'s list of nodes to check, kept between steps.
+    candidates: Vec<usize>,
     events: Option<Arc<EventSink<S>>>,
     persistence: Option<Persistence>,
     /// Per channel: its version when the thread was last resumed
@@ -326,6 +332,7 @@ impl<S: State> Run<S> {
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
             ids: TaskIds::default(),
+            candidates: Vec::new(),
             events,
             persistence,
         })
@@ -1032,8 +1039,9 @@ impl<S: State> Run<S> {
     /// tasks for nodes whose triggers have new versions (in node-name order).
     fn prepare(&mut self) -> Result<Vec<Task<S>>, GraphError> {
         let graph = Arc::clone(&self.graph);
-        let mut tasks = Vec::new();
-        let step_str = self.step.to_string();
+        let mut tasks = Vec::with_capacity(self.sends.len() + 1);
+        let step = ids::StepText::new(self.step);
+        let step_str = step.as_str();
 
         for (i, send) in self.sends.iter().enumerate() {
             let Some(&node) = graph.node_by_name.get(send.node()) else {
@@ -1058,12 +1066,12 @@ impl<S: State> Run<S> {
                 )));
             }
             let name = &graph.nodes[node].name;
-            let index = i.to_string();
+            let index = ids::StepText::new(i as i64);
             let task_ns = self.task_ns(name);
             let id = self.ids.id(
                 &self.checkpoint,
                 &task_ns,
-                &[&step_str, name, "__pregel_push", &index],
+                [step_str, name, "__pregel_push", index.as_str()].into_iter(),
             );
             tasks.push(Task {
                 node,
@@ -1076,7 +1084,8 @@ impl<S: State> Run<S> {
         if self.versions.max == 0 {
             return Ok(tasks);
         }
-        let mut candidates: Vec<usize> = Vec::new();
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
         if self.updated_known {
             for c in self.updated.iter() {
                 candidates.extend_from_slice(&graph.trigger_to_nodes[c]);
@@ -1086,8 +1095,7 @@ impl<S: State> Run<S> {
         } else {
             candidates.extend(0..graph.nodes.len());
         }
-        let mut parts: Vec<&str> = Vec::with_capacity(8);
-        for node in candidates {
+        for &node in &candidates {
             let spec = &graph.nodes[node];
             let seen = self.seen[node].as_deref();
             let fires = spec.triggers.iter().enumerate().any(|(i, &c)| {
@@ -1107,11 +1115,11 @@ impl<S: State> Run<S> {
                     spec.name
                 )));
             }
-            parts.clear();
-            parts.extend([step_str.as_str(), &*spec.name, "__pregel_pull"]);
-            parts.extend(spec.triggers.iter().map(|&c| &*graph.channel_names[c]));
+            let parts = [step_str, &*spec.name, "__pregel_pull"]
+                .into_iter()
+                .chain(spec.triggers.iter().map(|&c| &*graph.channel_names[c]));
             let task_ns = self.task_ns(&spec.name);
-            let id = self.ids.id(&self.checkpoint, &task_ns, &parts);
+            let id = self.ids.id(&self.checkpoint, &task_ns, parts);
             let input = if node == 0 {
                 None
             } else {
@@ -1124,6 +1132,7 @@ impl<S: State> Run<S> {
                 input,
             });
         }
+        self.candidates = candidates;
         Ok(tasks)
     }
 }

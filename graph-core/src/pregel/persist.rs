@@ -61,6 +61,32 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
     ))
 }
 
+/// Collects the serialised state fields of a checkpoint, keyed by channel name
+/// (names shared with the graph, not copied).
+struct ValueCollector<'a> {
+    out: BTreeMap<SharedStr, Blob>,
+    names: &'a [Arc<str>],
+    error: Option<serde_json::Error>,
+}
+
+impl FieldVisitor for ValueCollector<'_> {
+    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, _name: &'static str, value: &T) {
+        match Blob::encode(value) {
+            Ok(blob) => {
+                self.out.insert(SharedStr::from(&self.names[field]), blob);
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// A key every checkpoint's `versions_seen` has (or may have), made once.
+fn shared_key(cell: &'static std::sync::OnceLock<SharedStr>, text: &str) -> SharedStr {
+    cell.get_or_init(|| SharedStr::from(text)).clone()
+}
+
 /// The checkpoint form of an engine channel as a blob.
 fn encode_channel<T: Serialize + ?Sized>(value: &T) -> Result<Blob, GraphError> {
     Blob::encode(value).map_err(|e| encode_error("a channel", e))
@@ -87,12 +113,37 @@ impl<S: State> Run<S> {
         match &self.restored_versions[c] {
             Some((v, text)) if *v == n => SharedStr::from(text),
             _ => {
-                let mut text = String::with_capacity(32 + self.version_salt.len());
-                super::ids::push_digits(&mut text, n, 32);
-                text.push_str(&self.version_salt);
-                SharedStr::from(text)
+                // Assembled on the stack: the shared text is the only allocation.
+                // 32 digits always hold a u64; the salt is this run's (19 bytes).
+                let salt = self.version_salt.as_bytes();
+                let mut text = [b'0'; 64];
+                let Some(tail) = text.get_mut(32..32 + salt.len()) else {
+                    return self.version_text_slow(n);
+                };
+                tail.copy_from_slice(salt);
+                let mut rest = n;
+                for slot in text[..32].iter_mut().rev() {
+                    *slot = b'0' + (rest % 10) as u8;
+                    rest /= 10;
+                    if rest == 0 {
+                        break;
+                    }
+                }
+                match std::str::from_utf8(&text[..32 + salt.len()]) {
+                    Ok(text) => SharedStr::from(text),
+                    Err(_) => self.version_text_slow(n),
+                }
             }
         }
+    }
+
+    /// `version_text` with a salt too long for its stack buffer.
+    #[cold]
+    fn version_text_slow(&self, n: u64) -> ChannelVersion {
+        let mut text = String::with_capacity(32 + self.version_salt.len());
+        super::ids::push_digits(&mut text, n, 32);
+        text.push_str(&self.version_salt);
+        SharedStr::from(text)
     }
 
     /// A checkpoint of the live state. Channel values are serialised only for the
@@ -129,9 +180,9 @@ impl<S: State> Run<S> {
             channel_versions.insert(name, text);
         }
 
-        let mut values: Vec<(String, Blob)> = Vec::new();
-        let mut collector = BlobCollector {
-            out: &mut values,
+        let mut collector = ValueCollector {
+            out: BTreeMap::new(),
+            names: &graph.channel_names,
             error: None,
         };
         self.state
@@ -139,9 +190,10 @@ impl<S: State> Run<S> {
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
         }
+        let mut values = collector.out;
         for c in changed_control {
             if let Some(blob) = self.control_value(c)? {
-                values.push((graph.channel_names[c].to_string(), blob));
+                values.insert(SharedStr::from(&graph.channel_names[c]), blob);
             }
         }
 
@@ -152,7 +204,9 @@ impl<S: State> Run<S> {
         };
         let mut versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> =
             BTreeMap::new();
-        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
+        static INPUT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
+        static INTERRUPT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
+        versions_seen.insert(shared_key(&INPUT_KEY, "__input__"), BTreeMap::new());
         for (node, seen) in self.seen.iter().enumerate() {
             let Some(seen) = seen else { continue };
             let spec = &graph.nodes[node];
@@ -170,7 +224,9 @@ impl<S: State> Run<S> {
         }
 
         if self.interrupt_seen.iter().any(|&v| v > 0) {
-            let entry = versions_seen.entry(SharedStr::from(INTERRUPT)).or_default();
+            let entry = versions_seen
+                .entry(shared_key(&INTERRUPT_KEY, INTERRUPT))
+                .or_default();
             for (c, &v) in self.interrupt_seen.iter().enumerate() {
                 if v > 0 {
                     entry.insert(SharedStr::from(&graph.channel_names[c]), seen_text(c, v));
@@ -191,10 +247,7 @@ impl<S: State> Run<S> {
                 v: 4,
                 id,
                 ts: super::ids::now_iso8601(),
-                channel_values: values
-                    .into_iter()
-                    .map(|(name, blob)| (SharedStr::from(name), blob))
-                    .collect(),
+                channel_values: values,
                 channel_versions,
                 versions_seen,
                 updated_channels,
