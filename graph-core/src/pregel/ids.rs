@@ -69,23 +69,34 @@ pub(crate) fn now_iso8601() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    // Written digit by digit: `format!` costs several times more, once per checkpoint.
-    let mut out = String::with_capacity(32);
-    push_digits(&mut out, year.clamp(0, 9999) as u64, 4);
-    out.push('-');
-    push_digits(&mut out, month as u64, 2);
-    out.push('-');
-    push_digits(&mut out, day as u64, 2);
-    out.push('T');
-    push_digits(&mut out, (rem / 3600) as u64, 2);
-    out.push(':');
-    push_digits(&mut out, (rem % 3600 / 60) as u64, 2);
-    out.push(':');
-    push_digits(&mut out, (rem % 60) as u64, 2);
-    out.push('.');
-    push_digits(&mut out, u64::from(micros), 6);
-    out.push_str("+00:00");
-    out
+    // Written into a stack buffer: `format!` costs several times more, once per
+    // checkpoint.
+    let mut out = *b"0000-00-00T00:00:00.000000+00:00";
+    put_digits(&mut out[0..4], year.clamp(0, 9999) as u64);
+    put_digits(&mut out[5..7], month as u64);
+    put_digits(&mut out[8..10], day as u64);
+    put_digits(&mut out[11..13], (rem / 3600) as u64);
+    put_digits(&mut out[14..16], (rem % 3600 / 60) as u64);
+    put_digits(&mut out[17..19], (rem % 60) as u64);
+    put_digits(&mut out[20..26], u64::from(micros));
+    ascii_string(&out)
+}
+
+/// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
+fn put_digits(slot: &mut [u8], mut n: u64) {
+    for digit in slot.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// A `String` of ASCII text assembled on the stack (one allocation, exact size).
+fn ascii_string(text: &[u8]) -> String {
+    match std::str::from_utf8(text) {
+        Ok(text) => text.to_owned(),
+        // Callers write only ASCII; this would be a bug, kept lossless anyway.
+        Err(_) => text.iter().map(|&b| char::from(b)).collect(),
+    }
 }
 
 /// Appends `n` in decimal, zero-padded to `width` digits (more if `n` needs them).
@@ -120,15 +131,17 @@ pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
 /// call per task).
 fn format_hex_uuid(v: u128) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(36);
+    let mut out = [b'-'; 36];
+    let mut at = 0;
     for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
+            at += 1;
         }
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0xF)]));
+        out[at] = HEX[usize::from(byte >> 4)];
+        out[at + 1] = HEX[usize::from(byte & 0xF)];
+        at += 2;
     }
-    out
+    ascii_string(&out)
 }
 
 /// Builds task ids: the hashed text is assembled on the stack, or in a buffer

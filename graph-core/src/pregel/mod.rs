@@ -149,6 +149,12 @@ fn version_salt() -> Arc<str> {
     Arc::from(std::str::from_utf8(&salt).unwrap_or(".0.0"))
 }
 
+/// The root graph's checkpoint namespace, `""` (one shared allocation).
+fn root_namespace() -> Arc<str> {
+    static ROOT: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    Arc::clone(ROOT.get_or_init(|| Arc::from("")))
+}
+
 /// `update_state`'s special `as_node` that copies a checkpoint as a fork.
 pub(crate) const COPY: &str = "__copy__";
 /// `update_state`'s special `as_node` that treats the values as graph input.
@@ -304,7 +310,7 @@ impl<S: State> Run<S> {
             interrupt_after,
             null_resume: None,
             resume_map: Vec::new(),
-            ns: Arc::from(""),
+            ns: root_namespace(),
             resuming: false,
             nested: None,
             nested_events,

@@ -103,7 +103,21 @@ fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display
 
 /// The integer part of a version string (`"000…0012.0.1234"` → 12).
 pub(crate) fn parse_version(text: &str) -> Option<u64> {
-    text.split('.').next()?.trim().parse().ok()
+    let integer = text
+        .split_once('.')
+        .map_or(text, |(integer, _)| integer)
+        .trim();
+    if integer.is_empty() || !integer.bytes().all(|b| b.is_ascii_digit()) {
+        return integer.parse().ok();
+    }
+    // The usual form: 32 zero-padded digits.
+    let digits = integer.trim_start_matches('0');
+    if digits.len() > 20 {
+        return None;
+    }
+    digits.bytes().try_fold(0u64, |n, b| {
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
 }
 
 impl<S: State> Run<S> {
@@ -593,4 +607,34 @@ fn decode_opt<T: serde::de::DeserializeOwned>(
 struct SendForm {
     node: String,
     arg: Blob,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn versions_parse_like_python_int_of_the_integer_part() {
+        let cases = [
+            ("00000000000000000000000000000012.0.5126537890", Some(12)),
+            ("00000000000000000000000000000000.0.1", Some(0)),
+            ("7", Some(7)),
+            ("18446744073709551615.0.1", Some(u64::MAX)),
+            ("18446744073709551616.0.1", None),
+            ("000000000000000000000000000000000000000000001.x", Some(1)),
+            ("+3.0.1", Some(3)),
+            (" 4 .0.1", Some(4)),
+            ("", None),
+            ("x.0.1", None),
+            ("1a.0.1", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_version(text), want, "{text:?}");
+            let std = text
+                .split('.')
+                .next()
+                .and_then(|i| i.trim().parse::<u64>().ok());
+            assert_eq!(parse_version(text), std, "{text:?} differs from str::parse");
+        }
+    }
 }

@@ -167,7 +167,7 @@ impl<S: State> Run<S> {
         if cmd.parent {
             return Err(InvalidUpdateError::new("There is no parent graph").into());
         }
-        let mut control = Vec::new();
+        let mut control = super::writes::ControlWrites::new();
         for route in &cmd.goto {
             match route {
                 Route::To(target) => match target.destination() {

@@ -12,6 +12,7 @@ use crate::node::{NodeOutput, RouteWrite};
 use crate::state::{FieldSet, State, StateUpdate};
 use crate::stream::{StreamEvent, StreamMode};
 use crate::{END, START};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// A write to an engine-owned channel.
@@ -24,14 +25,17 @@ pub(crate) enum ControlWrite {
 /// Everything one task wrote: state updates and engine-channel writes.
 pub(crate) struct TaskWrites<S: State> {
     pub(crate) updates: Vec<S::Update>,
-    pub(crate) control: Vec<ControlWrite>,
+    pub(crate) control: ControlWrites,
 }
+
+/// A task's engine-channel writes: usually an edge or two, kept inline.
+pub(crate) type ControlWrites = SmallVec<[ControlWrite; 2]>;
 
 impl<S: State> Default for TaskWrites<S> {
     fn default() -> Self {
         TaskWrites {
             updates: Vec::new(),
-            control: Vec::new(),
+            control: SmallVec::new(),
         }
     }
 }
@@ -47,7 +51,7 @@ pub(crate) enum TaskResult<S: State> {
 }
 
 /// Turns a node name from a `Command` goto into a trigger write.
-fn goto_write<S: State>(graph: &Graph<S>, from: &str, target: &str, out: &mut Vec<ControlWrite>) {
+fn goto_write<S: State>(graph: &Graph<S>, from: &str, target: &str, out: &mut ControlWrites) {
     match graph.node_by_name.get(target) {
         Some(&n) if n != 0 => out.push(ControlWrite::Trigger(graph.branch_of[n])),
         _ => {
@@ -61,7 +65,7 @@ fn route<S: State>(
     graph: &Graph<S>,
     node: usize,
     state: &S,
-    out: &mut Vec<ControlWrite>,
+    out: &mut ControlWrites,
 ) -> Result<(), InvalidUpdateError> {
     let spec = &graph.nodes[node];
     let mut routes = Vec::new();
@@ -96,7 +100,7 @@ fn routes_and_edges<S: State>(
     graph: &Graph<S>,
     node: usize,
     out: &mut NodeOutput<S>,
-    writes: &mut Vec<ControlWrite>,
+    writes: &mut ControlWrites,
 ) {
     let spec = &graph.nodes[node];
     for r in out.routes.drain(..) {
@@ -123,7 +127,7 @@ impl<S: State> Run<S> {
         mut out: NodeOutput<S>,
     ) -> Result<TaskWrites<S>, GraphError> {
         let graph = &self.graph;
-        let mut control = Vec::new();
+        let mut control = ControlWrites::new();
         routes_and_edges(graph, task.node, &mut out, &mut control);
         if !graph.nodes[task.node].branches.is_empty() {
             if out.updates.iter().all(|u| u.is_empty()) {
@@ -145,7 +149,7 @@ impl<S: State> Run<S> {
         &self,
         node: usize,
         updates: &[S::Update],
-        out: &mut Vec<ControlWrite>,
+        out: &mut ControlWrites,
     ) -> Result<(), GraphError> {
         let mut fresh = (*self.state).clone();
         let mut channels = self.fields.clone();
@@ -166,12 +170,14 @@ impl<S: State> Run<S> {
         bump: bool,
     ) -> Result<(), GraphError> {
         let graph = Arc::clone(&self.graph);
-        let mut order: Vec<usize> = (0..tasks.len()).collect();
+        // Per-task scratch lists, inline for the common step of a few tasks.
+        let mut order: SmallVec<[usize; 8]> = (0..tasks.len()).collect();
         order.sort_by(|a, b| tasks[*a].path.cmp(&tasks[*b].path));
 
-        let mut outputs: Vec<NodeOutput<S>> = Vec::with_capacity(results.len());
-        let mut control: Vec<Vec<ControlWrite>> = (0..tasks.len()).map(|_| Vec::new()).collect();
-        let mut restored = vec![false; tasks.len()];
+        let mut outputs: SmallVec<[NodeOutput<S>; 4]> = SmallVec::with_capacity(results.len());
+        let mut control: SmallVec<[ControlWrites; 4]> =
+            (0..tasks.len()).map(|_| ControlWrites::new()).collect();
+        let mut restored: SmallVec<[bool; 8]> = smallvec::smallvec![false; tasks.len()];
         for (i, result) in results.into_iter().enumerate() {
             match result {
                 TaskResult::Output(out) => outputs.push(out),
@@ -237,7 +243,7 @@ impl<S: State> Run<S> {
         let base = graph.control_base();
 
         // Consume the channels that triggered tasks.
-        let mut consumed: Vec<usize> = tasks
+        let mut consumed: SmallVec<[usize; 8]> = tasks
             .iter()
             .filter(|t| matches!(t.path, TaskPath::Pull(_)))
             .flat_map(|t| graph.nodes[t.node].triggers.iter().copied())
@@ -255,7 +261,7 @@ impl<S: State> Run<S> {
         // A router reads the state with only its own task's writes applied: the
         // current state if the task wrote no field; the state after this step's field
         // writes if the task was the step's only writer; otherwise a private copy.
-        let wrote_fields: Vec<bool> = outputs
+        let wrote_fields: SmallVec<[bool; 8]> = outputs
             .iter()
             .map(|o| o.updates.iter().any(|u| !u.is_empty()))
             .collect();
@@ -284,7 +290,12 @@ impl<S: State> Run<S> {
         updated.clear();
         let mut updates: Vec<S::Update> = Vec::new();
         for &ti in &order {
-            updates.append(&mut outputs[ti].updates);
+            if updates.is_empty() {
+                // The first writer's list is taken whole (no copy for one writer).
+                updates = std::mem::take(&mut outputs[ti].updates);
+            } else {
+                updates.append(&mut outputs[ti].updates);
+            }
         }
         let mut changed = FieldSet::default();
         if updates.iter().any(|u| !u.is_empty()) {
@@ -308,7 +319,7 @@ impl<S: State> Run<S> {
         }
 
         // Control channels, grouped by channel, in task order.
-        let mut triggers: Vec<(usize, usize)> = Vec::new();
+        let mut triggers: SmallVec<[(usize, usize); 8]> = SmallVec::new();
         let mut joins: Vec<(usize, Vec<String>)> = Vec::new();
         let mut sends: Vec<Send> = Vec::new();
         let mut any_send_write = false;
