@@ -48,11 +48,44 @@ impl Equivalent<BlobKey> for (&str, &str) {
     }
 }
 
+/// A namespace's checkpoints, sorted by id (ids sort by creation, so a new one is
+/// appended). A vector, not a `BTreeMap`: a B-tree leaf of checkpoints is ~3 KB
+/// even for a thread of two.
+#[derive(Default)]
+struct Checkpoints(Vec<(String, Stored)>);
+
+impl Checkpoints {
+    fn position(&self, id: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(id))
+    }
+
+    fn get(&self, id: &str) -> Option<(&String, &Stored)> {
+        let i = self.position(id).ok()?;
+        let (k, v) = &self.0[i];
+        Some((k, v))
+    }
+
+    fn latest(&self) -> Option<(&String, &Stored)> {
+        self.0.last().map(|(k, v)| (k, v))
+    }
+
+    /// Oldest first.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Stored)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    fn insert(&mut self, id: String, stored: Stored) {
+        match self.position(&id) {
+            Ok(i) => self.0[i].1 = stored,
+            Err(i) => self.0.insert(i, (id, stored)),
+        }
+    }
+}
+
 /// What one namespace of one thread holds.
 #[derive(Default)]
 struct Namespace {
-    /// Checkpoint id → checkpoint (ids sort by creation).
-    checkpoints: BTreeMap<String, Stored>,
+    checkpoints: Checkpoints,
     /// (channel, version) → value (`None`: the channel was empty).
     blobs: HashMap<BlobKey, Option<Blob>>,
     /// Checkpoint id → its pending writes, in insertion order.
@@ -165,8 +198,8 @@ impl Checkpointer for InMemorySaver {
                 return Ok(None);
             };
             let found = match &config.checkpoint_id {
-                Some(id) => namespace.checkpoints.get_key_value(id),
-                None => namespace.checkpoints.iter().next_back(),
+                Some(id) => namespace.checkpoints.get(id),
+                None => namespace.checkpoints.latest(),
             };
             Ok(found.map(|(id, stored)| {
                 namespace.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
@@ -326,21 +359,26 @@ impl Checkpointer for InMemorySaver {
                 .into_iter()
                 .map(|(ns, id)| (ns.to_owned(), id.to_owned()))
                 .collect();
-            for (ns, id) in &doomed {
-                if let Some(namespace) = namespaces.get_mut(ns) {
-                    namespace.checkpoints.remove(id);
-                    namespace.writes.remove(id);
-                }
-            }
+            let count = doomed.len() as u64;
             if !doomed.is_empty() {
-                for namespace in namespaces.values_mut() {
-                    // Keep the blobs a remaining checkpoint of the namespace refers to.
+                let doomed: HashSet<(&str, &str)> = doomed
+                    .iter()
+                    .map(|(ns, id)| (ns.as_str(), id.as_str()))
+                    .collect();
+                for (ns, namespace) in namespaces.iter_mut() {
                     let Namespace {
-                        checkpoints, blobs, ..
+                        checkpoints,
+                        blobs,
+                        writes,
                     } = namespace;
+                    checkpoints
+                        .0
+                        .retain(|(id, _)| !doomed.contains(&(ns.as_str(), id.as_str())));
+                    writes.retain(|id, _| !doomed.contains(&(ns.as_str(), id.as_str())));
+                    // Keep the blobs a remaining checkpoint of the namespace refers to.
                     let referenced: HashSet<(&str, &str)> = checkpoints
-                        .values()
-                        .flat_map(|s| {
+                        .iter()
+                        .flat_map(|(_, s)| {
                             s.checkpoint
                                 .channel_versions
                                 .iter()
@@ -352,7 +390,7 @@ impl Checkpointer for InMemorySaver {
                     });
                 }
             }
-            Ok(doomed.len() as u64)
+            Ok(count)
         })
     }
 }

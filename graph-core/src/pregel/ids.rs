@@ -144,6 +144,31 @@ fn format_hex_uuid(v: u128) -> String {
     ascii_string(&out)
 }
 
+/// 32 lowercase hex digits (`format!("{v:032x}")`, without the formatter).
+pub(crate) fn format_hex(v: u128) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 32];
+    for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
+        out[2 * i] = HEX[usize::from(byte >> 4)];
+        out[2 * i + 1] = HEX[usize::from(byte & 0xF)];
+    }
+    ascii_string(&out)
+}
+
+/// A task's checkpoint namespace: `node:task_id`, under the graph's own namespace
+/// (`graph_ns|node:task_id`) in a subgraph.
+pub(crate) fn task_namespace(graph_ns: &str, node: &str, task_id: &str) -> String {
+    let mut ns = String::with_capacity(graph_ns.len() + node.len() + task_id.len() + 2);
+    if !graph_ns.is_empty() {
+        ns.push_str(graph_ns);
+        ns.push('|');
+    }
+    ns.push_str(node);
+    ns.push(':');
+    ns.push_str(task_id);
+    ns
+}
+
 /// Builds task ids: the hashed text is assembled on the stack, or in a buffer
 /// kept for the rare long one (a node with many triggers, a deep namespace).
 #[derive(Default)]
@@ -326,6 +351,21 @@ mod tests {
         assert_eq!(ts.len(), "2026-11-30T05:00:00.000000+00:00".len(), "{ts}");
         assert!(ts.ends_with("+00:00") && ts.as_bytes()[10] == b'T', "{ts}");
         assert!(ts.as_str() > "2024-01-01", "{ts}");
+    }
+
+    #[test]
+    fn hex_and_namespaces_match_format() {
+        for v in [
+            0u128,
+            1,
+            0xabc,
+            u128::MAX,
+            0x0123_4567_89ab_cdef_fedc_ba98_7654_3210,
+        ] {
+            assert_eq!(format_hex(v), format!("{v:032x}"));
+        }
+        assert_eq!(task_namespace("", "ask", "t1"), "ask:t1");
+        assert_eq!(task_namespace("outer:t0", "ask", "t1"), "outer:t0|ask:t1");
     }
 
     #[test]

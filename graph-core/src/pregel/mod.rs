@@ -958,16 +958,16 @@ impl<S: State> Run<S> {
             (self.updated_known && source != CheckpointSource::Update).then_some(&self.updated);
         let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), updated)?;
         let metadata = self.metadata(source, self.checkpoint_step);
-        let parent = p.config.clone();
-        let stored = parent.at(id);
-        let saver = Arc::clone(&p.saver);
-        let durability = p.durability;
-        // Puts are ordered: the previous one finishes before the next starts.
-        self.flush_puts().await?;
-        let in_background = durability == Durability::Async
+        let in_background = p.durability == Durability::Async
             && source == CheckpointSource::Loop
             && tokio::runtime::Handle::try_current().is_ok();
+        // Puts are ordered: the previous one finishes before the next starts.
+        self.flush_puts().await?;
+        let Some(p) = &mut self.persistence else {
+            return Ok(());
+        };
         if in_background {
+            let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
             self.background_put = Some(tokio::spawn(async move {
                 saver
                     .put(&parent, checkpoint, metadata, new_versions)
@@ -975,17 +975,17 @@ impl<S: State> Run<S> {
                     .map(drop)
             }));
         } else {
-            saver
-                .put(&parent, checkpoint, metadata, new_versions)
+            p.saver
+                .put(&p.config, checkpoint, metadata, new_versions)
                 .await?;
         }
-        self.saved_versions = (0..self.graph.num_channels())
-            .map(|c| self.versions[c])
-            .collect();
+        // The next checkpoint descends from this one.
+        p.config.checkpoint_id = Some(id);
+        let versions = &self.versions;
+        self.saved_versions.clear();
+        self.saved_versions
+            .extend((0..self.graph.num_channels()).map(|c| versions[c]));
         self.checkpoint_saved = true;
-        if let Some(p) = &mut self.persistence {
-            p.config = stored;
-        }
         Ok(())
     }
 

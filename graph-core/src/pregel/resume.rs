@@ -363,10 +363,6 @@ impl<S: State> Run<S> {
     /// The id of the interrupts `task` raises: a hash of its namespace.
     pub(super) fn interrupt_id_of(&self, task: &Task<S>) -> String {
         let name = &self.graph.nodes[task.node].name;
-        if self.ns.is_empty() {
-            interrupt_id(&format!("{name}:{}", task.id))
-        } else {
-            interrupt_id(&format!("{}|{name}:{}", self.ns, task.id))
-        }
+        interrupt_id(&super::ids::task_namespace(&self.ns, name, &task.id))
     }
 }

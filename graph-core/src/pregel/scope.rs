@@ -50,10 +50,6 @@ impl StepScope {
 
     /// The checkpoint namespace of the task `node:task_id` of this step.
     pub(crate) fn task_ns(&self, node: &str, task_id: &str) -> String {
-        if self.graph_ns.is_empty() {
-            format!("{node}:{task_id}")
-        } else {
-            format!("{}|{node}:{task_id}", self.graph_ns)
-        }
+        super::ids::task_namespace(&self.graph_ns, node, task_id)
     }
 }
