@@ -2,8 +2,8 @@
 
 use crate::error::AgentError;
 use crate::message::{new_id, Message, REMOVE_ALL_MESSAGES};
+use hashbrown::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
 
 /// Merges `right` into `left` by message id, as LangGraph's `add_messages`:
 ///

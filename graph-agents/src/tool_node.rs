@@ -276,11 +276,15 @@ pub fn tools_condition<S: HasMessages>(state: &S) -> ToolsRoute {
 /// it (the full scan LangGraph's agent does before each model call); the models
 /// of most providers reject a history that fails this.
 pub fn validate_chat_history(messages: &[Message]) -> Result<(), AgentError> {
-    let answered: std::collections::HashSet<&str> = messages
-        .iter()
-        .filter_map(Message::as_tool)
-        .map(|t| t.tool_call_id.as_str())
-        .collect();
+    // Runs before every model call over the whole history: hashed with foldhash
+    // (hashbrown's default), sized once.
+    let mut answered: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(messages.len());
+    answered.extend(
+        messages
+            .iter()
+            .filter_map(Message::as_tool)
+            .map(|t| t.tool_call_id.as_str()),
+    );
     let mut missing = Vec::new();
     for ai in messages.iter().filter_map(Message::as_ai) {
         let ids = ai
