@@ -188,7 +188,7 @@ pub(crate) struct Run<S: State> {
     sends: Vec<Send>,
     versions: Versions,
     /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
-    restored_versions: Vec<Option<(u64, Arc<str>)>>,
+    restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     version_salt: Arc<str>,
     /// Channel versions at the last stored checkpoint (to know what changed).

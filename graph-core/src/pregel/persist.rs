@@ -103,21 +103,15 @@ fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display
 
 /// The integer part of a version string (`"000…0012.0.1234"` → 12).
 pub(crate) fn parse_version(text: &str) -> Option<u64> {
-    let integer = text
-        .split_once('.')
-        .map_or(text, |(integer, _)| integer)
-        .trim();
-    if integer.is_empty() || !integer.bytes().all(|b| b.is_ascii_digit()) {
-        return integer.parse().ok();
+    // The usual form, `"{n:032}.{salt}"`: digits up to the first dot.
+    let bytes = text.as_bytes();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && bytes.get(digits).is_none_or(|&b| b == b'.') {
+        return bytes[..digits].iter().try_fold(0u64, |n, &b| {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        });
     }
-    // The usual form: 32 zero-padded digits.
-    let digits = integer.trim_start_matches('0');
-    if digits.len() > 20 {
-        return None;
-    }
-    digits.bytes().try_fold(0u64, |n, b| {
-        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
+    text.split('.').next()?.trim().parse().ok()
 }
 
 impl<S: State> Run<S> {
@@ -125,7 +119,7 @@ impl<S: State> Run<S> {
     /// with this run's random fraction (distinct runs never collide on a blob key).
     pub(crate) fn version_text(&self, c: usize, n: u64) -> ChannelVersion {
         match &self.restored_versions[c] {
-            Some((v, text)) if *v == n => SharedStr::from(text),
+            Some((v, text)) if *v == n => text.clone(),
             _ => {
                 // Assembled on the stack: the shared text is the only allocation.
                 // 32 digits always hold a u64; the salt is this run's (19 bytes).
@@ -328,7 +322,7 @@ impl<S: State> Run<S> {
                 decode_error(tuple, format!("the version of channel `{name}`"), text)
             })?;
             self.versions.set(c, n);
-            self.restored_versions[c] = Some((n, Arc::from(text.as_str())));
+            self.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
                 let state = Arc::make_mut(&mut self.state);
