@@ -13,6 +13,7 @@ use crate::checkpoint::{
 use crate::error::GraphError;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
 use serde::Serialize;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -60,6 +61,9 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
         format!("cannot serialise {what}: {e}").into(),
     ))
 }
+
+/// Version texts made for one checkpoint, by version number.
+type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 
 /// Collects the serialised state fields of a checkpoint, keyed by channel name
 /// (names shared with the graph, not copied).
@@ -145,6 +149,22 @@ impl<S: State> Run<S> {
         }
     }
 
+    /// `version_text`, sharing the texts already made for this checkpoint: the
+    /// channels a step wrote all have the step's version number.
+    fn version_text_shared(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
+        if let Some((v, text)) = &self.restored_versions[c] {
+            if *v == n {
+                return text.clone();
+            }
+        }
+        if let Some((_, text)) = made.iter().find(|(v, _)| *v == n) {
+            return text.clone();
+        }
+        let text = self.version_text(c, n);
+        made.push((n, text.clone()));
+        text
+    }
+
     /// `version_text` with a salt too long for its stack buffer.
     #[cold]
     fn version_text_slow(&self, n: u64) -> ChannelVersion {
@@ -166,16 +186,18 @@ impl<S: State> Run<S> {
         let mut channel_versions = BTreeMap::new();
         let mut new_versions = BTreeMap::new();
         let mut changed_fields = FieldSet::default();
-        let mut changed_control: Vec<usize> = Vec::new();
+        let mut changed_control: SmallVec<[usize; 8]> = SmallVec::new();
+        let mut made = MadeVersions::new();
         // Each channel's current version text, made once and shared by the maps.
-        let mut current: Vec<Option<SharedStr>> = vec![None; graph.num_channels()];
+        let mut current: SmallVec<[Option<SharedStr>; 16]> =
+            smallvec::smallvec![None; graph.num_channels()];
         for (c, slot) in current.iter_mut().enumerate() {
             let v = self.versions[c];
             if v == 0 {
                 continue;
             }
             let name = SharedStr::from(&graph.channel_names[c]);
-            let text = self.version_text(c, v);
+            let text = self.version_text_shared(c, v, &mut made);
             *slot = Some(text.clone());
             if self.saved_versions.get(c).copied() != Some(v) {
                 new_versions.insert(name.clone(), text.clone());
@@ -206,9 +228,9 @@ impl<S: State> Run<S> {
         }
 
         // A version seen is usually the channel's current one: shared, not rebuilt.
-        let seen_text = |c: usize, v: u64| match &current[c] {
+        let mut seen_text = |c: usize, v: u64| match &current[c] {
             Some(text) if self.versions[c] == v => text.clone(),
-            _ => self.version_text(c, v),
+            _ => self.version_text_shared(c, v, &mut made),
         };
         let mut versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> =
             BTreeMap::new();
