@@ -18,14 +18,19 @@ pub fn new_id() -> String {
     // Version 4, variant 10xx.
     let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
     let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    // `8-4-4-4-12` lowercase hex, written directly: one id per message without an
+    // id, so `format!` showed in the agent loop's profile.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = (u128::from(hi) << 64 | u128::from(lo)).to_be_bytes();
+    let mut text = String::with_capacity(36);
+    for (i, byte) in bytes.into_iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            text.push('-');
+        }
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0xF)]));
+    }
+    text
 }
 
 /// The id of the [`RemoveMessage`] that clears the whole history.
@@ -590,6 +595,12 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
+        // 8-4-4-4-12 lowercase hex.
+        let groups: Vec<usize> = a.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{a}");
+        assert!(a
+            .chars()
+            .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c)));
     }
 
     #[test]
