@@ -22,6 +22,8 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
         out: Vec::with_capacity(64),
     };
     value.serialize(&mut writer)?;
+    // Checked in debug builds (every test, the proptests against serde_json).
+    debug_assert!(std::str::from_utf8(&writer.out).is_ok());
     // SAFETY: `Writer` only ever appends whole `&str` contents, slices of them cut
     // at ASCII bytes (char boundaries), ASCII punctuation, escapes and digits, and
     // `serde_json`'s own output (which is UTF-8): the bytes are valid UTF-8. This
