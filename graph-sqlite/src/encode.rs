@@ -14,10 +14,7 @@ use crate::decode::{DecodeError, EXT_CONSTRUCTOR_KW_ARGS, EXT_CONSTRUCTOR_POS_AR
 use rmpv::Value as Mp;
 use serde_json::Value;
 
-/// The channel of a paused task's interrupts.
-const INTERRUPT: &str = "__interrupt__";
-/// The channel of `Send`s.
-const TASKS: &str = "__pregel_tasks";
+use graph_core::checkpoint::{INTERRUPT_CHANNEL as INTERRUPT, TASKS_CHANNEL as TASKS};
 
 /// The msgpack form Python expects for a pending write to `channel`, or `None`
 /// when the write is stored as JSON.

@@ -616,11 +616,16 @@ pub trait Checkpointer: Send + Sync + 'static {
     }
 }
 
+/// The pending-write channel of a task's interrupts (a list of `Interrupt`s).
+pub const INTERRUPT_CHANNEL: &str = "__interrupt__";
+/// The channel of `Send`s (pending writes of `{node, arg}` objects).
+pub const TASKS_CHANNEL: &str = "__pregel_tasks";
+
 /// Pending-write keys with a fixed index (they replace earlier rows).
 pub const SPECIAL_WRITES: &[(&str, i64)] = &[
     ("__error__", -1),
     ("__scheduled__", -2),
-    ("__interrupt__", -3),
+    (INTERRUPT_CHANNEL, -3),
     ("__resume__", -4),
 ];
 

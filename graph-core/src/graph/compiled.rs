@@ -108,7 +108,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();
     channel_names.push(Arc::from(START));
-    channel_names.push(Arc::from("__pregel_tasks"));
+    channel_names.push(Arc::from(crate::checkpoint::TASKS_CHANNEL));
     let control_base = channel_names.len();
     let mut control = Vec::new();
 

@@ -30,7 +30,7 @@ const RESERVED: &[&str] = &[
 
 fn is_reserved(name: &str) -> bool {
     RESERVED.contains(&name)
-        || name.starts_with("__pregel_") && name != "__pregel_tasks"
+        || name.starts_with("__pregel_") && name != crate::checkpoint::TASKS_CHANNEL
         || name == "|"
         || name == ":"
 }
@@ -40,7 +40,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
     let mut names: HashSet<&str> = HashSet::new();
 
     for field in S::FIELDS {
-        if is_reserved(field) || *field == "__pregel_tasks" || *field == START {
+        if is_reserved(field) || *field == crate::checkpoint::TASKS_CHANNEL || *field == START {
             errors.push(format!(
                 "Channel name '{field}' is reserved; rename the state field `{field}`"
             ));
@@ -55,7 +55,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
             errors.push(format!(
                 "'{c}' is a reserved character and is not allowed in the node names (node `{n}`)."
             ));
-        } else if is_reserved(n) || n == "__pregel_tasks" {
+        } else if is_reserved(n) || n == crate::checkpoint::TASKS_CHANNEL {
             errors.push(format!("Node name '{n}' is reserved; choose another name"));
         } else if n.is_empty() {
             errors.push("a node name cannot be empty".to_owned());

@@ -20,9 +20,9 @@ use std::sync::Arc;
 /// Special channels of pending writes (SEMANTICS.md §0).
 pub(crate) const NO_WRITES: &str = "__no_writes__";
 pub(crate) const ERROR: &str = "__error__";
-pub(crate) const INTERRUPT: &str = "__interrupt__";
+pub(crate) const INTERRUPT: &str = crate::checkpoint::INTERRUPT_CHANNEL;
 pub(crate) const RESUME: &str = "__resume__";
-pub(crate) const TASKS: &str = "__pregel_tasks";
+pub(crate) const TASKS: &str = crate::checkpoint::TASKS_CHANNEL;
 /// The task id of writes not tied to a task (a `Command` given as input).
 pub(crate) const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
 
