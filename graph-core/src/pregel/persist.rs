@@ -151,6 +151,11 @@ impl<S: State> Run<S> {
 
     /// `version_text`, sharing the texts already made for this checkpoint: the
     /// channels a step wrote all have the step's version number.
+    ///
+    /// A restored text is looked up first, per channel: LangGraph draws the random
+    /// fraction per channel, so two channels of a Python-written checkpoint with
+    /// the same number have different texts, and each keys its own blob. Only the
+    /// texts this run makes (one salt) are shared by number.
     fn version_text_shared(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
         if let Some((v, text)) = &self.restored_versions[c] {
             if *v == n {
