@@ -83,42 +83,25 @@ pub(crate) fn now_iso8601() -> String {
 }
 
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
-fn put_digits(slot: &mut [u8], mut n: u64) {
+pub(crate) fn put_digits(slot: &mut [u8], mut n: u64) {
     for digit in slot.iter_mut().rev() {
         *digit = b'0' + (n % 10) as u8;
         n /= 10;
     }
 }
 
-/// A `String` of ASCII text assembled on the stack (one allocation, exact size).
-fn ascii_string(text: &[u8]) -> String {
+/// ASCII text assembled on the stack, as `str`. (`from_utf8` has a fast ASCII
+/// path that `from_utf8_lossy` lacks; the lossy form only covers a bug.)
+pub(crate) fn ascii_str(text: &[u8]) -> std::borrow::Cow<'_, str> {
     match std::str::from_utf8(text) {
-        Ok(text) => text.to_owned(),
-        // Callers write only ASCII; this would be a bug, kept lossless anyway.
-        Err(_) => text.iter().map(|&b| char::from(b)).collect(),
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(text),
     }
 }
 
-/// Appends `n` in decimal, zero-padded to `width` digits (more if `n` needs them).
-pub(crate) fn push_digits(out: &mut String, mut n: u64, width: usize) {
-    let mut buf = [0u8; 20];
-    let mut len = 0;
-    loop {
-        buf[len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    const ZEROS: &str = "0000000000000000";
-    let mut pad = width.saturating_sub(len);
-    while pad > 0 {
-        let k = pad.min(ZEROS.len());
-        out.push_str(&ZEROS[..k]);
-        pad -= k;
-    }
-    out.extend(buf[..len].iter().rev().map(|&d| char::from(d)));
+/// A `String` of ASCII text assembled on the stack (one allocation, exact size).
+fn ascii_string(text: &[u8]) -> String {
+    ascii_str(text).into_owned()
 }
 
 /// Formats 16 bytes as a hyphenated UUID string.
@@ -127,32 +110,37 @@ pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
     format_hex_uuid(v)
 }
 
-/// `8-4-4-4-12` lowercase hex, without going through `format!` (hot path: one
-/// call per task).
-fn format_hex_uuid(v: u128) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [b'-'; 36];
-    let mut at = 0;
-    for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            at += 1;
-        }
-        out[at] = HEX[usize::from(byte >> 4)];
-        out[at + 1] = HEX[usize::from(byte & 0xF)];
-        at += 2;
-    }
-    ascii_string(&out)
-}
-
-/// 32 lowercase hex digits (`format!("{v:032x}")`, without the formatter).
-pub(crate) fn format_hex(v: u128) -> String {
+/// The 32 lowercase hex digits of `v`.
+fn hex_digits(v: u128) -> [u8; 32] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = [0u8; 32];
     for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
         out[2 * i] = HEX[usize::from(byte >> 4)];
         out[2 * i + 1] = HEX[usize::from(byte & 0xF)];
     }
+    out
+}
+
+/// `8-4-4-4-12` lowercase hex, without going through `format!` (hot path: one
+/// call per task).
+fn format_hex_uuid(v: u128) -> String {
+    let hex = hex_digits(v);
+    let mut out = [b'-'; 36];
+    for (from, to) in [
+        (0..8, 0),
+        (8..12, 9),
+        (12..16, 14),
+        (16..20, 19),
+        (20..32, 24),
+    ] {
+        out[to..to + from.len()].copy_from_slice(&hex[from]);
+    }
     ascii_string(&out)
+}
+
+/// 32 lowercase hex digits (`format!("{v:032x}")`, without the formatter).
+pub(crate) fn format_hex(v: u128) -> String {
+    ascii_string(&hex_digits(v))
 }
 
 /// A task's checkpoint namespace: `node:task_id`, under the graph's own namespace
@@ -339,9 +327,15 @@ mod tests {
             (u64::MAX, 32),
             (u64::MAX, 3),
         ] {
-            let mut out = String::new();
-            push_digits(&mut out, n, width);
-            assert_eq!(out, format!("{n:0width$}"), "{n} {width}");
+            // The last `width` digits of the zero-padded form.
+            let mut slot = vec![0u8; width];
+            put_digits(&mut slot, n);
+            let full = format!("{n:0width$}");
+            assert_eq!(
+                String::from_utf8_lossy(&slot),
+                full[full.len() - width..],
+                "{n} {width}"
+            );
         }
     }
 

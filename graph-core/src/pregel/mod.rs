@@ -138,16 +138,14 @@ impl std::ops::Index<usize> for Versions {
 /// The random fraction of the version strings a run makes, LangGraph's
 /// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
 /// make the same version numbers, and must not collide on a blob key.
-fn version_salt() -> Arc<str> {
+fn version_salt() -> [u8; VERSION_SALT_LEN] {
     let mut salt = *b".0.0000000000000000";
-    let mut n = fastrand::u64(..10_000_000_000_000_000);
-    for digit in salt[3..].iter_mut().rev() {
-        *digit = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    // Only ASCII was written.
-    Arc::from(std::str::from_utf8(&salt).unwrap_or(".0.0"))
+    ids::put_digits(&mut salt[3..], fastrand::u64(..10_000_000_000_000_000));
+    salt
 }
+
+/// The length of a run's version salt (`.0.` and 16 digits).
+pub(crate) const VERSION_SALT_LEN: usize = 19;
 
 /// The root graph's checkpoint namespace, `""` (one shared allocation).
 fn root_namespace() -> Arc<str> {
@@ -190,7 +188,7 @@ pub(crate) struct Run<S: State> {
     /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
     restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
-    version_salt: Arc<str>,
+    version_salt: [u8; VERSION_SALT_LEN],
     /// Channel versions at the last stored checkpoint (to know what changed).
     saved_versions: Vec<u64>,
     /// Per node: the version of each trigger when the node last ran.

@@ -120,43 +120,15 @@ pub(crate) fn parse_version(text: &str) -> Option<u64> {
 
 impl<S: State> Run<S> {
     /// The text of version `n` of channel `c`: as restored, or in LangGraph's format
-    /// with this run's random fraction (distinct runs never collide on a blob key).
-    pub(crate) fn version_text(&self, c: usize, n: u64) -> ChannelVersion {
-        match &self.restored_versions[c] {
-            Some((v, text)) if *v == n => text.clone(),
-            _ => {
-                // Assembled on the stack: the shared text is the only allocation.
-                // 32 digits always hold a u64; the salt is this run's (19 bytes).
-                let salt = self.version_salt.as_bytes();
-                let mut text = [b'0'; 64];
-                let Some(tail) = text.get_mut(32..32 + salt.len()) else {
-                    return self.version_text_slow(n);
-                };
-                tail.copy_from_slice(salt);
-                let mut rest = n;
-                for slot in text[..32].iter_mut().rev() {
-                    *slot = b'0' + (rest % 10) as u8;
-                    rest /= 10;
-                    if rest == 0 {
-                        break;
-                    }
-                }
-                match std::str::from_utf8(&text[..32 + salt.len()]) {
-                    Ok(text) => SharedStr::from(text),
-                    Err(_) => self.version_text_slow(n),
-                }
-            }
-        }
-    }
-
-    /// `version_text`, sharing the texts already made for this checkpoint: the
+    /// with this run's random fraction (distinct runs never collide on a blob key),
+    /// shared with the texts already made for this checkpoint (`made`): the
     /// channels a step wrote all have the step's version number.
     ///
     /// A restored text is looked up first, per channel: LangGraph draws the random
     /// fraction per channel, so two channels of a Python-written checkpoint with
     /// the same number have different texts, and each keys its own blob. Only the
     /// texts this run makes (one salt) are shared by number.
-    fn version_text_shared(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
+    fn version_text(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
         if let Some((v, text)) = &self.restored_versions[c] {
             if *v == n {
                 return text.clone();
@@ -165,18 +137,19 @@ impl<S: State> Run<S> {
         if let Some((_, text)) = made.iter().find(|(v, _)| *v == n) {
             return text.clone();
         }
-        let text = self.version_text(c, n);
+        let text = self.fresh_version_text(n);
         made.push((n, text.clone()));
         text
     }
 
-    /// `version_text` with a salt too long for its stack buffer.
-    #[cold]
-    fn version_text_slow(&self, n: u64) -> ChannelVersion {
-        let mut text = String::with_capacity(32 + self.version_salt.len());
-        super::ids::push_digits(&mut text, n, 32);
-        text.push_str(&self.version_salt);
-        SharedStr::from(text)
+    /// Version `n` in LangGraph's format with this run's salt, assembled on the
+    /// stack (the shared text is the only allocation).
+    fn fresh_version_text(&self, n: u64) -> ChannelVersion {
+        let mut text = [0u8; 32 + super::VERSION_SALT_LEN];
+        let (digits, salt) = text.split_at_mut(32);
+        super::ids::put_digits(digits, n);
+        salt.copy_from_slice(&self.version_salt);
+        SharedStr::from(&*super::ids::ascii_str(&text))
     }
 
     /// A checkpoint of the live state. Channel values are serialised only for the
@@ -202,7 +175,7 @@ impl<S: State> Run<S> {
                 continue;
             }
             let name = SharedStr::from(&graph.channel_names[c]);
-            let text = self.version_text_shared(c, v, &mut made);
+            let text = self.version_text(c, v, &mut made);
             *slot = Some(text.clone());
             if self.saved_versions.get(c).copied() != Some(v) {
                 new_versions.insert(name.clone(), text.clone());
@@ -235,7 +208,7 @@ impl<S: State> Run<S> {
         // A version seen is usually the channel's current one: shared, not rebuilt.
         let mut seen_text = |c: usize, v: u64| match &current[c] {
             Some(text) if self.versions[c] == v => text.clone(),
-            _ => self.version_text_shared(c, v, &mut made),
+            _ => self.version_text(c, v, &mut made),
         };
         let mut versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> =
             BTreeMap::new();
