@@ -199,13 +199,13 @@ impl TaskIds {
     }
 }
 
-/// A step number as decimal text, without allocating.
-pub(crate) struct StepText {
+/// An integer (a step, a `Send` index) as decimal text, without allocating.
+pub(crate) struct DecimalText {
     buf: [u8; 20],
     start: usize,
 }
 
-impl StepText {
+impl DecimalText {
     pub(crate) fn new(step: i64) -> Self {
         let mut buf = [0u8; 20];
         let mut start = buf.len();
@@ -222,7 +222,7 @@ impl StepText {
             start -= 1;
             buf[start] = b'-';
         }
-        StepText { buf, start }
+        DecimalText { buf, start }
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -290,9 +290,9 @@ mod tests {
     }
 
     #[test]
-    fn step_text_is_decimal() {
+    fn decimal_text_matches_to_string() {
         for step in [-1, 0, 7, 10, 12345, i64::MAX, i64::MIN] {
-            assert_eq!(StepText::new(step).as_str(), step.to_string());
+            assert_eq!(DecimalText::new(step).as_str(), step.to_string());
         }
     }
 

@@ -1044,7 +1044,7 @@ impl<S: State> Run<S> {
     fn prepare(&mut self) -> Result<Vec<Task<S>>, GraphError> {
         let graph = Arc::clone(&self.graph);
         let mut tasks = Vec::with_capacity(self.sends.len() + 1);
-        let step = ids::StepText::new(self.step);
+        let step = ids::DecimalText::new(self.step);
         let step_str = step.as_str();
 
         for (i, send) in self.sends.iter().enumerate() {
@@ -1070,7 +1070,7 @@ impl<S: State> Run<S> {
                 )));
             }
             let name = &graph.nodes[node].name;
-            let index = ids::StepText::new(i as i64);
+            let index = ids::DecimalText::new(i as i64);
             let task_ns = self.task_ns(name);
             let id = self.ids.id(
                 &self.checkpoint,
