@@ -11,12 +11,76 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
-/// A checkpoint as stored: values live in the blob table, keyed by version.
-#[derive(Clone)]
+/// Channel → version pairs as stored: sorted by channel, exactly sized.
+type Versions = Box<[(SharedStr, ChannelVersion)]>;
+
+/// A checkpoint as stored: values live in the blob table, keyed by version, and
+/// the id is the key it is stored under. Its maps are kept as sorted slices and
+/// rebuilt on read: a `BTreeMap` is a B-tree leaf of a few hundred bytes however
+/// few entries it holds, and a checkpoint has one per map plus one per node in
+/// `versions_seen` — most of what a short thread would otherwise keep.
 struct Stored {
-    checkpoint: Checkpoint,
+    v: u32,
+    ts: Box<str>,
+    channel_versions: Versions,
+    versions_seen: Box<[(SharedStr, Versions)]>,
+    updated_channels: Option<Box<[SharedStr]>>,
     metadata: CheckpointMetadata,
-    parent_id: Option<String>,
+    parent_id: Option<Box<str>>,
+}
+
+fn versions(map: BTreeMap<SharedStr, ChannelVersion>) -> Versions {
+    map.into_iter().collect()
+}
+
+/// The map of stored `versions`, built by insertion: `collect` would first gather
+/// and sort the already sorted pairs in a scratch vector.
+fn map(versions: &[(SharedStr, ChannelVersion)]) -> BTreeMap<SharedStr, ChannelVersion> {
+    let mut map = BTreeMap::new();
+    for (channel, version) in versions {
+        map.insert(channel.clone(), version.clone());
+    }
+    map
+}
+
+impl Stored {
+    /// `checkpoint` without its values (they go to the blob table).
+    fn new(checkpoint: Checkpoint, metadata: CheckpointMetadata, parent_id: Option<&str>) -> Self {
+        Stored {
+            v: checkpoint.v,
+            ts: checkpoint.ts.into_boxed_str(),
+            channel_versions: versions(checkpoint.channel_versions),
+            versions_seen: checkpoint
+                .versions_seen
+                .into_iter()
+                .map(|(node, seen)| (node, versions(seen)))
+                .collect(),
+            updated_channels: checkpoint.updated_channels.map(Vec::into_boxed_slice),
+            metadata,
+            parent_id: parent_id.map(Box::from),
+        }
+    }
+
+    /// The checkpoint stored under `id`, without its values.
+    fn checkpoint(&self, id: &str) -> Checkpoint {
+        Checkpoint {
+            v: self.v,
+            id: id.to_owned(),
+            ts: self.ts.to_string(),
+            channel_values: BTreeMap::new(),
+            channel_versions: map(&self.channel_versions),
+            versions_seen: self
+                .versions_seen
+                .iter()
+                .map(|(node, seen)| (node.clone(), map(seen)))
+                .collect(),
+            updated_channels: self.updated_channels.as_ref().map(|u| u.to_vec()),
+        }
+    }
+
+    fn created_at(&self) -> Option<std::time::SystemTime> {
+        super::parse_timestamp(&self.ts)
+    }
 }
 
 /// One pending write row.
@@ -52,32 +116,39 @@ impl Equivalent<BlobKey> for (&str, &str) {
 /// appended). A vector, not a `BTreeMap`: a B-tree leaf of checkpoints is ~3 KB
 /// even for a thread of two.
 #[derive(Default)]
-struct Checkpoints(Vec<(String, Stored)>);
+struct Checkpoints(Vec<(Box<str>, Stored)>);
 
 impl Checkpoints {
     fn position(&self, id: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(id))
+        self.0.binary_search_by(|(k, _)| (**k).cmp(id))
     }
 
-    fn get(&self, id: &str) -> Option<(&String, &Stored)> {
+    fn get(&self, id: &str) -> Option<(&str, &Stored)> {
         let i = self.position(id).ok()?;
         let (k, v) = &self.0[i];
         Some((k, v))
     }
 
-    fn latest(&self) -> Option<(&String, &Stored)> {
-        self.0.last().map(|(k, v)| (k, v))
+    fn latest(&self) -> Option<(&str, &Stored)> {
+        self.0.last().map(|(k, v)| (&**k, v))
     }
 
     /// Oldest first.
-    fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Stored)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &Stored)> {
+        self.0.iter().map(|(k, v)| (&**k, v))
     }
 
-    fn insert(&mut self, id: String, stored: Stored) {
-        match self.position(&id) {
+    fn insert(&mut self, id: &str, stored: Stored) {
+        match self.position(id) {
             Ok(i) => self.0[i].1 = stored,
-            Err(i) => self.0.insert(i, (id, stored)),
+            Err(i) => {
+                // Most threads hold a checkpoint or two: grow one slot at a time
+                // until four, not straight to four.
+                if self.0.len() < 4 {
+                    self.0.reserve_exact(1);
+                }
+                self.0.insert(i, (Box::from(id), stored));
+            }
         }
     }
 }
@@ -92,13 +163,50 @@ struct Namespace {
     writes: HashMap<String, Vec<WriteRow>>,
 }
 
+/// One thread's namespaces: the root graph's inline (most threads have no other),
+/// subgraphs' in a map allocated on first use.
+#[derive(Default)]
+struct Thread {
+    root: Namespace,
+    nested: HashMap<String, Namespace>,
+}
+
+impl Thread {
+    fn get(&self, ns: &str) -> Option<&Namespace> {
+        if ns.is_empty() {
+            Some(&self.root)
+        } else {
+            self.nested.get(ns)
+        }
+    }
+
+    /// The namespace's entry, created on first use (its key is copied only then).
+    fn get_mut(&mut self, ns: &str) -> &mut Namespace {
+        if ns.is_empty() {
+            &mut self.root
+        } else {
+            self.nested.entry_ref(ns).or_default()
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, &Namespace)> {
+        let nested = self.nested.iter().map(|(ns, n)| (ns.as_str(), n));
+        std::iter::once(("", &self.root)).chain(nested)
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Namespace)> {
+        let nested = self.nested.iter_mut().map(|(ns, n)| (ns.as_str(), n));
+        std::iter::once(("", &mut self.root)).chain(nested)
+    }
+}
+
 /// Thread → namespace → what it holds. A thread's data is in one place, so reading,
 /// deleting or pruning it never scans other threads'. The maps hash with foldhash
 /// (hashbrown's default, seeded per process) rather than SipHash: their keys are
 /// short ids and names, hashed several times per run.
 #[derive(Default)]
 struct Store {
-    threads: HashMap<String, HashMap<String, Namespace>>,
+    threads: HashMap<String, Thread>,
 }
 
 /// Checkpoints kept in memory, serialised (values are stored as JSON text, once per
@@ -140,17 +248,13 @@ impl Store {
 
     /// The namespace's entry, created on first use (its keys are copied only then).
     fn namespace_mut(&mut self, thread: &str, ns: &str) -> &mut Namespace {
-        self.threads
-            .entry_ref(thread)
-            .or_default()
-            .entry_ref(ns)
-            .or_default()
+        self.threads.entry_ref(thread).or_default().get_mut(ns)
     }
 }
 
 impl Namespace {
     fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
-        let mut checkpoint = stored.checkpoint.clone();
+        let mut checkpoint = stored.checkpoint(id);
         for (channel, version) in &checkpoint.channel_versions {
             if let Some(Some(blob)) = self.blobs.get(&(channel.as_str(), version.as_str())) {
                 checkpoint
@@ -176,7 +280,7 @@ impl Namespace {
             checkpoint_ns: ns.to_owned(),
             checkpoint_id: Some(id.to_owned()),
         };
-        let parent_config = stored.parent_id.as_ref().map(|p| config.at(p.clone()));
+        let parent_config = stored.parent_id.as_deref().map(|p| config.at(p));
         CheckpointTuple {
             config,
             checkpoint,
@@ -222,7 +326,7 @@ impl Checkpointer for InMemorySaver {
                             continue;
                         }
                     }
-                    if options.before.as_ref().is_some_and(|b| id >= b) {
+                    if options.before.as_deref().is_some_and(|b| id >= b) {
                         continue;
                     }
                     if !metadata_matches(&stored.metadata, &options.filter) {
@@ -240,7 +344,7 @@ impl Checkpointer for InMemorySaver {
                 }
                 None => {
                     for (thread, namespaces) in &store.threads {
-                        for (ns, namespace) in namespaces {
+                        for (ns, namespace) in namespaces.iter() {
                             add(thread, ns, namespace);
                         }
                     }
@@ -263,7 +367,7 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
             let mut values = std::mem::take(&mut checkpoint.channel_values);
-            let id = checkpoint.id.clone();
+            let id = std::mem::take(&mut checkpoint.id);
             let mut store = self.lock();
             let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
             for (channel, version) in new_versions {
@@ -271,12 +375,8 @@ impl Checkpointer for InMemorySaver {
                 namespace.blobs.insert(BlobKey { channel, version }, blob);
             }
             namespace.checkpoints.insert(
-                id.clone(),
-                Stored {
-                    checkpoint,
-                    metadata,
-                    parent_id: config.checkpoint_id.clone(),
-                },
+                &id,
+                Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref()),
             );
             drop(store);
             Ok(config.at(id))
@@ -302,6 +402,10 @@ impl Checkpointer for InMemorySaver {
                 .writes
                 .entry_ref(id)
                 .or_default();
+            // Usually one task's writes per checkpoint: no spare slots for more.
+            if rows.is_empty() {
+                rows.reserve_exact(writes.len());
+            }
             for (position, (channel, value)) in writes.into_iter().enumerate() {
                 let idx = write_index(&channel, position);
                 let special = SPECIAL_WRITES.iter().any(|(c, _)| *c == channel);
@@ -354,7 +458,7 @@ impl Checkpointer for InMemorySaver {
                     namespace
                         .checkpoints
                         .iter()
-                        .map(move |(id, s)| (ns.as_str(), id.as_str(), s.checkpoint.created_at()))
+                        .map(move |(id, s)| (ns, id, s.created_at()))
                 }))?
                 .into_iter()
                 .map(|(ns, id)| (ns.to_owned(), id.to_owned()))
@@ -373,14 +477,13 @@ impl Checkpointer for InMemorySaver {
                     } = namespace;
                     checkpoints
                         .0
-                        .retain(|(id, _)| !doomed.contains(&(ns.as_str(), id.as_str())));
-                    writes.retain(|id, _| !doomed.contains(&(ns.as_str(), id.as_str())));
+                        .retain(|(id, _)| !doomed.contains(&(ns, &**id)));
+                    writes.retain(|id, _| !doomed.contains(&(ns, id.as_str())));
                     // Keep the blobs a remaining checkpoint of the namespace refers to.
                     let referenced: HashSet<(&str, &str)> = checkpoints
                         .iter()
                         .flat_map(|(_, s)| {
-                            s.checkpoint
-                                .channel_versions
+                            s.channel_versions
                                 .iter()
                                 .map(|(c, v)| (c.as_str(), v.as_str()))
                         })
