@@ -914,6 +914,23 @@ mod tests {
     }
 
     #[test]
+    fn integers_of_every_decimal_length_match_serde_json() {
+        let mut n: u64 = 1;
+        loop {
+            for v in [n - 1, n, n + 1, n.saturating_mul(10) - 1] {
+                same(&v);
+                same(&(v as i64));
+                same(&(v as i64).wrapping_neg());
+            }
+            match n.checked_mul(10) {
+                Some(next) => n = next,
+                None => break,
+            }
+        }
+        same(&(u64::MAX, u64::MAX - 1, i64::MIN, i64::MAX, 0u64, -1i64));
+    }
+
+    #[test]
     fn invalid_keys_fail_like_serde_json() {
         let mut m = std::collections::HashMap::new();
         m.insert(vec![1u8], 1);
