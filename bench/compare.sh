@@ -5,6 +5,10 @@
 #
 #   bench/compare.sh [--quick] [--only NAME[,NAME...]]
 #
+# Without --only: every workload the anchor has. Workloads only we have (see
+# `stategraph-bench --list`) run with --only; the postgres_* ones need a server
+# named in STATEGRAPH_BENCH_PG_URL.
+#
 # Needs python3; installs langgraph==1.2.22 with pip if it is missing. The anchor
 # script is looked up in $PYTHON_ANCHOR, then ../shared/bench/python_anchor.py.
 set -euo pipefail
@@ -31,12 +35,14 @@ done
 
 cargo build --quiet --release -p stategraph-bench
 ours=target/release/stategraph-bench
+python_names=$(python3 "$anchor" --list)
 if [ -n "$only" ]; then
     names=$(echo "$only" | tr ',' '\n')
 else
-    names=$("$ours" --list)
+    # The workloads both sides have. Ours alone (checkpoint_cost_*, and postgres_*,
+    # which need STATEGRAPH_BENCH_PG_URL) run with --only.
+    names=$("$ours" --list | grep -Fx -f <(echo "$python_names"))
 fi
-python_names=$(python3 "$anchor" --list)
 
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
