@@ -3,7 +3,12 @@
 # and on stategraph, interleaved workload by workload on the same machine, and
 # prints a table: median of each, the ratio, and peak RSS of each.
 #
-#   bench/compare.sh [--quick] [--only NAME[,NAME...]]
+#   bench/compare.sh [--quick] [--only NAME[,NAME...]] [--rounds N]
+#
+# --rounds N runs the whole set N times, each workload interleaved with the
+# anchor in every round; the table then gives the median of the rounds' medians,
+# each round's ratio, and the largest peak RSS. On a machine whose timings drift
+# from one minute to the next, a ratio is a range: read the rounds.
 #
 # Without --only: every workload the anchor has. Workloads only we have (see
 # `stategraph-bench --list`) run with --only; the postgres_* ones need a server
@@ -24,14 +29,26 @@ python3 -c "import langgraph" 2>/dev/null ||
 
 args=()
 only=""
+rounds=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) args+=(--quick) ;;
-        --only) only="$2"; shift ;;
+        --only | --rounds)
+            if [ $# -lt 2 ]; then
+                echo "$1 needs a value" >&2
+                exit 2
+            fi
+            if [ "$1" = --only ]; then only="$2"; else rounds="$2"; fi
+            shift
+            ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
+if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+    echo "--rounds needs a positive whole number, not $rounds" >&2
+    exit 2
+fi
 
 cargo build --quiet --release -p stategraph-bench
 ours=target/release/stategraph-bench
@@ -46,35 +63,65 @@ fi
 
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
-for name in $names; do
-    echo "-- $name" >&2
-    if grep -qx "$name" <<<"$python_names"; then
-        python3 "$anchor" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/python /' >>"$results" ||
-            echo "python {\"workload\": \"$name\", \"check\": \"FAIL: anchor exited non-zero\"}" >>"$results"
-    fi
-    "$ours" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/ours /' >>"$results" ||
-        echo "ours {\"workload\": \"$name\", \"check\": \"FAIL: bench exited non-zero\"}" >>"$results"
+for round in $(seq 1 "$rounds"); do
+    for name in $names; do
+        echo "-- $name (round $round of $rounds)" >&2
+        if grep -qx "$name" <<<"$python_names"; then
+            python3 "$anchor" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/python /' >>"$results" ||
+                echo "python {\"workload\": \"$name\", \"check\": \"FAIL: anchor exited non-zero\"}" >>"$results"
+        fi
+        "$ours" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/ours /' >>"$results" ||
+            echo "ours {\"workload\": \"$name\", \"check\": \"FAIL: bench exited non-zero\"}" >>"$results"
+    done
 done
 
 python3 - "$results" <<'PY'
-import json, sys
+import json, statistics, sys
+
+# workload -> side -> one result per round, in order.
 rows = {}
 for line in open(sys.argv[1]):
     who, _, payload = line.partition(" ")
     data = json.loads(payload)
-    rows.setdefault(data["workload"], {})[who] = data
-def ms(d):
-    return f"{d['median_ms']:.3f}" if d and d.get("median_ms") is not None else "-"
-def kb(d):
-    return str(d.get("peak_rss_kb", "-")) if d else "-"
-print(f"| workload | python ms | ours ms | ratio | python peak RSS KiB | ours peak RSS KiB | checks |")
-print("|---|---:|---:|---:|---:|---:|---|")
+    rows.setdefault(data["workload"], {}).setdefault(who, []).append(data)
+
+def median_ms(runs):
+    ms = [d["median_ms"] for d in runs if d.get("median_ms") is not None]
+    return statistics.median(ms) if ms else None
+
+def fmt_ratio(r):
+    return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
+
+def peak_kb(runs):
+    kb = [d["peak_rss_kb"] for d in runs if d.get("peak_rss_kb") is not None]
+    return str(max(kb)) if kb else "-"
+
+def checks(runs):
+    seen = [d.get("check", "?") for d in runs]
+    bad = [c for c in seen if c != "ok"]
+    return bad[0] if bad else ("ok" if seen else "-")
+
+several = max((len(v) for r in rows.values() for v in r.values()), default=1) > 1
+head = "| workload | python ms | ours ms | ratio |"
+rule = "|---|---:|---:|---:|"
+if several:
+    head += " ratio per round |"
+    rule += "---:|"
+print(head + " python peak RSS KiB | ours peak RSS KiB | checks |")
+print(rule + "---:|---:|---|")
 for name, r in rows.items():
-    p, o = r.get("python"), r.get("ours")
-    ratio = "-"
-    if p and o and p.get("median_ms") and o.get("median_ms"):
-        r = p["median_ms"] / o["median_ms"]
-        ratio = f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
-    checks = " / ".join(d.get("check", "?") for d in (p, o) if d)
-    print(f"| {name} | {ms(p)} | {ms(o)} | {ratio} | {kb(p)} | {kb(o)} | {checks} |")
+    p, o = r.get("python", []), r.get("ours", [])
+    pm, om = median_ms(p), median_ms(o)
+    ratio = fmt_ratio(pm / om) if pm and om else "-"
+    cells = [name, f"{pm:.3f}" if pm else "-", f"{om:.3f}" if om else "-", ratio]
+    if several:
+        per_round = [
+            fmt_ratio(a["median_ms"] / b["median_ms"])
+            for a, b in zip(p, o)
+            if a.get("median_ms") and b.get("median_ms")
+        ]
+        cells.append(", ".join(per_round) or "-")
+    sides = " / ".join(checks(v) for v in (p, o) if v)
+    cells += [peak_kb(p), peak_kb(o), sides]
+    print("| " + " | ".join(cells) + " |")
 PY
