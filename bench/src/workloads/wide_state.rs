@@ -176,8 +176,12 @@ fn same(a: &Item, b: &Item) -> bool {
     Arc::ptr_eq(a, b) || **a == **b
 }
 
+/// `n` lowercase letters, one pseudo-random draw each (from a generator seeded
+/// once per string, rather than the thread-local one looked up per letter).
 fn random_string(n: usize) -> String {
-    (0..n).map(|_| fastrand::lowercase()).collect()
+    let mut rng = fastrand::Rng::new();
+    let letters: Vec<u8> = (0..n).map(|_| rng.u8(b'a'..=b'z')).collect();
+    String::from_utf8(letters).expect("ASCII letters are UTF-8")
 }
 
 /// The generic node body of WORKLOADS.md: read one field, write several.
