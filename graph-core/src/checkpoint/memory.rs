@@ -368,16 +368,15 @@ impl Checkpointer for InMemorySaver {
         Box::pin(async move {
             let mut values = std::mem::take(&mut checkpoint.channel_values);
             let id = std::mem::take(&mut checkpoint.id);
+            // Built before the lock is taken: other threads' runs do not wait on it.
+            let stored = Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref());
             let mut store = self.lock();
             let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
             for (channel, version) in new_versions {
                 let blob = values.remove(&channel);
                 namespace.blobs.insert(BlobKey { channel, version }, blob);
             }
-            namespace.checkpoints.insert(
-                &id,
-                Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref()),
-            );
+            namespace.checkpoints.insert(&id, stored);
             drop(store);
             Ok(config.at(id))
         })
