@@ -14,16 +14,20 @@ use std::sync::Mutex;
 /// Channel → version pairs as stored: sorted by channel, exactly sized.
 type Versions = Box<[(SharedStr, ChannelVersion)]>;
 
+/// `versions_seen` as stored, flat: one entry per (node, channel) sorted by node
+/// then channel, and a `None` entry for a node that has seen nothing.
+type Seen = Box<[(SharedStr, Option<(SharedStr, ChannelVersion)>)]>;
+
 /// A checkpoint as stored: values live in the blob table, keyed by version, and
-/// the id is the key it is stored under. Its maps are kept as sorted slices and
-/// rebuilt on read: a `BTreeMap` is a B-tree leaf of a few hundred bytes however
+/// the id is the key it is stored under. Its maps are kept as sorted slices
+/// (`versions_seen` flattened into one) and rebuilt on read: a `BTreeMap` is a B-tree leaf of a few hundred bytes however
 /// few entries it holds, and a checkpoint has one per map plus one per node in
 /// `versions_seen` — most of what a short thread would otherwise keep.
 struct Stored {
     v: u32,
     ts: Box<str>,
     channel_versions: Versions,
-    versions_seen: Box<[(SharedStr, Versions)]>,
+    versions_seen: Seen,
     updated_channels: Option<Box<[SharedStr]>>,
     metadata: CheckpointMetadata,
     parent_id: Option<Box<str>>,
@@ -31,6 +35,36 @@ struct Stored {
 
 fn versions(map: BTreeMap<SharedStr, ChannelVersion>) -> Versions {
     map.into_iter().collect()
+}
+
+/// `versions_seen` flattened: one allocation however many nodes it has.
+fn seen(map: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>) -> Seen {
+    let mut out = Vec::with_capacity(map.values().map(|m| m.len().max(1)).sum());
+    for (node, versions) in map {
+        if versions.is_empty() {
+            out.push((node, None));
+        } else {
+            out.extend(versions.into_iter().map(|pair| (node.clone(), Some(pair))));
+        }
+    }
+    out.into_boxed_slice()
+}
+
+/// The `versions_seen` map of stored `seen` entries.
+fn seen_map(
+    seen: &[(SharedStr, Option<(SharedStr, ChannelVersion)>)],
+) -> BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> {
+    let mut out = BTreeMap::new();
+    for group in seen.chunk_by(|a, b| a.0 == b.0) {
+        let mut versions = BTreeMap::new();
+        for (_, pair) in group {
+            if let Some((channel, version)) = pair {
+                versions.insert(channel.clone(), version.clone());
+            }
+        }
+        out.insert(group[0].0.clone(), versions);
+    }
+    out
 }
 
 /// The map of stored `versions`, built by insertion: `collect` would first gather
@@ -50,11 +84,7 @@ impl Stored {
             v: checkpoint.v,
             ts: checkpoint.ts.into_boxed_str(),
             channel_versions: versions(checkpoint.channel_versions),
-            versions_seen: checkpoint
-                .versions_seen
-                .into_iter()
-                .map(|(node, seen)| (node, versions(seen)))
-                .collect(),
+            versions_seen: seen(checkpoint.versions_seen),
             updated_channels: checkpoint.updated_channels.map(Vec::into_boxed_slice),
             metadata,
             parent_id: parent_id.map(Box::from),
@@ -69,11 +99,7 @@ impl Stored {
             ts: self.ts.to_string(),
             channel_values: BTreeMap::new(),
             channel_versions: map(&self.channel_versions),
-            versions_seen: self
-                .versions_seen
-                .iter()
-                .map(|(node, seen)| (node.clone(), map(seen)))
-                .collect(),
+            versions_seen: seen_map(&self.versions_seen),
             updated_channels: self.updated_channels.as_ref().map(|u| u.to_vec()),
         }
     }
