@@ -18,19 +18,9 @@ pub fn new_id() -> String {
     // Version 4, variant 10xx.
     let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
     let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    // `8-4-4-4-12` lowercase hex, written directly: one id per message without an
-    // id, so `format!` showed in the agent loop's profile.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = (u128::from(hi) << 64 | u128::from(lo)).to_be_bytes();
-    let mut text = String::with_capacity(36);
-    for (i, byte) in bytes.into_iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            text.push('-');
-        }
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0xF)]));
-    }
-    text
+    // Written without `format!`: one id per message without an id, so it showed
+    // in the agent loop's profile.
+    graph_core::__private::format_uuid(&(u128::from(hi) << 64 | u128::from(lo)).to_be_bytes())
 }
 
 /// The id of the [`RemoveMessage`] that clears the whole history.

@@ -1,6 +1,10 @@
-//! Support code for the expansions of `graph-macros`. Not public API.
+//! Support code for the expansions of `graph-macros` and for the workspace's
+//! other crates. Not public API.
 
 pub use serde;
+
+/// UUID text without `format!` (graph-agents' message ids).
+pub use crate::pregel::ids::format_uuid;
 
 pub use crate::field::FieldOfType;
 

@@ -104,8 +104,8 @@ fn ascii_string(text: &[u8]) -> String {
     ascii_str(text).into_owned()
 }
 
-/// Formats 16 bytes as a hyphenated UUID string.
-pub(crate) fn format_uuid(bytes: &[u8; 16]) -> String {
+/// Formats 16 bytes as a hyphenated UUID string (`8-4-4-4-12` lowercase hex).
+pub fn format_uuid(bytes: &[u8; 16]) -> String {
     let v = u128::from_be_bytes(*bytes);
     format_hex_uuid(v)
 }
