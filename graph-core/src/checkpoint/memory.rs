@@ -33,10 +33,6 @@ struct Stored {
     parent_id: Option<Box<str>>,
 }
 
-fn versions(map: BTreeMap<SharedStr, ChannelVersion>) -> Versions {
-    map.into_iter().collect()
-}
-
 /// `versions_seen` flattened: one allocation however many nodes it has.
 fn seen(map: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>) -> Seen {
     let mut out = Vec::with_capacity(map.values().map(|m| m.len().max(1)).sum());
@@ -83,7 +79,7 @@ impl Stored {
         Stored {
             v: checkpoint.v,
             ts: checkpoint.ts.into_boxed_str(),
-            channel_versions: versions(checkpoint.channel_versions),
+            channel_versions: checkpoint.channel_versions.into_iter().collect(),
             versions_seen: seen(checkpoint.versions_seen),
             updated_channels: checkpoint.updated_channels.map(Vec::into_boxed_slice),
             metadata,
