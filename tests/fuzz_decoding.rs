@@ -6,6 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use stategraph::checkpoint::NameMap;
 use stategraph::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
     InMemorySaver, SharedStr,
@@ -135,7 +136,7 @@ proptest! {
         let rt = runtime();
         let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
         let app = graph(Arc::clone(&saver));
-        let versions: BTreeMap<SharedStr, SharedStr> =
+        let versions: NameMap<SharedStr> =
             versions.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
         let seen = seen
             .into_iter()
@@ -183,9 +184,9 @@ fn a_corrupt_field_is_a_checkpoint_error_naming_the_field() {
     let rt = runtime();
     let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
     let app = graph(Arc::clone(&saver));
-    let mut values = BTreeMap::new();
+    let mut values = NameMap::new();
     values.insert("lines".into(), Blob::encode(&42).unwrap());
-    let mut versions = BTreeMap::new();
+    let mut versions = NameMap::new();
     versions.insert("lines".into(), format!("{:032}.0.5", 1).into());
     let checkpoint = Checkpoint {
         v: 4,
@@ -193,7 +194,7 @@ fn a_corrupt_field_is_a_checkpoint_error_naming_the_field() {
         ts: "2026-11-30T00:00:00.000000+00:00".into(),
         channel_values: values,
         channel_versions: versions.clone(),
-        versions_seen: BTreeMap::new(),
+        versions_seen: NameMap::new(),
         updated_channels: None,
     };
     let metadata = CheckpointMetadata {

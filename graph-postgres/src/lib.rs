@@ -109,10 +109,9 @@ pub use tokio_postgres;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
-    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard, SharedStr,
+    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
 };
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -341,10 +340,10 @@ impl Checkpointer for PostgresSaver {
         config: &'a CheckpointConfig,
         mut checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<SharedStr, ChannelVersion>,
+        new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
-            let values: BTreeMap<SharedStr, Blob> = std::mem::take(&mut checkpoint.channel_values);
+            let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
             let (checkpoint, values, metadata, new_versions) =
                 (&checkpoint, &values, &metadata, &new_versions);
             with_retry(|| async {

@@ -9,9 +9,9 @@ use crate::PgError;
 use deadpool_postgres::Client;
 use futures::{pin_mut, TryStreamExt};
 use graph_core::checkpoint::{
-    metadata_matches, parse_timestamp, write_index, Blob, ChannelVersion, Checkpoint,
-    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions,
-    PendingWrite, Retention, SharedStr,
+    metadata_matches, parse_timestamp, write_index, Blob, ChannelVersions, Checkpoint,
+    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, NameMap,
+    PendingWrite, Retention,
 };
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -320,9 +320,9 @@ pub(crate) async fn put(
     client: &mut Client,
     config: &CheckpointConfig,
     checkpoint: &Checkpoint,
-    values: &BTreeMap<SharedStr, Blob>,
+    values: &NameMap<Blob>,
     metadata: &CheckpointMetadata,
-    new_versions: &BTreeMap<SharedStr, ChannelVersion>,
+    new_versions: &ChannelVersions,
 ) -> Result<(), PgError> {
     let context = || {
         format!(

@@ -4,6 +4,7 @@
 
 mod common;
 
+use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointSource, Checkpointer, Retention,
@@ -34,10 +35,10 @@ fn meta(step: i64) -> CheckpointMetadata {
 /// `history` that never changes again.
 async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> CheckpointConfig {
     let mut config = CheckpointConfig::thread(thread);
-    let mut versions = BTreeMap::new();
+    let mut versions = NameMap::new();
     for n in 1..=steps {
-        let mut values = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
+        let mut values = NameMap::new();
+        let mut new_versions = NameMap::new();
         values.insert("count".into(), Blob::encode(&n).expect("encode"));
         new_versions.insert("count".into(), version(n));
         versions.insert("count".into(), version(n));
@@ -53,7 +54,7 @@ async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> Che
             ts: format!("2025-01-01T00:00:{:02}+00:00", n % 60),
             channel_values: values,
             channel_versions: versions.clone(),
-            versions_seen: BTreeMap::new(),
+            versions_seen: NameMap::new(),
             updated_channels: None,
         };
         config = saver
@@ -217,7 +218,7 @@ async fn a_step_writes_only_the_channels_that_changed() {
         .expect("present");
     assert_eq!(last.checkpoint.channel_values.len(), 2);
     assert_eq!(
-        last.checkpoint.channel_values["count"],
+        *last.checkpoint.channel_values.get("count").unwrap(),
         Blob::encode(&50).expect("encode")
     );
 }

@@ -5,6 +5,7 @@
 //! cargo run --release -p graph-sqlite --example put_cost [FIELDS] [PUTS] [VALUE_BYTES]
 //! ```
 
+use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
     SharedStr,
@@ -37,7 +38,7 @@ async fn run(
         let repeated = text.repeat(value_bytes / text.len() + 1);
         Blob::encode(&[&repeated[..value_bytes]])
     };
-    let mut versions = BTreeMap::new();
+    let mut versions = NameMap::new();
     let mut config = CheckpointConfig::thread(thread);
     // The first checkpoint writes every field; it is not timed.
     let mut put_time = Duration::ZERO;
@@ -48,14 +49,14 @@ async fn run(
         } else {
             (0..changed_per_put).map(|i| (step + i) % fields).collect()
         };
-        let mut values = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
+        let mut values = NameMap::new();
+        let mut new_versions = NameMap::new();
         for &f in &changed {
             values.insert(names[f].clone(), value(step, f)?);
             new_versions.insert(names[f].clone(), version.clone());
             versions.insert(names[f].clone(), version.clone());
         }
-        let mut seen = BTreeMap::new();
+        let mut seen = NameMap::new();
         seen.insert(SharedStr::from("node"), versions.clone());
         let checkpoint = Checkpoint {
             v: 4,

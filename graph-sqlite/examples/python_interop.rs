@@ -10,6 +10,7 @@
 //! EXPECTED.json is a list of checkpoint tuples in the JSON form of
 //! `tests/fixtures/make_python_fixture.py` (`dump_one`), newest first per thread.
 
+use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
     Checkpointer, ListOptions, SharedStr,
@@ -78,7 +79,7 @@ fn as_json(t: &CheckpointTuple) -> Result<Value, Error> {
 struct Writer<'a> {
     saver: &'a SqliteSaver,
     config: CheckpointConfig,
-    versions: BTreeMap<SharedStr, SharedStr>,
+    versions: NameMap<SharedStr>,
     step: i64,
     next: u64,
 }
@@ -92,7 +93,7 @@ impl<'a> Writer<'a> {
                 checkpoint_ns: ns.to_owned(),
                 checkpoint_id: None,
             },
-            versions: BTreeMap::new(),
+            versions: NameMap::new(),
             step: -1,
             next: 1,
         }
@@ -106,8 +107,8 @@ impl<'a> Writer<'a> {
     ) -> Result<(), Error> {
         let version = SharedStr::from(format!("{:032}.{:016}", self.next, 0.4_f64));
         self.next += 1;
-        let mut values = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
+        let mut values = NameMap::new();
+        let mut new_versions = NameMap::new();
         for (channel, value) in changes {
             self.versions.insert((*channel).into(), version.clone());
             new_versions.insert((*channel).into(), version.clone());
@@ -117,8 +118,8 @@ impl<'a> Writer<'a> {
         }
         metadata.step = self.step;
         self.step += 1;
-        let mut versions_seen = BTreeMap::new();
-        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
+        let mut versions_seen = NameMap::new();
+        versions_seen.insert(SharedStr::from("__input__"), NameMap::new());
         versions_seen.insert(SharedStr::from("agent"), self.versions.clone());
         let mut updated: Vec<SharedStr> = changes.iter().map(|(c, _)| (*c).into()).collect();
         updated.sort();

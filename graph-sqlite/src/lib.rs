@@ -88,10 +88,9 @@ mod worker;
 
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
-    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention, SharedStr,
+    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions, Retention,
 };
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use worker::Worker;
@@ -204,7 +203,7 @@ impl Checkpointer for SqliteSaver {
         config: &'a CheckpointConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<SharedStr, ChannelVersion>,
+        new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         let config = config.clone();
         Box::pin(

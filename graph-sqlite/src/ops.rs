@@ -3,14 +3,14 @@
 use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::{storage, storage_msg};
 use graph_core::checkpoint::{
-    metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
+    metadata_matches, write_index, Blob, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
-    SharedStr, SPECIAL_WRITES,
+    SPECIAL_WRITES,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 /// The newest checkpoint format this crate reads (LangGraph's `v`).
 const CHECKPOINT_FORMAT: u32 = 4;
@@ -434,7 +434,7 @@ pub(crate) fn put(
     config: &CheckpointConfig,
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
-    new_versions: &BTreeMap<SharedStr, ChannelVersion>,
+    new_versions: &ChannelVersions,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let context = || {
         format!(

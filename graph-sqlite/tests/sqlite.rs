@@ -2,6 +2,7 @@
 //! (newer schema, corrupted or foreign values, a file that is not a database),
 //! concurrency, and the O(changed channels) storage layout.
 
+use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointSource, Checkpointer, ListOptions,
@@ -33,10 +34,10 @@ fn meta(step: i64) -> CheckpointMetadata {
 /// step 1 also writes `history` (never changed again). Returns the last config.
 async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> CheckpointConfig {
     let mut config = CheckpointConfig::thread(thread);
-    let mut versions = BTreeMap::new();
+    let mut versions = NameMap::new();
     for n in 1..=steps {
-        let mut values = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
+        let mut values = NameMap::new();
+        let mut new_versions = NameMap::new();
         values.insert("count".into(), Blob::encode(&n).expect("encode"));
         new_versions.insert("count".into(), version(n));
         versions.insert("count".into(), version(n));
@@ -54,7 +55,7 @@ async fn write_thread(saver: &dyn Checkpointer, thread: &str, steps: u64) -> Che
             ts: "2025-01-01T00:00:00+00:00".to_owned(),
             channel_values: values,
             channel_versions: versions.clone(),
-            versions_seen: BTreeMap::new(),
+            versions_seen: NameMap::new(),
             updated_channels: None,
         };
         config = saver
@@ -384,10 +385,10 @@ async fn an_unchanged_value_is_stored_once() {
     let big: Vec<String> = (0..2_000).map(|i| format!("message number {i}")).collect();
     let big_len = serde_json::to_string(&big).expect("json").len() as i64;
     let mut config = CheckpointConfig::thread("t");
-    let mut versions = BTreeMap::new();
+    let mut versions = NameMap::new();
     for n in 1..=50u64 {
-        let mut values = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
+        let mut values = NameMap::new();
+        let mut new_versions = NameMap::new();
         if n == 1 {
             values.insert("history".into(), Blob::encode(&big).expect("encode"));
             new_versions.insert("history".into(), version(1));
@@ -402,7 +403,7 @@ async fn an_unchanged_value_is_stored_once() {
             ts: String::new(),
             channel_values: values,
             channel_versions: versions.clone(),
-            versions_seen: BTreeMap::new(),
+            versions_seen: NameMap::new(),
             updated_channels: None,
         };
         config = saver
@@ -550,9 +551,17 @@ async fn rows_written_through_the_view_are_read_leniently() {
         .expect("found");
     assert_eq!(value(&t, "count"), Some(json!(3)));
     assert_eq!(value(&t, "msg"), Some(json!("hi")));
-    assert_eq!(t.checkpoint.channel_versions["count"], format!("{:032}", 2));
     assert_eq!(
-        t.checkpoint.versions_seen["node"]["count"],
+        *t.checkpoint.channel_versions.get("count").unwrap(),
+        format!("{:032}", 2)
+    );
+    assert_eq!(
+        *t.checkpoint
+            .versions_seen
+            .get("node")
+            .unwrap()
+            .get("count")
+            .unwrap(),
         format!("{:032}", 1)
     );
     assert_eq!(t.metadata.source, CheckpointSource::Input);
@@ -577,13 +586,13 @@ async fn operations_run_in_call_order() {
         v: 4,
         id: id(1),
         ts: String::new(),
-        channel_values: BTreeMap::new(),
-        channel_versions: BTreeMap::new(),
-        versions_seen: BTreeMap::new(),
+        channel_values: NameMap::new(),
+        channel_versions: NameMap::new(),
+        versions_seen: NameMap::new(),
         updated_channels: None,
     };
     let config = CheckpointConfig::thread("t");
-    let put = saver.put(&config, checkpoint, meta(0), BTreeMap::new());
+    let put = saver.put(&config, checkpoint, meta(0), NameMap::new());
     let delete = saver.delete_thread("t");
     // Awaited in the opposite order: the put, called first, still runs first.
     delete.await.expect("delete");

@@ -21,7 +21,7 @@
 
 use super::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, PendingWrite, Retention,
+    CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, NameMap, PendingWrite, Retention,
     SharedStr,
 };
 use serde_json::{json, Value};
@@ -109,8 +109,8 @@ fn loop_meta(step: i64) -> CheckpointMetadata {
 struct ThreadWriter<'a> {
     saver: &'a dyn Checkpointer,
     config: CheckpointConfig,
-    values: BTreeMap<SharedStr, Blob>,
-    versions: BTreeMap<SharedStr, ChannelVersion>,
+    values: NameMap<Blob>,
+    versions: NameMap<ChannelVersion>,
     next_version: u64,
 }
 
@@ -123,8 +123,8 @@ impl<'a> ThreadWriter<'a> {
                 checkpoint_ns: ns.to_owned(),
                 checkpoint_id: None,
             },
-            values: BTreeMap::new(),
-            versions: BTreeMap::new(),
+            values: NameMap::new(),
+            versions: NameMap::new(),
             next_version: 1,
         }
     }
@@ -148,8 +148,8 @@ impl<'a> ThreadWriter<'a> {
     ) -> Checkpoint {
         let v = version(self.next_version);
         self.next_version += 1;
-        let mut new_versions = BTreeMap::new();
-        let mut changed_values = BTreeMap::new();
+        let mut new_versions = NameMap::new();
+        let mut changed_values = NameMap::new();
         for (channel, value) in changes {
             let name = SharedStr::from(*channel);
             self.versions.insert(name.clone(), v.clone());
@@ -161,12 +161,12 @@ impl<'a> ThreadWriter<'a> {
                     changed_values.insert(name, b);
                 }
                 None => {
-                    self.values.remove(*channel);
+                    self.values.remove(channel);
                 }
             }
         }
-        let mut versions_seen = BTreeMap::new();
-        versions_seen.insert(SharedStr::from("__input__"), BTreeMap::new());
+        let mut versions_seen = NameMap::new();
+        versions_seen.insert(SharedStr::from("__input__"), NameMap::new());
         versions_seen.insert(SharedStr::from("node"), self.versions.clone());
         let mut updated: Vec<SharedStr> = changes.iter().map(|(c, _)| (*c).into()).collect();
         updated.sort();

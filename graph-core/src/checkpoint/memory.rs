@@ -1,13 +1,12 @@
 //! [`InMemorySaver`]: checkpoints in process memory, with LangGraph's blob layout.
 
 use super::{
-    metadata_matches, write_index, Blob, ChannelVersion, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, PendingWrite,
-    Retention, SharedStr, SPECIAL_WRITES,
+    metadata_matches, write_index, Blob, ChannelVersion, ChannelVersions, Checkpoint,
+    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer,
+    ListOptions, NameMap, PendingWrite, Retention, SharedStr, SPECIAL_WRITES,
 };
 use futures::future::BoxFuture;
 use hashbrown::{Equivalent, HashMap, HashSet};
-use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
@@ -19,10 +18,9 @@ type Versions = Box<[(SharedStr, ChannelVersion)]>;
 type Seen = Box<[(SharedStr, Option<(SharedStr, ChannelVersion)>)]>;
 
 /// A checkpoint as stored: values live in the blob table, keyed by version, and
-/// the id is the key it is stored under. Its maps are kept as sorted slices
-/// (`versions_seen` flattened into one) and rebuilt on read: a `BTreeMap` is a B-tree leaf of a few hundred bytes however
-/// few entries it holds, and a checkpoint has one per map plus one per node in
-/// `versions_seen` — most of what a short thread would otherwise keep.
+/// the id is the key it is stored under. Its maps are kept as exactly sized
+/// sorted slices, `versions_seen` flattened into one: a thread keeps one
+/// allocation per map however many nodes the graph has.
 struct Stored {
     v: u32,
     ts: Box<str>,
@@ -34,7 +32,7 @@ struct Stored {
 }
 
 /// `versions_seen` flattened: one allocation however many nodes it has.
-fn seen(map: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>) -> Seen {
+fn seen(map: NameMap<ChannelVersions>) -> Seen {
     let mut out = Vec::with_capacity(map.values().map(|m| m.len().max(1)).sum());
     for (node, versions) in map {
         if versions.is_empty() {
@@ -47,30 +45,20 @@ fn seen(map: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>) -> Seen {
 }
 
 /// The `versions_seen` map of stored `seen` entries.
-fn seen_map(
-    seen: &[(SharedStr, Option<(SharedStr, ChannelVersion)>)],
-) -> BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> {
-    let mut out = BTreeMap::new();
-    for group in seen.chunk_by(|a, b| a.0 == b.0) {
-        let mut versions = BTreeMap::new();
-        for (_, pair) in group {
-            if let Some((channel, version)) = pair {
-                versions.insert(channel.clone(), version.clone());
-            }
-        }
-        out.insert(group[0].0.clone(), versions);
+fn seen_map(seen: &[(SharedStr, Option<(SharedStr, ChannelVersion)>)]) -> NameMap<ChannelVersions> {
+    let groups = seen.chunk_by(|a, b| a.0 == b.0);
+    let mut out = Vec::with_capacity(groups.clone().count());
+    for group in groups {
+        let versions: Vec<_> = group.iter().filter_map(|(_, pair)| pair.clone()).collect();
+        out.push((group[0].0.clone(), map(versions)));
     }
-    out
+    NameMap::from_sorted(out)
 }
 
-/// The map of stored `versions`, built by insertion: `collect` would first gather
-/// and sort the already sorted pairs in a scratch vector.
-fn map(versions: &[(SharedStr, ChannelVersion)]) -> BTreeMap<SharedStr, ChannelVersion> {
-    let mut map = BTreeMap::new();
-    for (channel, version) in versions {
-        map.insert(channel.clone(), version.clone());
-    }
-    map
+/// A map of pairs that are sorted by key without duplicates, as stored pairs are.
+fn map(sorted: Vec<(SharedStr, ChannelVersion)>) -> ChannelVersions {
+    debug_assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+    NameMap::from_sorted(sorted)
 }
 
 impl Stored {
@@ -79,7 +67,7 @@ impl Stored {
         Stored {
             v: checkpoint.v,
             ts: checkpoint.ts.into_boxed_str(),
-            channel_versions: checkpoint.channel_versions.into_iter().collect(),
+            channel_versions: checkpoint.channel_versions.into_vec().into_boxed_slice(),
             versions_seen: seen(checkpoint.versions_seen),
             updated_channels: checkpoint.updated_channels.map(Vec::into_boxed_slice),
             metadata,
@@ -93,8 +81,8 @@ impl Stored {
             v: self.v,
             id: id.to_owned(),
             ts: self.ts.to_string(),
-            channel_values: BTreeMap::new(),
-            channel_versions: map(&self.channel_versions),
+            channel_values: NameMap::new(),
+            channel_versions: map(self.channel_versions.to_vec()),
             versions_seen: seen_map(&self.versions_seen),
             updated_channels: self.updated_channels.as_ref().map(|u| u.to_vec()),
         }
@@ -277,13 +265,14 @@ impl Store {
 impl Namespace {
     fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
         let mut checkpoint = stored.checkpoint(id);
+        let mut values = Vec::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
             if let Some(Some(blob)) = self.blobs.get(&(channel.as_str(), version.as_str())) {
-                checkpoint
-                    .channel_values
-                    .insert(channel.clone(), blob.clone());
+                values.push((channel.clone(), blob.clone()));
             }
         }
+        // In `channel_versions`' order: sorted by channel.
+        checkpoint.channel_values = NameMap::from_sorted(values);
         let pending_writes = self
             .writes
             .get(id)
@@ -385,17 +374,21 @@ impl Checkpointer for InMemorySaver {
         config: &'a CheckpointConfig,
         mut checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<SharedStr, ChannelVersion>,
+        new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
-            let mut values = std::mem::take(&mut checkpoint.channel_values);
+            let mut values = std::mem::take(&mut checkpoint.channel_values)
+                .into_iter()
+                .peekable();
             let id = std::mem::take(&mut checkpoint.id);
             // Built before the lock is taken: other threads' runs do not wait on it.
             let stored = Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref());
             let mut store = self.lock();
             let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
             for (channel, version) in new_versions {
-                let blob = values.remove(&channel);
+                // Both maps are sorted by channel: `channel`'s value, if any, is next.
+                while values.next_if(|(c, _)| *c < channel).is_some() {}
+                let blob = values.next_if(|(c, _)| *c == channel).map(|(_, blob)| blob);
                 namespace.blobs.insert(BlobKey { channel, version }, blob);
             }
             namespace.checkpoints.insert(&id, stored);

@@ -9,9 +9,11 @@
 pub mod conformance;
 mod json;
 mod memory;
+mod name_map;
 mod run_guard;
 
 pub use memory::InMemorySaver;
+pub use name_map::{NameMap, NameMapIter};
 pub use run_guard::RunGuard;
 
 use futures::future::BoxFuture;
@@ -85,16 +87,19 @@ impl<'de> Deserialize<'de> for Blob {
 /// A channel version: LangGraph's `"{n:032}.{random:016}"` string.
 pub type ChannelVersion = SharedStr;
 
+/// Channel name → version: a checkpoint's `channel_versions`, each node's entry
+/// in `versions_seen`, and the `new_versions` of [`Checkpointer::put`].
+pub type ChannelVersions = NameMap<ChannelVersion>;
+
 /// Text shared by reference: the channel and node names and the versions of a
 /// [`Checkpoint`]. A checkpoint repeats the same few names and versions in its
 /// maps, and every checkpoint of a run repeats them again; cloning one is a
 /// reference-count increment, not an allocation. Serialised as a plain string.
 ///
 /// ```
-/// use stategraph::checkpoint::SharedStr;
-/// use std::collections::BTreeMap;
+/// use stategraph::checkpoint::{ChannelVersions, SharedStr};
 ///
-/// let mut versions: BTreeMap<SharedStr, SharedStr> = BTreeMap::new();
+/// let mut versions = ChannelVersions::new();
 /// versions.insert("messages".into(), "00000000000000000000000000000001.0.5".into());
 /// assert_eq!(&*versions["messages"], "00000000000000000000000000000001.0.5");
 /// assert!(versions.contains_key("messages"));
@@ -259,11 +264,11 @@ pub struct Checkpoint {
     /// ISO-8601 creation time.
     pub ts: String,
     /// Serialised values of the channels that have one.
-    pub channel_values: BTreeMap<SharedStr, Blob>,
+    pub channel_values: NameMap<Blob>,
     /// The version of each channel that has been written.
-    pub channel_versions: BTreeMap<SharedStr, ChannelVersion>,
+    pub channel_versions: ChannelVersions,
     /// Per node, the versions of its triggers it last ran on.
-    pub versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>>,
+    pub versions_seen: NameMap<ChannelVersions>,
     /// Channels changed (and available) by the step that produced this checkpoint.
     #[serde(default)]
     pub updated_channels: Option<Vec<SharedStr>>,
@@ -562,7 +567,7 @@ pub trait Checkpointer: Send + Sync + 'static {
         config: &'a CheckpointConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: BTreeMap<SharedStr, ChannelVersion>,
+        new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
 
     /// Stores writes of task `task_id` against checkpoint `config.checkpoint_id`.
@@ -658,6 +663,80 @@ mod tests {
 
     fn at(secs: u64, nanos: u32) -> Option<SystemTime> {
         Some(UNIX_EPOCH + Duration::new(secs, nanos))
+    }
+
+    #[test]
+    fn empty_maps_are_written_as_json_objects() {
+        let mut versions_seen = NameMap::new();
+        versions_seen.insert(SharedStr::from("__input__"), ChannelVersions::new());
+        let checkpoint = Checkpoint {
+            v: 4,
+            id: "1".into(),
+            ts: "2026-12-01T00:00:00+00:00".into(),
+            channel_values: NameMap::new(),
+            channel_versions: ChannelVersions::new(),
+            versions_seen,
+            updated_channels: None,
+        };
+        let json = serde_json::to_value(&checkpoint).unwrap();
+        assert_eq!(json["channel_values"], serde_json::json!({}));
+        assert_eq!(json["channel_versions"], serde_json::json!({}));
+        assert_eq!(json["versions_seen"], serde_json::json!({"__input__": {}}));
+        let back: Checkpoint = serde_json::from_value(json).unwrap();
+        assert_eq!(back, checkpoint);
+    }
+
+    #[test]
+    fn maps_read_in_any_key_order_come_back_sorted_and_last_wins() {
+        let json = r#"{
+            "v": 4, "id": "1", "ts": "2026-12-01T00:00:00+00:00",
+            "channel_values": {"b": 2, "a": 1, "b": 3},
+            "channel_versions": {"b": "2", "a": "1"},
+            "versions_seen": {"n": {"b": "2", "a": "1"}, "__input__": {}}
+        }"#;
+        let checkpoint: Checkpoint = serde_json::from_str(json).unwrap();
+        let names = |m: &ChannelVersions| m.keys().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&checkpoint.channel_versions), ["a", "b"]);
+        assert_eq!(names(&checkpoint.versions_seen["n"]), ["a", "b"]);
+        assert_eq!(
+            checkpoint.versions_seen.keys().collect::<Vec<_>>(),
+            ["__input__", "n"]
+        );
+        assert_eq!(checkpoint.channel_values["b"].as_str(), "3");
+        assert_eq!(checkpoint.channel_values.len(), 2);
+    }
+
+    #[test]
+    fn name_maps_insert_remove_and_collect_in_name_order() {
+        let mut map: NameMap<u32> = [("c", 3), ("a", 1), ("c", 30)]
+            .into_iter()
+            .map(|(k, v)| (k.into(), v))
+            .collect();
+        assert_eq!(
+            map.iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect::<Vec<_>>(),
+            [("a", 1), ("c", 30)]
+        );
+        assert_eq!(map.insert("b".into(), 2), None);
+        assert_eq!(map.insert("a".into(), 10), Some(1));
+        assert_eq!(map.remove("c"), Some(30));
+        assert_eq!(map.remove("c"), None);
+        map.extend([("z".into(), 26), ("d".into(), 4)]);
+        assert_eq!(
+            map.into_iter()
+                .map(|(k, v)| (String::from(k), v))
+                .collect::<Vec<_>>(),
+            [
+                ("a".into(), 10),
+                ("b".into(), 2),
+                ("d".into(), 4),
+                ("z".into(), 26)
+            ]
+        );
+        let map: NameMap<u32> = NameMap::from_sorted(vec![("x".into(), 1), ("y".into(), 2)]);
+        assert_eq!(format!("{map:?}"), r#"{"x": 1, "y": 2}"#);
+        assert!(map.contains_key("y") && !map.contains_key("z"));
     }
 
     #[test]

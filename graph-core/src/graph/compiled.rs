@@ -59,6 +59,10 @@ pub(crate) struct Graph<S: State> {
     pub(crate) channel_names: Vec<Arc<str>>,
     /// Channel id by name.
     pub(crate) channel_ids: HashMap<Arc<str>, usize>,
+    /// Channel ids in name order: a checkpoint's maps are built in this order.
+    pub(crate) channels_by_name: Vec<usize>,
+    /// Node ids in name order (each node's `rank` is its place here).
+    pub(crate) nodes_by_name: Vec<usize>,
     /// Kinds of control channels, indexed from [`Graph::control_base`].
     pub(crate) control: Vec<ControlKind>,
     /// Nodes triggered by each channel.
@@ -207,9 +211,11 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
     }
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by(|a, b| nodes[*a].name.cmp(&nodes[*b].name));
-    for (rank, i) in order.into_iter().enumerate() {
+    for (rank, &i) in order.iter().enumerate() {
         nodes[i].rank = rank;
     }
+    let mut channels_by_name: Vec<usize> = (0..channel_names.len()).collect();
+    channels_by_name.sort_by(|a, b| channel_names[*a].cmp(&channel_names[*b]));
 
     let channel_ids = channel_names
         .iter()
@@ -221,6 +227,8 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         node_by_name,
         channel_ids,
         channel_names,
+        channels_by_name,
+        nodes_by_name: order,
         control,
         trigger_to_nodes,
         triggers_any,

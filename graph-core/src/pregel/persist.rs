@@ -7,8 +7,8 @@ use super::writes::{ControlWrite, TaskWrites};
 use super::Run;
 use crate::channels::Channel;
 use crate::checkpoint::{
-    Blob, ChannelVersion, Checkpoint, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    PendingWrite, SharedStr,
+    Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
 use crate::error::GraphError;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
@@ -65,25 +65,30 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
 /// Version texts made for one checkpoint, by version number.
 type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 
-/// Collects the serialised state fields of a checkpoint, keyed by channel name
-/// (names shared with the graph, not copied).
+/// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
-    out: BTreeMap<SharedStr, Blob>,
-    names: &'a [Arc<str>],
+    out: &'a mut [Option<Blob>],
     error: Option<serde_json::Error>,
 }
 
 impl FieldVisitor for ValueCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, field: usize, _name: &'static str, value: &T) {
         match Blob::encode(value) {
-            Ok(blob) => {
-                self.out.insert(SharedStr::from(&self.names[field]), blob);
-            }
+            Ok(blob) => self.out[field] = Some(blob),
             Err(e) => {
                 self.error.get_or_insert(e);
             }
         }
     }
+}
+
+/// The map of `pairs`, whose keys are distinct, sorted in place if they are not
+/// already in order.
+fn sorted_map<V>(mut pairs: Vec<(SharedStr, V)>) -> NameMap<V> {
+    if !pairs.is_sorted_by(|a, b| a.0 < b.0) {
+        pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
+    NameMap::from_sorted(pairs)
 }
 
 /// A key every checkpoint's `versions_seen` has (or may have), made once.
@@ -159,38 +164,36 @@ impl<S: State> Run<S> {
         &self,
         id: String,
         updated: Option<&FieldSet>,
-    ) -> Result<(Checkpoint, BTreeMap<SharedStr, ChannelVersion>), GraphError> {
+    ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
         let graph = &self.graph;
-        let mut channel_versions = BTreeMap::new();
-        let mut new_versions = BTreeMap::new();
         let mut changed_fields = FieldSet::default();
         let mut changed_control: SmallVec<[usize; 8]> = SmallVec::new();
         let mut made = MadeVersions::new();
         // Each channel's current version text, made once and shared by the maps.
         let mut current: SmallVec<[Option<SharedStr>; 16]> =
             smallvec::smallvec![None; graph.num_channels()];
+        let (mut versioned, mut changed) = (0, 0);
         for (c, slot) in current.iter_mut().enumerate() {
             let v = self.versions[c];
             if v == 0 {
                 continue;
             }
-            let name = SharedStr::from(&graph.channel_names[c]);
-            let text = self.version_text(c, v, &mut made);
-            *slot = Some(text.clone());
+            *slot = Some(self.version_text(c, v, &mut made));
+            versioned += 1;
             if self.saved_versions.get(c).copied() != Some(v) {
-                new_versions.insert(name.clone(), text.clone());
+                changed += 1;
                 if c < graph.num_fields() {
                     changed_fields.insert(c);
                 } else {
                     changed_control.push(c);
                 }
             }
-            channel_versions.insert(name, text);
         }
 
+        let mut values: SmallVec<[Option<Blob>; 16]> =
+            smallvec::smallvec![None; graph.num_channels()];
         let mut collector = ValueCollector {
-            out: BTreeMap::new(),
-            names: &graph.channel_names,
+            out: &mut values,
             error: None,
         };
         self.state
@@ -198,11 +201,24 @@ impl<S: State> Run<S> {
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
         }
-        let mut values = collector.out;
-        for c in changed_control {
-            if let Some(blob) = self.control_value(c)? {
-                values.insert(SharedStr::from(&graph.channel_names[c]), blob);
+        for &c in &changed_control {
+            values[c] = self.control_value(c)?;
+        }
+
+        // The maps, built in channel-name order: already sorted.
+        let mut channel_versions = Vec::with_capacity(versioned);
+        let mut new_versions = Vec::with_capacity(changed);
+        let mut channel_values = Vec::with_capacity(changed);
+        for &c in &graph.channels_by_name {
+            let Some(text) = &current[c] else { continue };
+            let name = SharedStr::from(&graph.channel_names[c]);
+            if self.saved_versions.get(c).copied() != Some(self.versions[c]) {
+                new_versions.push((name.clone(), text.clone()));
             }
+            if let Some(blob) = values[c].take() {
+                channel_values.push((name.clone(), blob));
+            }
+            channel_versions.push((name, text.clone()));
         }
 
         // A version seen is usually the channel's current one: shared, not rebuilt.
@@ -210,37 +226,45 @@ impl<S: State> Run<S> {
             Some(text) if self.versions[c] == v => text.clone(),
             _ => self.version_text(c, v, &mut made),
         };
-        let mut versions_seen: BTreeMap<SharedStr, BTreeMap<SharedStr, ChannelVersion>> =
-            BTreeMap::new();
         static INPUT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
         static INTERRUPT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
-        versions_seen.insert(shared_key(&INPUT_KEY, "__input__"), BTreeMap::new());
-        for (node, seen) in self.seen.iter().enumerate() {
-            let Some(seen) = seen else { continue };
+        let mut versions_seen = Vec::with_capacity(graph.nodes.len() + 2);
+        versions_seen.push((shared_key(&INPUT_KEY, "__input__"), ChannelVersions::new()));
+        for &node in &graph.nodes_by_name {
+            let Some(seen) = &self.seen[node] else {
+                continue;
+            };
             let spec = &graph.nodes[node];
-            let entry = versions_seen
-                .entry(SharedStr::from(&spec.name))
-                .or_default();
-            for (i, &c) in spec.triggers.iter().enumerate() {
-                if seen[i] > 0 {
-                    entry.insert(
-                        SharedStr::from(&graph.channel_names[c]),
-                        seen_text(c, seen[i]),
-                    );
-                }
-            }
+            // Triggers are sorted by channel name.
+            let versions: Vec<_> = spec
+                .triggers
+                .iter()
+                .zip(seen)
+                .filter(|(_, &v)| v > 0)
+                .map(|(&c, &v)| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
+                .collect();
+            versions_seen.push((SharedStr::from(&spec.name), NameMap::from_sorted(versions)));
         }
-
         if self.interrupt_seen.iter().any(|&v| v > 0) {
-            let entry = versions_seen
-                .entry(shared_key(&INTERRUPT_KEY, INTERRUPT))
-                .or_default();
-            for (c, &v) in self.interrupt_seen.iter().enumerate() {
-                if v > 0 {
-                    entry.insert(SharedStr::from(&graph.channel_names[c]), seen_text(c, v));
-                }
-            }
+            let versions: Vec<_> = graph
+                .channels_by_name
+                .iter()
+                .filter_map(|&c| {
+                    let v = self.interrupt_seen.get(c).copied().unwrap_or(0);
+                    (v > 0).then(|| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
+                })
+                .collect();
+            versions_seen.push((
+                shared_key(&INTERRUPT_KEY, INTERRUPT),
+                NameMap::from_sorted(versions),
+            ));
         }
+        let channel_values = NameMap::from_sorted(channel_values);
+        let channel_versions = NameMap::from_sorted(channel_versions);
+        let new_versions = NameMap::from_sorted(new_versions);
+        // Node names sort among themselves; `__input__` and `__interrupt__` are
+        // placed by the sort.
+        let versions_seen = sorted_map(versions_seen);
 
         let updated_channels = updated.map(|u| {
             let mut names: Vec<SharedStr> = u
@@ -255,7 +279,7 @@ impl<S: State> Run<S> {
                 v: 4,
                 id,
                 ts: super::ids::now_iso8601(),
-                channel_values: values,
+                channel_values,
                 channel_versions,
                 versions_seen,
                 updated_channels,
@@ -392,7 +416,7 @@ impl<S: State> Run<S> {
             let triggers = &graph.nodes[node].triggers;
             let entry = self.seen[node].get_or_insert_with(|| vec![0; triggers.len()]);
             for (i, &c) in triggers.iter().enumerate() {
-                if let Some(text) = seen.get(&*graph.channel_names[c]) {
+                if let Some(text) = seen.get(&graph.channel_names[c]) {
                     entry[i] = parse_version(text).unwrap_or(0);
                 }
             }
