@@ -84,10 +84,25 @@ pub(crate) fn now_iso8601() -> String {
 
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
 pub(crate) fn put_digits(slot: &mut [u8], mut n: u64) {
-    for digit in slot.iter_mut().rev() {
-        *digit = b'0' + (n % 10) as u8;
-        n /= 10;
+    if slot.len() <= 8 {
+        // A date or time field: every digit, no `memset` call for the padding.
+        for digit in slot.iter_mut().rev() {
+            *digit = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        return;
     }
+    let mut end = slot.len();
+    while end > 0 {
+        end -= 1;
+        slot[end] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // The padding (most of a version's 32 digits) without a division each.
+    slot[..end].fill(b'0');
 }
 
 /// ASCII text assembled on the stack, as `str`. (`from_utf8` has a fast ASCII
@@ -324,6 +339,10 @@ mod tests {
             (123, 2),
             (2026, 4),
             (5, 32),
+            (0, 32),
+            (123_456_789, 9),
+            (1_234_567_890, 9),
+            (42, 16),
             (u64::MAX, 32),
             (u64::MAX, 3),
         ] {

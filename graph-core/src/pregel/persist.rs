@@ -114,9 +114,18 @@ fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display
 pub(crate) fn parse_version(text: &str) -> Option<u64> {
     // The usual form, `"{n:032}.{salt}"`: digits up to the first dot.
     let bytes = text.as_bytes();
-    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    // The zero padding, skipped eight bytes at a time.
+    let mut start = 0;
+    while bytes.get(start..start + 8) == Some(b"00000000") {
+        start += 8;
+    }
+    let digits = start
+        + bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
     if digits > 0 && bytes.get(digits).is_none_or(|&b| b == b'.') {
-        return bytes[..digits].iter().try_fold(0u64, |n, &b| {
+        return bytes[start..digits].iter().try_fold(0u64, |n, &b| {
             n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
         });
     }
@@ -640,6 +649,19 @@ mod tests {
             ("18446744073709551615.0.1", Some(u64::MAX)),
             ("18446744073709551616.0.1", None),
             ("000000000000000000000000000000000000000000001.x", Some(1)),
+            ("00000000", Some(0)),
+            ("0000000000000000.0.1", Some(0)),
+            (
+                "00000000000000000000000000000000000000018446744073709551615",
+                Some(u64::MAX),
+            ),
+            ("0000000018446744073709551616.0.1", None),
+            ("00000000.", Some(0)),
+            ("00000000x", None),
+            (
+                "0000000000000000000000000000000100000000.0.1",
+                Some(100_000_000),
+            ),
             ("+3.0.1", Some(3)),
             (" 4 .0.1", Some(4)),
             ("", None),
