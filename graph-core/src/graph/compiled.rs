@@ -7,7 +7,9 @@ use crate::retry::RetryPolicy;
 use crate::state::{FieldSet, State};
 use crate::START;
 use std::any::TypeId;
-use std::collections::HashMap;
+// hashbrown's default hasher (foldhash): the runtime looks names up here on
+// every restore and every `Send`, and std's SipHash costs several times more.
+use hashbrown::HashMap;
 use std::sync::Arc;
 
 /// Kind of an engine-owned control channel.

@@ -8,10 +8,11 @@
 
 use crate::checkpoint::Checkpointer;
 use crate::error::GraphError;
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-type Key = (usize, String, String);
+/// Saver address, thread, namespace; shared by the lease and the active set.
+type Key = Arc<(usize, String, String)>;
 
 fn active() -> &'static Mutex<HashSet<Key>> {
     static ACTIVE: OnceLock<Mutex<HashSet<Key>>> = OnceLock::new();
@@ -30,9 +31,9 @@ impl ThreadLease {
         // The saver's address tells savers apart: two graphs sharing one saver
         // share its threads; two savers never do.
         let saver = Arc::as_ptr(saver).cast::<()>() as usize;
-        let key = (saver, thread_id.to_owned(), checkpoint_ns.to_owned());
+        let key = Arc::new((saver, thread_id.to_owned(), checkpoint_ns.to_owned()));
         let mut active = active().lock().unwrap_or_else(PoisonError::into_inner);
-        if !active.insert(key.clone()) {
+        if !active.insert(Arc::clone(&key)) {
             return Err(GraphError::ThreadBusy {
                 thread_id: thread_id.to_owned(),
                 checkpoint_ns: checkpoint_ns.to_owned(),
