@@ -50,15 +50,9 @@ fn seen_map(seen: &[(SharedStr, Option<(SharedStr, ChannelVersion)>)]) -> NameMa
     let mut out = Vec::with_capacity(groups.clone().count());
     for group in groups {
         let versions: Vec<_> = group.iter().filter_map(|(_, pair)| pair.clone()).collect();
-        out.push((group[0].0.clone(), map(versions)));
+        out.push((group[0].0.clone(), NameMap::from_sorted(versions)));
     }
     NameMap::from_sorted(out)
-}
-
-/// A map of pairs that are sorted by key without duplicates, as stored pairs are.
-fn map(sorted: Vec<(SharedStr, ChannelVersion)>) -> ChannelVersions {
-    debug_assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
-    NameMap::from_sorted(sorted)
 }
 
 impl Stored {
@@ -82,7 +76,7 @@ impl Stored {
             id: id.to_owned(),
             ts: self.ts.to_string(),
             channel_values: NameMap::new(),
-            channel_versions: map(self.channel_versions.to_vec()),
+            channel_versions: NameMap::from_sorted(self.channel_versions.to_vec()),
             versions_seen: seen_map(&self.versions_seen),
             updated_channels: self.updated_channels.as_ref().map(|u| u.to_vec()),
         }
