@@ -740,6 +740,13 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "no entry named `missing` in this map")]
+    fn indexing_a_name_map_by_a_missing_name_says_which() {
+        let versions = ChannelVersions::new();
+        let _ = &versions["missing"];
+    }
+
+    #[test]
     fn timestamps_parse_as_langgraph_writes_them() {
         assert_eq!(parse_timestamp("1970-01-01T00:00:00+00:00"), at(0, 0));
         assert_eq!(

@@ -82,15 +82,6 @@ impl FieldVisitor for ValueCollector<'_> {
     }
 }
 
-/// The map of `pairs`, whose keys are distinct, sorted in place if they are not
-/// already in order.
-fn sorted_map<V>(mut pairs: Vec<(SharedStr, V)>) -> NameMap<V> {
-    if !pairs.is_sorted_by(|a, b| a.0 < b.0) {
-        pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    }
-    NameMap::from_sorted(pairs)
-}
-
 /// A key every checkpoint's `versions_seen` has (or may have), made once.
 fn shared_key(cell: &'static std::sync::OnceLock<SharedStr>, text: &str) -> SharedStr {
     cell.get_or_init(|| SharedStr::from(text)).clone()
@@ -181,6 +172,9 @@ impl<S: State> Run<S> {
         // Each channel's current version text, made once and shared by the maps.
         let mut current: SmallVec<[Option<SharedStr>; 16]> =
             smallvec::smallvec![None; graph.num_channels()];
+        // A channel whose version the last stored checkpoint does not have: its
+        // value and new version go into this put.
+        let unsaved = |c: usize| self.saved_versions.get(c) != Some(&self.versions[c]);
         let (mut versioned, mut changed) = (0, 0);
         for (c, slot) in current.iter_mut().enumerate() {
             let v = self.versions[c];
@@ -189,7 +183,7 @@ impl<S: State> Run<S> {
             }
             *slot = Some(self.version_text(c, v, &mut made));
             versioned += 1;
-            if self.saved_versions.get(c).copied() != Some(v) {
+            if unsaved(c) {
                 changed += 1;
                 if c < graph.num_fields() {
                     changed_fields.insert(c);
@@ -221,7 +215,7 @@ impl<S: State> Run<S> {
         for &c in &graph.channels_by_name {
             let Some(text) = &current[c] else { continue };
             let name = SharedStr::from(&graph.channel_names[c]);
-            if self.saved_versions.get(c).copied() != Some(self.versions[c]) {
+            if unsaved(c) {
                 new_versions.push((name.clone(), text.clone()));
             }
             if let Some(blob) = values[c].take() {
@@ -237,8 +231,9 @@ impl<S: State> Run<S> {
         };
         static INPUT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
         static INTERRUPT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
+        // Nodes in name order; `__input__` and `__interrupt__` are inserted at
+        // their places after (room is reserved for both).
         let mut versions_seen = Vec::with_capacity(graph.nodes.len() + 2);
-        versions_seen.push((shared_key(&INPUT_KEY, "__input__"), ChannelVersions::new()));
         for &node in &graph.nodes_by_name {
             let Some(seen) = &self.seen[node] else {
                 continue;
@@ -254,6 +249,8 @@ impl<S: State> Run<S> {
                 .collect();
             versions_seen.push((SharedStr::from(&spec.name), NameMap::from_sorted(versions)));
         }
+        let mut versions_seen = NameMap::from_sorted(versions_seen);
+        versions_seen.insert(shared_key(&INPUT_KEY, "__input__"), ChannelVersions::new());
         if self.interrupt_seen.iter().any(|&v| v > 0) {
             let versions: Vec<_> = graph
                 .channels_by_name
@@ -263,17 +260,14 @@ impl<S: State> Run<S> {
                     (v > 0).then(|| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
                 })
                 .collect();
-            versions_seen.push((
+            versions_seen.insert(
                 shared_key(&INTERRUPT_KEY, INTERRUPT),
                 NameMap::from_sorted(versions),
-            ));
+            );
         }
         let channel_values = NameMap::from_sorted(channel_values);
         let channel_versions = NameMap::from_sorted(channel_versions);
         let new_versions = NameMap::from_sorted(new_versions);
-        // Node names sort among themselves; `__input__` and `__interrupt__` are
-        // placed by the sort.
-        let versions_seen = sorted_map(versions_seen);
 
         let updated_channels = updated.map(|u| {
             let mut names: Vec<SharedStr> = u
