@@ -320,3 +320,25 @@ fn an_empty_sequence_is_reported_by_compile() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn an_edge_added_twice_is_one_edge_also_in_a_checkpoint() {
+    let app = StateGraph::<Trail>::new()
+        .add_node_fn("a", visit("a"))
+        .add_node_fn("b", visit("b"))
+        .add_node_fn("c", visit("c"))
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .add_edge(("a", "b"), "c")
+        .add_edge(("a", "b"), "c")
+        .add_edge("a", "c")
+        .add_edge("a", "c")
+        .compile_with(stategraph::checkpoint::InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("twice");
+    let out = app.invoke(Trail::update(), &config).await.unwrap();
+    assert_eq!(out.visited, ["a", "b", "c"]);
+    let snapshot = app.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.values.visited, ["a", "b", "c"]);
+    assert!(snapshot.next.is_empty());
+}

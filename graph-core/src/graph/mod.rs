@@ -181,6 +181,7 @@ pub(crate) struct NodeDef<S: State> {
     pub(crate) cache: Option<crate::cache::CachePolicy>,
 }
 
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub(crate) struct EdgeDef {
     pub(crate) sources: Vec<String>,
     pub(crate) target: String,
@@ -441,9 +442,7 @@ impl<S: State> StateGraph<S> {
     ///
     /// Every problem found is reported in one [`GraphError::InvalidGraph`].
     pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
-        validate::validate(&self)?;
-        let drawing = draw::Drawing::of(&self);
-        Ok(CompiledGraph::new(compiled::build(self), None, drawing))
+        self.compile_for(None)
     }
 
     /// Validates the graph and compiles it with a checkpointer: every run then needs
@@ -453,13 +452,21 @@ impl<S: State> StateGraph<S> {
         self,
         saver: impl IntoCheckpointer,
     ) -> Result<CompiledGraph<S>, GraphError> {
+        self.compile_for(Some(saver.into_checkpointer()))
+    }
+
+    /// Validates, draws and builds the graph. An edge added twice is one edge, as
+    /// in LangGraph (its edges are a set): a repeated join must not make two
+    /// barrier channels of one name.
+    fn compile_for(
+        mut self,
+        saver: Option<Arc<dyn Checkpointer>>,
+    ) -> Result<CompiledGraph<S>, GraphError> {
+        let mut seen = hashbrown::HashSet::with_capacity(self.edges.len());
+        self.edges.retain(|edge| seen.insert(edge.clone()));
         validate::validate(&self)?;
         let drawing = draw::Drawing::of(&self);
-        Ok(CompiledGraph::new(
-            compiled::build(self),
-            Some(saver.into_checkpointer()),
-            drawing,
-        ))
+        Ok(CompiledGraph::new(compiled::build(self), saver, drawing))
     }
 
     pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {
