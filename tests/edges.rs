@@ -342,3 +342,25 @@ async fn an_edge_added_twice_is_one_edge_also_in_a_checkpoint() {
     assert_eq!(snapshot.values.visited, ["a", "b", "c"]);
     assert!(snapshot.next.is_empty());
 }
+
+#[test]
+fn two_joins_whose_channel_names_coincide_are_reported_by_compile() {
+    let err = StateGraph::<Trail>::new()
+        .add_node_fn("a", visit("a"))
+        .add_node_fn("b+c", visit("b+c"))
+        .add_node_fn("a+b", visit("a+b"))
+        .add_node_fn("c", visit("c"))
+        .add_node_fn("d", visit("d"))
+        .add_edge(START, "a")
+        .add_edge(("a+b", "c"), "d")
+        .add_edge(("a", "b+c"), "d")
+        .compile()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "the join edges from `a+b`, `c` and from `a`, `b+c` into `d` would share the \
+             channel `join:a+b+c:d`; rename the nodes so that no name contains `+`"
+        ),
+        "{err}"
+    );
+}

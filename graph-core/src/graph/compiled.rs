@@ -100,6 +100,11 @@ impl<S: State> Graph<S> {
     }
 }
 
+/// The barrier channel of a join edge: LangGraph's `join:{a}+{b}:{target}`.
+pub(crate) fn join_channel_name(sources: &[String], target: &str) -> String {
+    format!("join:{}:{target}", sources.join("+"))
+}
+
 pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
     let StateGraph {
         nodes: defs,
@@ -175,11 +180,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
             }
         } else {
             let id = control_base + control.len();
-            channel_names.push(Arc::from(format!(
-                "join:{}:{}",
-                edge.sources.join("+"),
-                edge.target
-            )));
+            channel_names.push(Arc::from(join_channel_name(&edge.sources, &edge.target)));
             control.push(if deferred[target] {
                 ControlKind::DeferredJoin(edge.sources.clone())
             } else {

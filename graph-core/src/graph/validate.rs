@@ -7,7 +7,7 @@ use crate::error::GraphError;
 use crate::state::State;
 use crate::{END, START};
 use std::any::TypeId;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Names LangGraph reserves for its own channels and config keys.
 const RESERVED: &[&str] = &[
@@ -79,11 +79,26 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
     let mut pull_targets: Vec<(String, String)> = Vec::new();
     let mut has_entry = false;
 
+    // Join channels by name: different joins must not share one.
+    let mut joins: HashMap<String, &[String]> = HashMap::new();
     for edge in &graph.edges {
         let target = edge.target.as_str();
         let join = edge.sources.len() > 1;
         if edge.sources.is_empty() {
             errors.push(format!("an edge into `{target}` has no source"));
+        }
+        if join {
+            let channel = super::compiled::join_channel_name(&edge.sources, target);
+            if let Some(first) = joins.get(&channel) {
+                errors.push(format!(
+                    "the join edges from `{}` and from `{}` into `{target}` would share the \
+                     channel `{channel}`; rename the nodes so that no name contains `+`",
+                    first.join("`, `"),
+                    edge.sources.join("`, `"),
+                ));
+            } else {
+                joins.insert(channel, &edge.sources);
+            }
         }
         for source in &edge.sources {
             if source == END {
