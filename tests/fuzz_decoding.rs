@@ -6,10 +6,9 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use stategraph::checkpoint::NameMap;
 use stategraph::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
-    InMemorySaver, SharedStr,
+    InMemorySaver, NameMap, SharedStr,
 };
 use stategraph::prelude::*;
 use stategraph::StateUpdate;

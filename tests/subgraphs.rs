@@ -451,7 +451,7 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
         .unwrap()
         .expect("the subgraph's checkpoint");
     assert_eq!(
-        child.checkpoint.channel_values.get("bar").unwrap().as_str(),
+        child.checkpoint.channel_values["bar"].as_str(),
         "\"hi! foo\""
     );
     assert_eq!(
