@@ -4,10 +4,9 @@
 
 mod common;
 
-use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSource, Checkpointer, Retention,
+    CheckpointSource, Checkpointer, NameMap, Retention,
 };
 use graph_postgres::{PgError, PostgresSaver, SCHEMA_VERSION};
 use stategraph::prelude::*;
@@ -218,7 +217,7 @@ async fn a_step_writes_only_the_channels_that_changed() {
         .expect("present");
     assert_eq!(last.checkpoint.channel_values.len(), 2);
     assert_eq!(
-        *last.checkpoint.channel_values.get("count").unwrap(),
+        last.checkpoint.channel_values["count"],
         Blob::encode(&50).expect("encode")
     );
 }

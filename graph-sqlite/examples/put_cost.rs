@@ -5,10 +5,9 @@
 //! cargo run --release -p graph-sqlite --example put_cost [FIELDS] [PUTS] [VALUE_BYTES]
 //! ```
 
-use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
-    SharedStr,
+    NameMap, SharedStr,
 };
 use graph_sqlite::SqliteSaver;
 use std::collections::BTreeMap;

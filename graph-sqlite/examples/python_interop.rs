@@ -10,10 +10,9 @@
 //! EXPECTED.json is a list of checkpoint tuples in the JSON form of
 //! `tests/fixtures/make_python_fixture.py` (`dump_one`), newest first per thread.
 
-use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    Checkpointer, ListOptions, SharedStr,
+    Checkpointer, ListOptions, NameMap, SharedStr,
 };
 use graph_sqlite::SqliteSaver;
 use serde_json::{json, Value};

@@ -2,10 +2,9 @@
 //! (newer schema, corrupted or foreign values, a file that is not a database),
 //! concurrency, and the O(changed channels) storage layout.
 
-use graph_core::checkpoint::NameMap;
 use graph_core::checkpoint::{
     Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSource, Checkpointer, ListOptions,
+    CheckpointSource, Checkpointer, ListOptions, NameMap,
 };
 use graph_sqlite::SqliteSaver;
 use serde_json::{json, Value};
@@ -551,17 +550,9 @@ async fn rows_written_through_the_view_are_read_leniently() {
         .expect("found");
     assert_eq!(value(&t, "count"), Some(json!(3)));
     assert_eq!(value(&t, "msg"), Some(json!("hi")));
+    assert_eq!(t.checkpoint.channel_versions["count"], format!("{:032}", 2));
     assert_eq!(
-        *t.checkpoint.channel_versions.get("count").unwrap(),
-        format!("{:032}", 2)
-    );
-    assert_eq!(
-        *t.checkpoint
-            .versions_seen
-            .get("node")
-            .unwrap()
-            .get("count")
-            .unwrap(),
+        t.checkpoint.versions_seen["node"]["count"],
         format!("{:032}", 1)
     );
     assert_eq!(t.metadata.source, CheckpointSource::Input);
