@@ -315,7 +315,7 @@ pub enum GraphError {
 
     /// The checkpointer failed, or stored data could not be read back.
     #[error(transparent)]
-    Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    Checkpoint(crate::checkpoint::CheckpointError),
 
     /// A `Command::resume` that cannot be applied: no pending interrupt to answer,
     /// several pending interrupts and a single value, or an unknown interrupt id.
@@ -354,9 +354,54 @@ pub enum GraphError {
         checkpoint_ns: String,
     },
 
+    /// The run lost its thread while it ran: another run took the thread over
+    /// (usually a worker in another process, after this run's lock was lost to
+    /// a dropped connection or a server timeout), or the thread was deleted or
+    /// pruned meanwhile. The run stopped at the write that found out, and stored
+    /// nothing from then on; what it stored before stays, and the thread's
+    /// history does not fork.
+    #[error(
+        "thread `{thread_id}` was taken from this run (lease owner `{owner}`): {reason}; the run \
+         stopped and stored nothing more — invoke the thread again to continue from its latest \
+         checkpoint"
+    )]
+    LeaseLost {
+        /// The thread.
+        thread_id: String,
+        /// The lease owner id of this run.
+        owner: String,
+        /// What happened to the lease.
+        reason: String,
+    },
+
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
     NoCheckpointer(&'static str),
+}
+
+impl From<crate::checkpoint::CheckpointError> for GraphError {
+    /// A saver's refusal to let this run touch the thread becomes the engine's
+    /// error for it ([`GraphError::ThreadBusy`], [`GraphError::LeaseLost`]); every
+    /// other checkpointer error is [`GraphError::Checkpoint`].
+    fn from(e: crate::checkpoint::CheckpointError) -> Self {
+        use crate::checkpoint::CheckpointError;
+        match e {
+            CheckpointError::ThreadBusy { thread_id } => GraphError::ThreadBusy {
+                thread_id,
+                checkpoint_ns: String::new(),
+            },
+            CheckpointError::LeaseLost {
+                thread_id,
+                owner,
+                reason,
+            } => GraphError::LeaseLost {
+                thread_id,
+                owner,
+                reason,
+            },
+            e => GraphError::Checkpoint(e),
+        }
+    }
 }
 
 impl GraphError {

@@ -86,6 +86,24 @@ pub enum PgError {
     /// The call itself is invalid.
     #[error("{0}")]
     InvalidInput(String),
+    /// A run holds the thread (its advisory lock is taken): it cannot be run,
+    /// deleted or pruned until that run ends.
+    #[error("thread `{thread_id}` is being run (its lock is held by another session); try again when that run has ended")]
+    ThreadBusy {
+        /// The thread.
+        thread_id: String,
+    },
+    /// A write of a run that no longer holds its thread (see
+    /// [`CheckpointError::LeaseLost`]); nothing was written.
+    #[error("thread `{thread_id}`: the run with lease owner `{owner}` no longer holds the thread: {reason}")]
+    LeaseLost {
+        /// The thread.
+        thread_id: String,
+        /// The lease owner id of the run.
+        owner: String,
+        /// What happened to the lease.
+        reason: String,
+    },
 }
 
 impl PgError {
@@ -160,6 +178,16 @@ impl From<PgError> for CheckpointError {
                 source,
             },
             PgError::InvalidInput(message) => CheckpointError::InvalidInput(message),
+            PgError::ThreadBusy { thread_id } => CheckpointError::ThreadBusy { thread_id },
+            PgError::LeaseLost {
+                thread_id,
+                owner,
+                reason,
+            } => CheckpointError::LeaseLost {
+                thread_id,
+                owner,
+                reason,
+            },
             other => CheckpointError::Storage(Box::new(other)),
         }
     }

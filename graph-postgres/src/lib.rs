@@ -80,6 +80,28 @@
 //! in the database, so they work across processes and machines, and the server
 //! releases them when a worker dies.
 //!
+//! A lock can also be lost while its run goes on: the server ends the session
+//! (`idle_session_timeout`, `pg_terminate_backend`, a restart or failover) or a
+//! proxy drops the idle connection. Two mechanisms make that safe:
+//!
+//! - A heartbeat pings each lock's connection (every 5 s, or a third of the
+//!   server's `idle_session_timeout` if that is shorter, so the server never
+//!   ends it for idleness; [`PostgresSaverBuilder::lock_heartbeat`]) and, when
+//!   the connection is lost, ends the old session if the server still has it
+//!   and takes the lock again on a new one.
+//! - Every run holds a **lease**: `begin_run` writes the thread's row of
+//!   `stategraph_thread_leases` with the run's owner id (host, process, random)
+//!   and a new generation, and every `put` / `put_writes` of the run reads that
+//!   row in its own transaction and writes only if the generation is still the
+//!   run's. When another worker has taken the thread over (its run has a newer
+//!   generation), or the thread was deleted or pruned, the first run's next write
+//!   stores nothing and the run stops with `GraphError::LeaseLost`, naming the
+//!   thread and the owner; the thread's history never forks.
+//!
+//! [`Checkpointer::delete_thread`] and [`Checkpointer::prune`] refuse a thread a
+//! run holds (`CheckpointError::ThreadBusy`), unless this saver holds its lock
+//! through `lock_thread`.
+
 //! # A run queue
 //!
 //! [`RunQueue`] lets one process submit runs that any worker executes (`SELECT
@@ -95,6 +117,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod lease;
 mod lock;
 mod ops;
 mod queue;
@@ -114,6 +137,7 @@ use graph_core::checkpoint::{
 };
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::Socket;
@@ -121,6 +145,10 @@ use tokio_postgres::Socket;
 /// The schema version this crate creates and understands: the highest `v` of
 /// `checkpoint_migrations` (LangGraph's numbering).
 pub const SCHEMA_VERSION: i64 = schema::LATEST;
+
+/// How long a ping of a lock's connection may take before the connection is
+/// taken for lost.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often an operation is retried after losing its connection, and the pause
 /// before the first retry (doubled each time).
@@ -137,6 +165,7 @@ pub struct PostgresSaver {
     pool: Pool,
     locks: Pool,
     held: lock::HeldLocks,
+    heartbeat: lock::Heartbeat,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -144,6 +173,7 @@ impl fmt::Debug for PostgresSaver {
         f.debug_struct("PostgresSaver")
             .field("pool", &self.pool.status())
             .field("locks", &self.locks.status())
+            .field("lock_heartbeat", &self.heartbeat.interval)
             .finish()
     }
 }
@@ -154,6 +184,7 @@ pub struct PostgresSaverBuilder {
     config: tokio_postgres::Config,
     max_connections: usize,
     max_thread_locks: usize,
+    heartbeat: Duration,
 }
 
 impl PostgresSaverBuilder {
@@ -170,6 +201,16 @@ impl PostgresSaverBuilder {
     /// protect.
     pub fn max_thread_locks(mut self, n: usize) -> Self {
         self.max_thread_locks = n.max(1);
+        self
+    }
+
+    /// How often the connection holding a thread's lock is pinged (default 5 s):
+    /// a lost connection is noticed, and replaced, within about this long. The
+    /// saver pings more often when the server's `idle_session_timeout` is less
+    /// than three times this, so that the server never ends a lock's session
+    /// for idleness.
+    pub fn lock_heartbeat(mut self, interval: Duration) -> Self {
+        self.heartbeat = interval.max(Duration::from_millis(10));
         self
     }
 
@@ -209,12 +250,19 @@ impl PostgresSaverBuilder {
         let locks = Pool::builder(Manager::from_config(config, tls, manager_config))
             .max_size(self.max_thread_locks)
             .build()?;
-        let saver = PostgresSaver {
+        let mut saver = PostgresSaver {
             pool,
             locks,
             held: lock::HeldLocks::default(),
+            heartbeat: lock::Heartbeat {
+                interval: self.heartbeat,
+                timeout: HEARTBEAT_TIMEOUT,
+            },
         };
         saver.migrate().await?;
+        if let Some(idle) = saver.idle_session_timeout().await? {
+            saver.heartbeat.interval = saver.heartbeat.interval.min(idle / 3);
+        }
         Ok(saver)
     }
 }
@@ -239,6 +287,7 @@ impl PostgresSaver {
             config,
             max_connections: 16,
             max_thread_locks: 64,
+            heartbeat: Duration::from_secs(5),
         }
     }
 
@@ -251,7 +300,34 @@ impl PostgresSaver {
     async fn migrate(&self) -> Result<(), PgError> {
         with_retry(|| async {
             let mut client = self.pool.get().await?;
-            schema::migrate(&mut client).await.map(|_| ())
+            schema::migrate(&mut client).await?;
+            schema::create_own(&mut client, "stategraph_thread_leases", lease::CREATE).await
+        })
+        .await
+    }
+
+    /// The server's `idle_session_timeout` for this saver's sessions, if set
+    /// (PostgreSQL 14 and later).
+    async fn idle_session_timeout(&self) -> Result<Option<Duration>, PgError> {
+        with_retry(|| async {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt(
+                    "SELECT setting::int8 FROM pg_settings WHERE name = 'idle_session_timeout'",
+                    &[],
+                )
+                .await
+                .map_err(PgError::query("cannot read idle_session_timeout"))?;
+            let ms: Option<i64> = match row {
+                Some(row) => row
+                    .try_get(0)
+                    .map_err(PgError::query("cannot read idle_session_timeout"))?,
+                None => None,
+            };
+            Ok(ms
+                .and_then(|ms| u64::try_from(ms).ok())
+                .filter(|&ms| ms > 0)
+                .map(Duration::from_millis))
         })
         .await
     }
@@ -261,21 +337,34 @@ impl PostgresSaver {
     /// on the thread and releases it after, so that two workers picking up the
     /// same thread run one after the other.
     pub async fn lock_thread(&self, thread_id: &str) -> Result<ThreadLock, PgError> {
-        ThreadLock::acquire(&self.locks, thread_id, true, Some(&self.held))
-            .await
-            .and_then(|lock| {
-                lock.ok_or_else(|| {
-                    PgError::InvalidInput(format!(
-                        "lock of thread `{thread_id}` was not taken while waiting for it"
-                    ))
-                })
+        ThreadLock::acquire(
+            &self.locks,
+            thread_id,
+            true,
+            Some(&self.held),
+            self.heartbeat,
+        )
+        .await
+        .and_then(|lock| {
+            lock.ok_or_else(|| {
+                PgError::InvalidInput(format!(
+                    "lock of thread `{thread_id}` was not taken while waiting for it"
+                ))
             })
+        })
     }
 
     /// Takes `thread_id`'s lock if no one holds it, without waiting; `None` if
     /// someone does.
     pub async fn try_lock_thread(&self, thread_id: &str) -> Result<Option<ThreadLock>, PgError> {
-        ThreadLock::acquire(&self.locks, thread_id, false, Some(&self.held)).await
+        ThreadLock::acquire(
+            &self.locks,
+            thread_id,
+            false,
+            Some(&self.held),
+            self.heartbeat,
+        )
+        .await
     }
 
     /// Closes both pools: operations and locks of this saver (and its clones)
@@ -355,6 +444,7 @@ impl Checkpointer for PostgresSaver {
                     values,
                     metadata,
                     new_versions,
+                    None,
                 )
                 .await
             })
@@ -373,7 +463,7 @@ impl Checkpointer for PostgresSaver {
             let writes = &writes;
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
-                ops::put_writes(&client, config, writes, task_id).await
+                ops::put_writes(&client, config, writes, task_id, None).await
             })
             .await?)
         })
@@ -386,7 +476,7 @@ impl Checkpointer for PostgresSaver {
         Box::pin(async move {
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
-                ops::delete_thread(&mut client, thread_id).await
+                ops::delete_thread(&mut client, thread_id, self.held.holds(thread_id)).await
             })
             .await?)
         })
@@ -400,7 +490,13 @@ impl Checkpointer for PostgresSaver {
         Box::pin(async move {
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
-                ops::prune(&mut client, thread_id, retention).await
+                ops::prune(
+                    &mut client,
+                    thread_id,
+                    retention,
+                    self.held.holds(thread_id),
+                )
+                .await
             })
             .await?)
         })
@@ -413,25 +509,99 @@ impl Checkpointer for PostgresSaver {
     /// thread whose lock this saver or a clone holds through `lock_thread` runs
     /// under that lock. The lock is released when the run returns, and by the
     /// server if the process dies.
+    ///
+    /// Then grants the run the thread's lease (a new generation in
+    /// `stategraph_thread_leases`), which every write of the run checks in its
+    /// own transaction: a run that lost its lock (its connection was ended) and
+    /// whose thread another worker has started since fails at its next write
+    /// with `CheckpointError::LeaseLost` and stores nothing more.
     fn begin_run<'a>(
         &'a self,
         thread_id: &'a str,
         _checkpoint_ns: &'a str,
     ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
         Box::pin(async move {
-            if self.held.holds(thread_id) {
-                return Ok(RunGuard::none());
+            let owner = lease::owner_id();
+            // Under this saver's `lock_thread`, the run takes no lock of its own.
+            let (lock_state, own_lock) = match self.held.get(thread_id) {
+                Some(state) => {
+                    if let Some(reason) = state.lost() {
+                        return Err(CheckpointError::LeaseLost {
+                            thread_id: thread_id.to_owned(),
+                            owner,
+                            reason,
+                        });
+                    }
+                    (state, None)
+                }
+                None => {
+                    let lock =
+                        ThreadLock::acquire(&self.locks, thread_id, false, None, self.heartbeat)
+                            .await?;
+                    let Some(lock) = lock else {
+                        return Err(CheckpointError::ThreadBusy {
+                            thread_id: thread_id.to_owned(),
+                        });
+                    };
+                    let Some(state) = lock.state().cloned() else {
+                        return Err(PgError::InvalidInput(format!(
+                            "the lock of thread `{thread_id}` was released while it was taken"
+                        ))
+                        .into());
+                    };
+                    (state, Some(lock))
+                }
+            };
+            let granted = with_retry(|| async {
+                let client = self.pool.get().await?;
+                ops::grant(&client, thread_id, &owner).await
+            })
+            .await;
+            let (generation, previous) = match granted {
+                Ok(granted) => granted,
+                Err(e) => {
+                    if let Some(lock) = own_lock {
+                        drop(lock.unlock().await);
+                    }
+                    return Err(e.into());
+                }
+            };
+            if let Some(previous) = previous {
+                tracing::warn!(
+                    thread_id,
+                    previous_owner = %previous,
+                    "a run starts on a thread whose last run did not release it (that run \
+                     crashed, was cancelled, or lost its lock); it is fenced out from now on"
+                );
             }
-            match ThreadLock::acquire(&self.locks, thread_id, false, None).await? {
-                Some(lock) => Ok(RunGuard::new(move || async move {
-                    // On failure the lock's connection is closed instead, which
-                    // releases it too.
+            let fence = lease::Fence {
+                thread_id: thread_id.to_owned(),
+                owner,
+                generation,
+            };
+            let writer = Arc::new(lease::LeasedSaver {
+                saver: self.clone(),
+                fence: fence.clone(),
+                lock: lock_state,
+            });
+            let saver = self.clone();
+            Ok(RunGuard::new(move || async move {
+                // The row first, then the lock (a run that starts in between
+                // would only replace the row). On failure the row stays until
+                // the next run replaces it, and the lock's connection is closed
+                // instead, which releases it too.
+                drop(
+                    with_retry(|| async {
+                        let client = saver.pool.get().await?;
+                        ops::release(&client, &fence).await
+                    })
+                    .await,
+                );
+                if let Some(lock) = own_lock {
                     drop(lock.unlock().await);
-                })),
-                None => Err(CheckpointError::ThreadBusy {
-                    thread_id: thread_id.to_owned(),
-                }),
-            }
+                }
+            })
+            .with_writer(writer))
         })
     }
 }

@@ -4,7 +4,8 @@
 //! versions the checkpoint names) and its pending writes aggregated into arrays,
 //! as LangGraph's saver reads them. Writes are one transaction each.
 
-use crate::schema::LOCK_CLASS_THREAD_GC;
+use crate::lease::Fence;
+use crate::schema::{LOCK_CLASS_THREAD_GC, LOCK_CLASS_THREAD_RUN};
 use crate::PgError;
 use deadpool_postgres::Client;
 use futures::{pin_mut, TryStreamExt};
@@ -323,6 +324,7 @@ pub(crate) async fn put(
     values: &NameMap<Blob>,
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
+    fence: Option<&Fence>,
 ) -> Result<(), PgError> {
     let context = || {
         format!(
@@ -420,8 +422,129 @@ pub(crate) async fn put(
         .await
     };
     let row_written = tx.execute(&upsert, &row_params);
-    futures::try_join!(gc_lock, blobs_written, row_written).map_err(PgError::query(context()))?;
+    // The lease row, read first in the transaction and held shared until it
+    // ends: a grant to another run waits for this put, or this put sees it.
+    let fenced = async {
+        match fence {
+            Some(fence) => check_fence(&tx, fence).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let (holder, ..) = futures::try_join!(fenced, gc_lock, blobs_written, row_written)
+        .map_err(PgError::query(context()))?;
+    if let (Some(fence), Some(Err(holder))) = (fence, holder) {
+        // Dropping the transaction rolls it back: nothing of this put is kept.
+        return Err(fence.lost(holder));
+    }
     tx.commit().await.map_err(PgError::query(context()))
+}
+
+/// Reads the lease row of `fence`'s thread `FOR SHARE`: `Ok` when it is the
+/// fence's grant, else the row found instead (owner, generation), if any.
+async fn check_fence(
+    tx: &deadpool_postgres::Transaction<'_>,
+    fence: &Fence,
+) -> Result<Result<(), Option<(String, i64)>>, tokio_postgres::Error> {
+    let stmt = tx
+        .prepare_cached(
+            "SELECT owner, generation FROM stategraph_thread_leases
+             WHERE thread_id = $1 FOR SHARE",
+        )
+        .await?;
+    let row = tx.query_opt(&stmt, &[&fence.thread_id]).await?;
+    let holder = match row {
+        Some(row) => Some((row.try_get::<_, String>(0)?, row.try_get::<_, i64>(1)?)),
+        None => None,
+    };
+    Ok(match holder {
+        Some((owner, generation)) if owner == fence.owner && generation == fence.generation => {
+            Ok(())
+        }
+        other => Err(other),
+    })
+}
+
+/// Grants `thread_id`'s lease to a new run (the caller holds the thread's
+/// advisory lock): its row now names `owner` and a new generation. Returns the
+/// generation and the owner of the row it replaced, if any (a run that did not
+/// release its lease: it crashed, or lost its lock and was cancelled).
+pub(crate) async fn grant(
+    client: &Client,
+    thread_id: &str,
+    owner: &str,
+) -> Result<(i64, Option<String>), PgError> {
+    let context = || format!("lease of thread `{thread_id}`");
+    let stmt = client
+        .prepare_cached(
+            "WITH previous AS (
+                 SELECT owner FROM stategraph_thread_leases WHERE thread_id = $1 FOR UPDATE
+             )
+             INSERT INTO stategraph_thread_leases AS l (thread_id, owner, generation)
+             VALUES ($1, $2, nextval('stategraph_thread_lease_generation'))
+             ON CONFLICT (thread_id) DO UPDATE
+                 SET owner = EXCLUDED.owner, generation = EXCLUDED.generation, granted_at = now()
+             RETURNING l.generation, (SELECT owner FROM previous)",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let row = client
+        .query_one(&stmt, &[&thread_id, &owner])
+        .await
+        .map_err(PgError::query(context()))?;
+    Ok((column(&row, 0, &context())?, column(&row, 1, &context())?))
+}
+
+/// Removes a run's lease row at the end of the run (if it is still the run's).
+pub(crate) async fn release(client: &Client, fence: &Fence) -> Result<(), PgError> {
+    let context = || format!("release of the lease of thread `{}`", fence.thread_id);
+    let stmt = client
+        .prepare_cached(
+            "DELETE FROM stategraph_thread_leases
+             WHERE thread_id = $1 AND owner = $2 AND generation = $3",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    client
+        .execute(&stmt, &[&fence.thread_id, &fence.owner, &fence.generation])
+        .await
+        .map_err(PgError::query(context()))?;
+    Ok(())
+}
+
+/// In a transaction that deletes checkpoints of `thread_id`: refuses while a
+/// run of the thread holds its lock (unless this saver holds it, `held`), and
+/// removes the thread's lease row, so that a run which lost its lock without
+/// noticing is fenced out instead of writing on top of what is deleted.
+async fn claim_for_delete(
+    tx: &deadpool_postgres::Transaction<'_>,
+    thread_id: &str,
+    held: bool,
+    context: &str,
+) -> Result<(), PgError> {
+    if !held {
+        let stmt = tx
+            .prepare_cached("SELECT pg_try_advisory_xact_lock($1, hashtext($2))")
+            .await
+            .map_err(PgError::query(context))?;
+        let row = tx
+            .query_one(&stmt, &[&LOCK_CLASS_THREAD_RUN, &thread_id])
+            .await
+            .map_err(PgError::query(context))?;
+        let free: bool = column(&row, 0, context)?;
+        if !free {
+            return Err(PgError::ThreadBusy {
+                thread_id: thread_id.to_owned(),
+            });
+        }
+    }
+    let stmt = tx
+        .prepare_cached("DELETE FROM stategraph_thread_leases WHERE thread_id = $1")
+        .await
+        .map_err(PgError::query(context))?;
+    tx.execute(&stmt, &[&thread_id])
+        .await
+        .map_err(PgError::query(context))?;
+    Ok(())
 }
 
 pub(crate) async fn put_writes(
@@ -429,6 +552,7 @@ pub(crate) async fn put_writes(
     config: &CheckpointConfig,
     writes: &[(String, Blob)],
     task_id: &str,
+    fence: Option<&Fence>,
 ) -> Result<(), PgError> {
     let Some(checkpoint_id) = &config.checkpoint_id else {
         return Err(PgError::InvalidInput(format!(
@@ -464,42 +588,82 @@ pub(crate) async fn put_writes(
     }
     // Special writes (negative indices) replace; regular ones are kept if present,
     // so a retried task cannot change what it wrote.
+    const INSERT: &str = "INSERT INTO checkpoint_writes
+             (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+         SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
+         FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)";
+    const ON_CONFLICT: &str = "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+         DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+         WHERE EXCLUDED.idx < 0";
+    let params: [&(dyn ToSql + Sync); 7] = [
+        &config.thread_id,
+        &config.checkpoint_ns,
+        checkpoint_id,
+        &task_id,
+        &idxs,
+        &channels,
+        &blobs,
+    ];
+    let Some(fence) = fence else {
+        let stmt = client
+            .prepare_cached(&format!("{INSERT}\n{ON_CONFLICT}"))
+            .await
+            .map_err(PgError::query(context()))?;
+        client
+            .execute(&stmt, &params)
+            .await
+            .map_err(PgError::query(context()))?;
+        return Ok(());
+    };
+    // Fenced: one statement that reads the lease row `FOR SHARE` (held until the
+    // statement's transaction ends) and inserts only if it is the run's grant.
     let stmt = client
-        .prepare_cached(
-            "INSERT INTO checkpoint_writes
-                 (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-             SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
-             FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)
-             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-             DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
-             WHERE EXCLUDED.idx < 0",
-        )
+        .prepare_cached(&format!(
+            "WITH lease AS (
+                 SELECT owner, generation FROM stategraph_thread_leases
+                 WHERE thread_id = $1 FOR SHARE
+             ), written AS (
+                 {INSERT}
+                 WHERE EXISTS (SELECT 1 FROM lease WHERE owner = $8 AND generation = $9)
+                 {ON_CONFLICT}
+             )
+             SELECT owner, generation FROM lease"
+        ))
         .await
         .map_err(PgError::query(context()))?;
-    client
-        .execute(
-            &stmt,
-            &[
-                &config.thread_id,
-                &config.checkpoint_ns,
-                checkpoint_id,
-                &task_id,
-                &idxs,
-                &channels,
-                &blobs,
-            ],
-        )
+    let mut fenced = params.to_vec();
+    fenced.push(&fence.owner);
+    fenced.push(&fence.generation);
+    let row = client
+        .query_opt(&stmt, &fenced)
         .await
         .map_err(PgError::query(context()))?;
-    Ok(())
+    let holder = match row {
+        Some(row) => Some((
+            column::<String>(&row, 0, &context())?,
+            column::<i64>(&row, 1, &context())?,
+        )),
+        None => None,
+    };
+    match holder {
+        Some((owner, generation)) if owner == fence.owner && generation == fence.generation => {
+            Ok(())
+        }
+        other => Err(fence.lost(other)),
+    }
 }
 
-pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<(), PgError> {
+pub(crate) async fn delete_thread(
+    client: &mut Client,
+    thread_id: &str,
+    held: bool,
+) -> Result<(), PgError> {
     let context = || format!("delete_thread of thread `{thread_id}`");
     let tx = client
         .transaction()
         .await
         .map_err(PgError::query(context()))?;
+    claim_for_delete(&tx, thread_id, held, &context()).await?;
     for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
         let stmt = tx
             .prepare_cached(&format!("DELETE FROM {table} WHERE thread_id = $1"))
@@ -519,12 +683,14 @@ pub(crate) async fn prune(
     client: &mut Client,
     thread_id: &str,
     retention: Retention,
+    held: bool,
 ) -> Result<u64, PgError> {
     let context = || format!("prune of thread `{thread_id}`");
     let tx = client
         .transaction()
         .await
         .map_err(PgError::query(context()))?;
+    claim_for_delete(&tx, thread_id, held, &context()).await?;
     // Excludes puts of this thread (they hold the lock shared) until commit: a
     // put forking from a checkpoint being deleted must not lose the blobs it
     // reuses, and the set of checkpoints must not change under the selection.

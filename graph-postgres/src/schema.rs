@@ -157,3 +157,39 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64, PgError> {
         .map_err(PgError::query("cannot commit the migrations"))?;
     Ok(version)
 }
+
+/// Creates tables of stategraph's own (outside LangGraph's numbering) with
+/// `create` (idempotent DDL), unless `table` exists already. Workers starting
+/// together take turns (two concurrent `CREATE ... IF NOT EXISTS` can collide
+/// in the catalog), and the common case takes no lock and writes nothing.
+pub(crate) async fn create_own(
+    client: &mut Client,
+    table: &str,
+    create: &str,
+) -> Result<(), PgError> {
+    let context = || format!("cannot create table {table}");
+    let row = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
+        .await
+        .map_err(PgError::query(context()))?;
+    if row
+        .try_get::<_, bool>(0)
+        .map_err(PgError::query(context()))?
+    {
+        return Ok(());
+    }
+    let tx = client
+        .transaction()
+        .await
+        .map_err(PgError::query(context()))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, 1)",
+        &[&LOCK_CLASS_MIGRATION],
+    )
+    .await
+    .map_err(PgError::query(context()))?;
+    tx.batch_execute(create)
+        .await
+        .map_err(PgError::query(context()))?;
+    tx.commit().await.map_err(PgError::query(context()))
+}

@@ -525,6 +525,23 @@ pub enum CheckpointError {
         /// The thread.
         thread_id: String,
     },
+    /// A write of a run that no longer holds its thread's lease: another run
+    /// (usually in another process, after this one's lock was lost) has taken
+    /// the thread over, or the thread was deleted or pruned meanwhile. Nothing
+    /// was written; the engine stops the run with `GraphError::LeaseLost`.
+    #[error(
+        "thread `{thread_id}`: this run (lease owner `{owner}`) no longer holds the thread: \
+         {reason}; nothing more was stored by this run, and the thread goes on from its latest \
+         checkpoint when invoked again"
+    )]
+    LeaseLost {
+        /// The thread.
+        thread_id: String,
+        /// The lease owner id of the run that lost it.
+        owner: String,
+        /// What happened to the lease (who holds the thread now, when known).
+        reason: String,
+    },
     /// The addressed checkpoint does not exist.
     #[error(
         "thread `{thread_id}` has no checkpoint `{checkpoint_id}` in namespace `{checkpoint_ns}`"
@@ -609,8 +626,15 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// A saver shared by several processes takes a lock here, without waiting:
     /// [`CheckpointError::ThreadBusy`] when another process runs the thread (the
     /// caller gets `GraphError::ThreadBusy` at once, as for a second run in one
-    /// process). The default holds nothing: runs of one thread in different
-    /// processes are not detected.
+    /// process). Such a saver should also fence the run's writes: return a guard
+    /// [`with_writer`](RunGuard::with_writer), a view of the saver whose `put`
+    /// and `put_writes` check, atomically with the write, that the run still
+    /// holds the thread, and fail with [`CheckpointError::LeaseLost`] when
+    /// another run has taken it over since. Its `delete_thread` and `prune`
+    /// should refuse a thread a run holds ([`CheckpointError::ThreadBusy`]).
+    ///
+    /// The default holds nothing: runs of one thread in different processes are
+    /// not detected.
     fn begin_run<'a>(
         &'a self,
         thread_id: &'a str,

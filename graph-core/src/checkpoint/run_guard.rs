@@ -1,9 +1,11 @@
 //! [`RunGuard`]: what a checkpointer holds while a run writes a thread (see
 //! [`Checkpointer::begin_run`](super::Checkpointer::begin_run)).
 
+use super::Checkpointer;
 use futures::future::BoxFuture;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 type Release = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
@@ -16,15 +18,28 @@ type Release = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 /// drops the guard without releasing it: whatever the guard owns is dropped, and
 /// must release the thread then (a PostgreSQL guard closes its connection, which
 /// ends the server session and its advisory lock).
+///
+/// A guard may carry a **writer** ([`with_writer`](Self::with_writer)): a view of
+/// the saver through which the run (and every subgraph it runs) stores its
+/// checkpoints and writes while it holds the guard. Savers shared by several
+/// processes return one that checks, in the same transaction as each write,
+/// that the run still holds the thread (a fencing token), so that a run whose
+/// lock was lost without its noticing fails with
+/// [`CheckpointError::LeaseLost`](super::CheckpointError::LeaseLost) instead of
+/// forking the thread.
 #[must_use = "a guard released at once protects nothing"]
 pub struct RunGuard {
     release: Option<Release>,
+    writer: Option<Arc<dyn Checkpointer>>,
 }
 
 impl RunGuard {
     /// A guard that holds nothing (the default of savers without a lock).
     pub fn none() -> Self {
-        RunGuard { release: None }
+        RunGuard {
+            release: None,
+            writer: None,
+        }
     }
 
     /// A guard that runs `release` when the run ends.
@@ -35,7 +50,20 @@ impl RunGuard {
     {
         RunGuard {
             release: Some(Box::new(move || Box::pin(release()))),
+            writer: None,
         }
+    }
+
+    /// The guard, with the saver view the run writes through while it holds it
+    /// (see the type's docs). Reads go through it too.
+    pub fn with_writer(mut self, writer: Arc<dyn Checkpointer>) -> Self {
+        self.writer = Some(writer);
+        self
+    }
+
+    /// The saver view the run writes through, if the guard has one.
+    pub fn writer(&self) -> Option<&Arc<dyn Checkpointer>> {
+        self.writer.as_ref()
     }
 
     /// Whether the guard holds something.
@@ -45,6 +73,7 @@ impl RunGuard {
 
     /// Releases what the guard holds.
     pub async fn release(mut self) {
+        self.writer = None;
         if let Some(release) = self.release.take() {
             release().await;
         }
@@ -55,6 +84,7 @@ impl fmt::Debug for RunGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunGuard")
             .field("held", &self.is_held())
+            .field("writer", &self.writer.is_some())
             .finish()
     }
 }

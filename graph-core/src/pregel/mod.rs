@@ -350,7 +350,7 @@ impl<S: State> Run<S> {
         async move {
             let _lease = self.lease()?;
             let guard = self.begin_run().await?;
-            let result = self.run_steps(input).await;
+            let result = self.write_through(&guard).run_steps(input).await;
             guard.release().await;
             result
         }
@@ -547,7 +547,7 @@ impl<S: State> Run<S> {
     /// The saver's guard of a root run's thread ([`Checkpointer::begin_run`]):
     /// across processes, what the lease is within one.
     async fn begin_run(&self) -> Result<crate::checkpoint::RunGuard, GraphError> {
-        use crate::checkpoint::{CheckpointError, RunGuard};
+        use crate::checkpoint::RunGuard;
         let Some(p) = self
             .persistence
             .as_ref()
@@ -555,16 +555,17 @@ impl<S: State> Run<S> {
         else {
             return Ok(RunGuard::none());
         };
-        p.saver
-            .begin_run(&p.config.thread_id, "")
-            .await
-            .map_err(|e| match e {
-                CheckpointError::ThreadBusy { thread_id } => GraphError::ThreadBusy {
-                    thread_id,
-                    checkpoint_ns: String::new(),
-                },
-                e => GraphError::Checkpoint(e),
-            })
+        Ok(p.saver.begin_run(&p.config.thread_id, "").await?)
+    }
+
+    /// The run, storing through the guard's writer when it has one (a saver
+    /// view that fences this run's writes; see `RunGuard::with_writer`). Graphs
+    /// nested in the run use it too: they take the saver from the run.
+    fn write_through(mut self, guard: &crate::checkpoint::RunGuard) -> Self {
+        if let (Some(p), Some(writer)) = (&mut self.persistence, guard.writer()) {
+            p.saver = Arc::clone(writer);
+        }
+        self
     }
 
     /// The lease on this run's thread and namespace (none without a saver).
@@ -608,7 +609,10 @@ impl<S: State> Run<S> {
         }
         let _lease = self.lease()?;
         let guard = self.begin_run().await?;
-        let result = self.bulk_update_steps(supersteps).await;
+        let result = self
+            .write_through(&guard)
+            .bulk_update_steps(supersteps)
+            .await;
         guard.release().await;
         result
     }

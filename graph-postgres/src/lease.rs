@@ -1,0 +1,193 @@
+//! A run's lease on its thread: a row of `stategraph_thread_leases` with a
+//! generation, checked in the same transaction as each of the run's writes.
+//!
+//! `begin_run` grants the lease while it holds the thread's advisory lock: it
+//! replaces the thread's row with one naming the run (its owner id) and a new
+//! generation from a sequence, so generations never repeat. Every `put` and
+//! `put_writes` of the run reads that row `FOR SHARE` in its own transaction
+//! and writes only if the row still names the run's generation; a later grant
+//! (another worker's run, after this one's lock was lost), a `delete_thread` or
+//! a `prune` replaces or removes the row, and waits for a write that holds it
+//! shared. A run that lost its thread is therefore *fenced out*: its next write
+//! fails with `CheckpointError::LeaseLost` and stores nothing, whatever it
+//! believes about its lock. The run's release removes its row.
+
+use crate::lock::LockState;
+use crate::{ops, with_retry, PgError, PostgresSaver};
+use futures::future::BoxFuture;
+use graph_core::checkpoint::{
+    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
+};
+use std::sync::Arc;
+
+/// The lease table and the sequence of its generations (tables of stategraph's
+/// own, outside LangGraph's migration numbering).
+pub(crate) const CREATE: &str = "
+CREATE SEQUENCE IF NOT EXISTS stategraph_thread_lease_generation;
+CREATE TABLE IF NOT EXISTS stategraph_thread_leases (
+    thread_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    granted_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);";
+
+/// What a write of a leased run proves: the thread, the run's owner id and the
+/// generation of its grant.
+#[derive(Debug, Clone)]
+pub(crate) struct Fence {
+    pub(crate) thread_id: String,
+    pub(crate) owner: String,
+    pub(crate) generation: i64,
+}
+
+impl Fence {
+    /// The error of a write this fence no longer allows; `holder` is the row
+    /// found instead (owner, generation), if any.
+    pub(crate) fn lost(&self, holder: Option<(String, i64)>) -> PgError {
+        let reason = match holder {
+            Some((owner, generation)) if owner == self.owner => format!(
+                "the thread was granted again (generation {generation}, this run has \
+                 {})",
+                self.generation
+            ),
+            Some((owner, _)) => format!("another run (lease owner `{owner}`) has taken it over"),
+            None => "its lease was removed: the thread was deleted or pruned, or taken over \
+                     by a run that has ended since"
+                .to_owned(),
+        };
+        PgError::LeaseLost {
+            thread_id: self.thread_id.clone(),
+            owner: self.owner.clone(),
+            reason,
+        }
+    }
+}
+
+/// A unique id for the lease owner of one run: host, process and a random
+/// part, so that the lease table says which worker holds which thread.
+pub(crate) fn owner_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".to_owned());
+    format!("{host}:{}:{:016x}", std::process::id(), fastrand::u64(..))
+}
+
+/// The saver as a run sees it while it holds its lease: reads as the saver's,
+/// writes fenced by the lease (see the module docs).
+pub(crate) struct LeasedSaver {
+    pub(crate) saver: PostgresSaver,
+    pub(crate) fence: Fence,
+    /// The thread's lock (the run's own, or the `lock_thread` it runs under):
+    /// once it is known lost, writes fail without asking the database.
+    pub(crate) lock: Arc<LockState>,
+}
+
+impl LeasedSaver {
+    fn check_lock(&self) -> Result<(), PgError> {
+        match self.lock.lost() {
+            Some(reason) => Err(PgError::LeaseLost {
+                thread_id: self.fence.thread_id.clone(),
+                owner: self.fence.owner.clone(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The fence for a write of `thread_id` (a run writes only its own thread;
+    /// anything else is a bug of the caller's, refused rather than unfenced).
+    fn fence_for(&self, thread_id: &str) -> Result<&Fence, PgError> {
+        if thread_id != self.fence.thread_id {
+            return Err(PgError::InvalidInput(format!(
+                "a run holding thread `{}` cannot write thread `{thread_id}`",
+                self.fence.thread_id
+            )));
+        }
+        self.check_lock()?;
+        Ok(&self.fence)
+    }
+}
+
+impl Checkpointer for LeasedSaver {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
+        self.saver.get_tuple(config)
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
+        self.saver.list(config, options)
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            let fence = self.fence_for(&config.thread_id)?;
+            let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
+            let (checkpoint, values, metadata, new_versions) =
+                (&checkpoint, &values, &metadata, &new_versions);
+            with_retry(|| async {
+                let mut client = self.saver.pool.get().await?;
+                ops::put(
+                    &mut client,
+                    config,
+                    checkpoint,
+                    values,
+                    metadata,
+                    new_versions,
+                    Some(fence),
+                )
+                .await
+            })
+            .await?;
+            Ok(config.at(checkpoint.id.clone()))
+        })
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            let fence = self.fence_for(&config.thread_id)?;
+            let writes = &writes;
+            Ok(with_retry(|| async {
+                let client = self.saver.pool.get().await?;
+                ops::put_writes(&client, config, writes, task_id, Some(fence)).await
+            })
+            .await?)
+        })
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        self.saver.delete_thread(thread_id)
+    }
+
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        self.saver.prune(thread_id, retention)
+    }
+}
