@@ -191,6 +191,115 @@ mod one_thread_at_a_time {
         app.invoke(None, &config).await.unwrap();
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deleting_or_pruning_a_running_thread_is_refused() {
+        let gate = Arc::new(Semaphore::new(0));
+        let (entered, mut started) = mpsc::unbounded_channel();
+        let app = gated(Arc::clone(&gate), entered);
+        let saver = Arc::clone(app.checkpointer().unwrap());
+        let first = tokio::spawn({
+            let app = app.clone();
+            async move { app.invoke(Out::update(), &RunConfig::thread("t")).await }
+        });
+        started.recv().await.unwrap();
+        // The run holds the thread: deleting it under the run would leave the
+        // run's next checkpoint pointing at values that no longer exist.
+        let deleted = saver.delete_thread("t").await;
+        assert!(
+            matches!(&deleted, Err(stategraph::checkpoint::CheckpointError::ThreadBusy { thread_id }) if thread_id == "t"),
+            "{deleted:?}"
+        );
+        let pruned = saver
+            .prune("t", stategraph::checkpoint::Retention::KeepLast(1))
+            .await;
+        assert!(
+            matches!(
+                &pruned,
+                Err(stategraph::checkpoint::CheckpointError::ThreadBusy { .. })
+            ),
+            "{pruned:?}"
+        );
+        gate.add_permits(1);
+        let out = first.await.unwrap().unwrap();
+        assert_eq!(out.order, ["slow"]);
+        // The run ended: both go through, and the thread is gone.
+        assert_eq!(
+            saver
+                .prune("t", stategraph::checkpoint::Retention::KeepLast(1))
+                .await
+                .unwrap(),
+            2
+        );
+        saver.delete_thread("t").await.unwrap();
+        assert!(app
+            .get_state(&RunConfig::thread("t"))
+            .await
+            .unwrap()
+            .values
+            .order
+            .is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn updating_a_subgraphs_state_waits_for_no_run_of_the_thread() {
+        #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+        struct Child {
+            #[reducer(std::ops::Add::add)]
+            n: u32,
+        }
+        let child = StateGraph::<Child>::new()
+            .add_node_fn("c", |_: &Child| Child::update().n(1))
+            .add_edge(START, "c")
+            .compile()
+            .unwrap();
+        let sub = stategraph::Subgraph::mapped(
+            "sub",
+            child,
+            |_: &Out| Child::update(),
+            |_: Child| Out::update().order(vec!["sub".into()]),
+        )
+        .checkpoints(stategraph::SubgraphCheckpoints::Persistent);
+        let gate = Arc::new(Semaphore::new(0));
+        let (entered, mut started) = mpsc::unbounded_channel::<()>();
+        let app = StateGraph::<Out>::new()
+            .add_node(sub)
+            .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+                let (gate, entered) = (Arc::clone(&gate), entered.clone());
+                async move {
+                    let _ = entered.send(());
+                    gate.acquire().await.map(|p| p.forget()).ok();
+                    Out::update().order(vec!["slow".into()])
+                }
+            })
+            .add_edge(START, "sub")
+            .add_edge("sub", "slow")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let thread = RunConfig::thread("t");
+        let first = tokio::spawn({
+            let (app, thread) = (app.clone(), thread.clone());
+            async move { app.invoke(Out::update(), &thread).await }
+        });
+        started.recv().await.unwrap();
+        let sub_graph = app.subgraph_at::<Child>("sub").unwrap();
+        let at_sub = thread.clone().checkpoint_ns("sub");
+        let busy = sub_graph
+            .update_state(&at_sub, Child::update().n(10), None)
+            .await;
+        assert!(
+            matches!(&busy, Err(GraphError::ThreadBusy { thread_id, .. }) if thread_id == "t"),
+            "{busy:?}"
+        );
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        // The run is gone: the subgraph's state can be updated.
+        sub_graph
+            .update_state(&at_sub, Child::update().n(10), None)
+            .await
+            .unwrap();
+        assert_eq!(sub_graph.get_state(&at_sub).await.unwrap().values.n, 11);
+    }
+
     #[tokio::test]
     async fn parallel_tasks_of_one_persistent_subgraph_are_an_error() {
         #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]

@@ -13,3 +13,8 @@ async fn the_suite_can_run_twice_on_one_saver() {
     conformance::run_all(&saver).await;
     conformance::run_all(&saver).await;
 }
+
+#[tokio::test]
+async fn in_memory_saver_holds_threads_for_their_runs() {
+    conformance::run_leases(&InMemorySaver::new()).await;
+}

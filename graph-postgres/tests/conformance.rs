@@ -27,3 +27,9 @@ async fn passes_on_a_multi_threaded_runtime_with_one_connection() {
     let saver = builder.max_connections(1).connect().await.expect("connect");
     conformance::run_all(&saver).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_threads_for_their_runs() {
+    let (saver, _) = common::saver("conformance_leases").await;
+    conformance::run_leases(&saver).await;
+}

@@ -53,6 +53,16 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     prune_older_than(saver).await;
 }
 
+/// Runs the properties of a saver that holds threads for their runs
+/// ([`Checkpointer::begin_run`] returns a guard with a writer): exclusion,
+/// `delete_thread` / `prune` refusing a held thread, and fencing of the writes
+/// of a run that no longer holds its thread.
+pub async fn run_leases(saver: &dyn Checkpointer) {
+    a_held_thread_is_busy(saver).await;
+    delete_and_prune_refuse_a_held_thread(saver).await;
+    writes_of_a_run_that_lost_its_thread_are_fenced(saver).await;
+}
+
 /// A thread name no other property (or earlier run) uses.
 fn unique_thread(property: &str) -> String {
     format!("conformance-{property}-{:016x}", fastrand::u64(..))
@@ -1428,5 +1438,152 @@ pub async fn prune_older_than(saver: &dyn Checkpointer) {
     assert_eq!(
         latest.checkpoint, all[4],
         "the newest checkpoint survives every prune, unchanged"
+    );
+}
+
+async fn begin(saver: &dyn Checkpointer, thread: &str) -> super::RunGuard {
+    match saver.begin_run(thread, "").await {
+        Ok(guard) => guard,
+        Err(e) => panic!("begin_run({thread}) failed: {e}"),
+    }
+}
+
+fn writer_of(guard: &super::RunGuard) -> std::sync::Arc<dyn Checkpointer> {
+    match guard.writer() {
+        Some(writer) => std::sync::Arc::clone(writer),
+        None => panic!(
+            "leases: begin_run must return a guard with a writer that fences the run's writes"
+        ),
+    }
+}
+
+fn is_busy<T: std::fmt::Debug>(result: &Result<T, CheckpointError>, thread: &str) -> bool {
+    matches!(result, Err(CheckpointError::ThreadBusy { thread_id }) if thread_id == thread)
+}
+
+fn is_lost<T: std::fmt::Debug>(result: &Result<T, CheckpointError>, thread: &str) -> bool {
+    matches!(result, Err(CheckpointError::LeaseLost { thread_id, owner, .. })
+        if thread_id == thread && !owner.is_empty())
+}
+
+/// While a run holds a thread, another `begin_run` of it is `ThreadBusy`; other
+/// threads are free; once released, the thread is free again.
+pub async fn a_held_thread_is_busy(saver: &dyn Checkpointer) {
+    let thread = unique_thread("lease-busy");
+    let guard = begin(saver, &thread).await;
+    let second = saver.begin_run(&thread, "").await;
+    assert!(
+        is_busy(&second, &thread),
+        "leases: a second begin_run of a held thread must be ThreadBusy, got {second:?}"
+    );
+    let other = unique_thread("lease-busy-other");
+    begin(saver, &other).await.release().await;
+    guard.release().await;
+    begin(saver, &thread).await.release().await;
+}
+
+/// `delete_thread` and `prune` refuse a thread a run holds, and delete nothing.
+pub async fn delete_and_prune_refuse_a_held_thread(saver: &dyn Checkpointer) {
+    let thread = unique_thread("lease-delete");
+    let guard = begin(saver, &thread).await;
+    let writer = writer_of(&guard);
+    let mut w = ThreadWriter::new(&*writer, &thread, "");
+    w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    w.step(&[("a", Some(json!(2)))], loop_meta(1)).await;
+    let deleted = saver.delete_thread(&thread).await;
+    assert!(
+        is_busy(&deleted, &thread),
+        "leases: delete_thread of a held thread must be ThreadBusy, got {deleted:?}"
+    );
+    let pruned = saver.prune(&thread, Retention::KeepLast(1)).await;
+    assert!(
+        is_busy(&pruned, &thread),
+        "leases: prune of a held thread must be ThreadBusy, got {pruned:?}"
+    );
+    let config = CheckpointConfig::thread(&thread);
+    assert_eq!(
+        list(saver, Some(&config), &ListOptions::default())
+            .await
+            .len(),
+        2,
+        "leases: a refused delete_thread or prune deletes nothing"
+    );
+    guard.release().await;
+    prune(saver, &thread, Retention::KeepLast(1)).await;
+    if let Err(e) = saver.delete_thread(&thread).await {
+        panic!("leases: delete_thread of a released thread failed: {e}");
+    }
+}
+
+/// A run whose thread was given to another run, or deleted, after its guard
+/// was released or dropped: its writes fail with `LeaseLost` and store nothing.
+pub async fn writes_of_a_run_that_lost_its_thread_are_fenced(saver: &dyn Checkpointer) {
+    let thread = unique_thread("lease-fence");
+    let config = CheckpointConfig::thread(&thread);
+    let first = begin(saver, &thread).await;
+    let stale = writer_of(&first);
+    let mut w = ThreadWriter::new(&*stale, &thread, "");
+    let kept = w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    first.release().await;
+
+    // Another run holds the thread now.
+    let second = begin(saver, &thread).await;
+    let mut checkpoint = kept.clone();
+    checkpoint.id = next_id();
+    let put = stale
+        .put(
+            &config.at(kept.id.clone()),
+            checkpoint.clone(),
+            loop_meta(1),
+            NameMap::new(),
+        )
+        .await;
+    assert!(
+        is_lost(&put, &thread),
+        "leases: a put of a run whose thread another run holds must be LeaseLost, got {put:?}"
+    );
+    let writes = stale
+        .put_writes(
+            &config.at(kept.id.clone()),
+            vec![("a".to_owned(), blob(json!(5)))],
+            "task",
+        )
+        .await;
+    assert!(
+        is_lost(&writes, &thread),
+        "leases: put_writes of a run whose thread another run holds must be LeaseLost, got \
+         {writes:?}"
+    );
+    let latest = must_get(saver, &config).await;
+    assert_eq!(
+        latest.checkpoint.id, kept.id,
+        "leases: a fenced put stores nothing"
+    );
+    assert!(
+        latest.pending_writes.is_empty(),
+        "leases: fenced put_writes store nothing"
+    );
+    // The holder's own writes go through.
+    let current = writer_of(&second);
+    let mut w = ThreadWriter::new(&*current, &thread, "");
+    w.config = config.at(kept.id.clone());
+    w.next_version = 2;
+    w.step(&[("a", Some(json!(2)))], loop_meta(1)).await;
+    second.release().await;
+
+    // Released, then deleted: the old writer still stores nothing.
+    if let Err(e) = saver.delete_thread(&thread).await {
+        panic!("leases: delete_thread of a released thread failed: {e}");
+    }
+    let put = stale
+        .put(&config, checkpoint, loop_meta(0), NameMap::new())
+        .await;
+    assert!(
+        is_lost(&put, &thread),
+        "leases: a put of a run whose thread was deleted must be LeaseLost, got {put:?}"
+    );
+    assert!(
+        get(saver, &config).await.is_none(),
+        "leases: nothing is stored after the delete"
     );
 }

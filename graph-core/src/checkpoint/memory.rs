@@ -8,7 +8,7 @@ use super::{
 use futures::future::BoxFuture;
 use hashbrown::{Equivalent, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 /// Channel → version pairs as stored: sorted by channel, exactly sized.
 type Versions = Box<[(SharedStr, ChannelVersion)]>;
@@ -211,6 +211,13 @@ impl Thread {
 #[derive(Default)]
 struct Store {
     threads: HashMap<String, Thread>,
+    /// Thread → the generation of the run that holds it (see `begin_run`).
+    /// Only held threads are here: a run's writes check that its generation
+    /// still is, so a run whose thread was deleted, pruned or given to another
+    /// run (after it was cancelled) stores nothing more.
+    leases: HashMap<String, u64>,
+    /// The last generation granted (never reused).
+    generation: u64,
 }
 
 /// Checkpoints kept in memory, serialised (values are stored as JSON text, once per
@@ -223,7 +230,7 @@ struct Store {
 /// ```
 #[derive(Default)]
 pub struct InMemorySaver {
-    store: Mutex<Store>,
+    store: Arc<Mutex<Store>>,
 }
 
 impl std::fmt::Debug for InMemorySaver {
@@ -239,13 +246,139 @@ impl InMemorySaver {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
-        // A panic while holding the lock cannot leave the maps half-updated in a way
-        // that breaks their invariants (each mutation is a single insert/remove).
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.store)
     }
 }
 
+impl InMemorySaver {
+    /// `put`, for the run holding lease `fence` when given.
+    fn put_fenced(
+        &self,
+        config: &CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        fence: Option<u64>,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        {
+            let mut values = std::mem::take(&mut checkpoint.channel_values)
+                .into_iter()
+                .peekable();
+            let id = std::mem::take(&mut checkpoint.id);
+            // Built before the lock is taken: other threads' runs do not wait on it.
+            let stored = Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref());
+            let mut store = self.lock();
+            store.check_fence(&config.thread_id, fence)?;
+            let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
+            for (channel, version) in new_versions {
+                // Both maps are sorted by channel: `channel`'s value, if any, is next.
+                while values.next_if(|(c, _)| *c < channel).is_some() {}
+                let blob = values.next_if(|(c, _)| *c == channel).map(|(_, blob)| blob);
+                namespace.blobs.insert(BlobKey { channel, version }, blob);
+            }
+            namespace.checkpoints.insert(&id, stored);
+            drop(store);
+            Ok(config.at(id))
+        }
+    }
+
+    /// `put_writes`, for the run holding lease `fence` when given.
+    fn put_writes_fenced(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &str,
+        fence: Option<u64>,
+    ) -> Result<(), CheckpointError> {
+        {
+            let Some(id) = config.checkpoint_id.as_deref() else {
+                return Err(CheckpointError::InvalidInput(format!(
+                    "put_writes for thread `{}` needs a checkpoint id",
+                    config.thread_id
+                )));
+            };
+            let mut store = self.lock();
+            store.check_fence(&config.thread_id, fence)?;
+            let rows = store
+                .namespace_mut(&config.thread_id, &config.checkpoint_ns)
+                .writes
+                .entry_ref(id)
+                .or_default();
+            // Usually one task's writes per checkpoint: no spare slots for more.
+            if rows.is_empty() {
+                rows.reserve_exact(writes.len());
+            }
+            for (position, (channel, value)) in writes.into_iter().enumerate() {
+                let idx = write_index(&channel, position);
+                let special = SPECIAL_WRITES.iter().any(|(c, _)| *c == channel);
+                match rows
+                    .iter_mut()
+                    .find(|r| r.task_id == task_id && r.idx == idx)
+                {
+                    Some(row) if special => {
+                        row.channel = channel;
+                        row.value = value;
+                    }
+                    Some(_) => {}
+                    None => rows.push(WriteRow {
+                        task_id: task_id.to_owned(),
+                        idx,
+                        channel,
+                        value,
+                    }),
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
+    // A panic while holding the lock cannot leave the maps half-updated in a way
+    // that breaks their invariants (each mutation is a single insert/remove).
+    store.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The owner a lost in-memory lease names: this process, and the run's
+/// generation.
+fn owner(generation: u64) -> String {
+    format!("process {}, run {generation}", std::process::id())
+}
+
 impl Store {
+    /// Whether a write of the run with lease `fence` on `thread` may proceed
+    /// (always, without a fence).
+    fn check_fence(&self, thread: &str, fence: Option<u64>) -> Result<(), CheckpointError> {
+        let Some(generation) = fence else {
+            return Ok(());
+        };
+        match self.leases.get(thread) {
+            Some(&held) if held == generation => Ok(()),
+            Some(&other) => Err(CheckpointError::LeaseLost {
+                thread_id: thread.to_owned(),
+                owner: owner(generation),
+                reason: format!("another run ({}) holds the thread now", owner(other)),
+            }),
+            None => Err(CheckpointError::LeaseLost {
+                thread_id: thread.to_owned(),
+                owner: owner(generation),
+                reason: "the run's lease was released (the run was cancelled), or the thread \
+                         was deleted or pruned"
+                    .to_owned(),
+            }),
+        }
+    }
+
+    /// Refuses to delete checkpoints of a thread a run holds.
+    fn check_free(&self, thread: &str) -> Result<(), CheckpointError> {
+        if self.leases.contains_key(thread) {
+            return Err(CheckpointError::ThreadBusy {
+                thread_id: thread.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     fn namespace(&self, thread: &str, ns: &str) -> Option<&Namespace> {
         self.threads.get(thread)?.get(ns)
     }
@@ -366,29 +499,17 @@ impl Checkpointer for InMemorySaver {
     fn put<'a>(
         &'a self,
         config: &'a CheckpointConfig,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(async move {
-            let mut values = std::mem::take(&mut checkpoint.channel_values)
-                .into_iter()
-                .peekable();
-            let id = std::mem::take(&mut checkpoint.id);
-            // Built before the lock is taken: other threads' runs do not wait on it.
-            let stored = Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref());
-            let mut store = self.lock();
-            let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
-            for (channel, version) in new_versions {
-                // Both maps are sorted by channel: `channel`'s value, if any, is next.
-                while values.next_if(|(c, _)| *c < channel).is_some() {}
-                let blob = values.next_if(|(c, _)| *c == channel).map(|(_, blob)| blob);
-                namespace.blobs.insert(BlobKey { channel, version }, blob);
-            }
-            namespace.checkpoints.insert(&id, stored);
-            drop(store);
-            Ok(config.at(id))
-        })
+        Box::pin(std::future::ready(self.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            None,
+        )))
     }
 
     fn put_writes<'a>(
@@ -397,45 +518,9 @@ impl Checkpointer for InMemorySaver {
         writes: Vec<(String, Blob)>,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move {
-            let Some(id) = config.checkpoint_id.as_deref() else {
-                return Err(CheckpointError::InvalidInput(format!(
-                    "put_writes for thread `{}` needs a checkpoint id",
-                    config.thread_id
-                )));
-            };
-            let mut store = self.lock();
-            let rows = store
-                .namespace_mut(&config.thread_id, &config.checkpoint_ns)
-                .writes
-                .entry_ref(id)
-                .or_default();
-            // Usually one task's writes per checkpoint: no spare slots for more.
-            if rows.is_empty() {
-                rows.reserve_exact(writes.len());
-            }
-            for (position, (channel, value)) in writes.into_iter().enumerate() {
-                let idx = write_index(&channel, position);
-                let special = SPECIAL_WRITES.iter().any(|(c, _)| *c == channel);
-                match rows
-                    .iter_mut()
-                    .find(|r| r.task_id == task_id && r.idx == idx)
-                {
-                    Some(row) if special => {
-                        row.channel = channel;
-                        row.value = value;
-                    }
-                    Some(_) => {}
-                    None => rows.push(WriteRow {
-                        task_id: task_id.to_owned(),
-                        idx,
-                        channel,
-                        value,
-                    }),
-                }
-            }
-            Ok(())
-        })
+        Box::pin(std::future::ready(
+            self.put_writes_fenced(config, writes, task_id, None),
+        ))
     }
 
     fn delete_thread<'a>(
@@ -443,7 +528,10 @@ impl Checkpointer for InMemorySaver {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
-            let removed = self.lock().threads.remove(thread_id);
+            let mut store = self.lock();
+            store.check_free(thread_id)?;
+            let removed = store.threads.remove(thread_id);
+            drop(store);
             // Freed outside the lock.
             drop(removed);
             Ok(())
@@ -457,6 +545,7 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move {
             let mut store = self.lock();
+            store.check_free(thread_id)?;
             let Some(namespaces) = store.threads.get_mut(thread_id) else {
                 retention.select(std::iter::empty())?;
                 return Ok(0);
@@ -503,5 +592,135 @@ impl Checkpointer for InMemorySaver {
             }
             Ok(count)
         })
+    }
+
+    /// Holds the thread for the run: a second run of it (through another graph
+    /// sharing this saver) fails with [`CheckpointError::ThreadBusy`], and so do
+    /// `delete_thread` and `prune` of it. The run writes through a view that
+    /// checks it still holds the thread: after the run was cancelled (its
+    /// future dropped; a checkpoint it was storing in the background may still
+    /// arrive) or the thread given to a newer run, its writes fail with
+    /// [`CheckpointError::LeaseLost`] instead of landing beside the newer run's.
+    fn begin_run<'a>(
+        &'a self,
+        thread_id: &'a str,
+        _checkpoint_ns: &'a str,
+    ) -> BoxFuture<'a, Result<super::RunGuard, CheckpointError>> {
+        Box::pin(std::future::ready(self.lease(thread_id)))
+    }
+}
+
+impl InMemorySaver {
+    fn lease(&self, thread_id: &str) -> Result<super::RunGuard, CheckpointError> {
+        let mut store = self.lock();
+        if store.leases.contains_key(thread_id) {
+            return Err(CheckpointError::ThreadBusy {
+                thread_id: thread_id.to_owned(),
+            });
+        }
+        store.generation += 1;
+        let generation = store.generation;
+        store.leases.insert(thread_id.to_owned(), generation);
+        drop(store);
+        let held = Lease {
+            store: Arc::downgrade(&self.store),
+            thread_id: thread_id.to_owned(),
+            generation,
+        };
+        let writer = Arc::new(LeasedWriter {
+            saver: InMemorySaver {
+                store: Arc::clone(&self.store),
+            },
+            generation,
+        });
+        // Released when the run ends, or when the guard is dropped unreleased.
+        Ok(super::RunGuard::new(move || async move { drop(held) }).with_writer(writer))
+    }
+}
+
+/// A run's hold on a thread of an [`InMemorySaver`]; released on drop.
+struct Lease {
+    store: Weak<Mutex<Store>>,
+    thread_id: String,
+    generation: u64,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(store) = self.store.upgrade() {
+            let mut store = lock(&store);
+            if store.leases.get(self.thread_id.as_str()) == Some(&self.generation) {
+                store.leases.remove(self.thread_id.as_str());
+            }
+        }
+    }
+}
+
+/// The saver as a run that holds a thread sees it: writes fenced by the run's
+/// lease generation.
+struct LeasedWriter {
+    saver: InMemorySaver,
+    generation: u64,
+}
+
+impl Checkpointer for LeasedWriter {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
+        self.saver.get_tuple(config)
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
+        self.saver.list(config, options)
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(std::future::ready(self.saver.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            Some(self.generation),
+        )))
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(std::future::ready(self.saver.put_writes_fenced(
+            config,
+            writes,
+            task_id,
+            Some(self.generation),
+        )))
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        self.saver.delete_thread(thread_id)
+    }
+
+    fn prune<'a>(
+        &'a self,
+        thread_id: &'a str,
+        retention: Retention,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        self.saver.prune(thread_id, retention)
     }
 }

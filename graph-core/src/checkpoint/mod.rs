@@ -619,7 +619,8 @@ pub trait Checkpointer: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<u64, CheckpointError>>;
 
     /// Called by the engine when a run of a root graph (an `invoke`, a stream,
-    /// an `update_state`) starts on `thread_id` (`checkpoint_ns` is `""`), after
+    /// an `update_state`) starts on `thread_id` (`checkpoint_ns` is `""`, or a
+    /// subgraph's namespace for an `update_state` of that subgraph), after
     /// the in-process check that no other run of this saver holds the thread and
     /// before the thread is read. The returned guard is held until the run ends.
     ///

@@ -544,18 +544,18 @@ impl<S: State> Run<S> {
         Ok(call.clone())
     }
 
-    /// The saver's guard of a root run's thread ([`Checkpointer::begin_run`]):
-    /// across processes, what the lease is within one.
+    /// The saver's guard of the thread of a run that is not nested in another
+    /// ([`Checkpointer::begin_run`]): across processes, what the lease is within
+    /// one. A run at a subgraph's namespace (`update_state` of a subgraph's
+    /// state) holds the whole thread too; a nested run is covered by its root's.
     async fn begin_run(&self) -> Result<crate::checkpoint::RunGuard, GraphError> {
         use crate::checkpoint::RunGuard;
-        let Some(p) = self
-            .persistence
-            .as_ref()
-            .filter(|p| self.nested.is_none() && p.config.checkpoint_ns.is_empty())
-        else {
+        let Some(p) = self.persistence.as_ref().filter(|_| self.nested.is_none()) else {
             return Ok(RunGuard::none());
         };
-        Ok(p.saver.begin_run(&p.config.thread_id, "").await?)
+        Ok(p.saver
+            .begin_run(&p.config.thread_id, &p.config.checkpoint_ns)
+            .await?)
     }
 
     /// The run, storing through the guard's writer when it has one (a saver
