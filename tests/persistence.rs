@@ -603,3 +603,73 @@ mod stored_as_they_complete {
         assert!(stored.iter().all(|t| t.pending_writes.is_empty()));
     }
 }
+
+mod stored_data_the_graph_cannot_place {
+    //! What a thread stored that the graph reading it cannot place is an error
+    //! naming it, never silently dropped or replaced by a default.
+    use super::*;
+    use stategraph::checkpoint::{CheckpointError, Checkpointer};
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Before {
+        #[reducer(add)]
+        x: i64,
+        #[reducer(add)]
+        y: i64,
+    }
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct After {
+        #[reducer(add)]
+        x: i64,
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pending_write_to_a_channel_the_graph_does_not_have_is_an_error() {
+        let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
+        // `a` completes and its write to `y` is kept as a pending write while its
+        // sibling `b` fails.
+        let before = StateGraph::<Before>::new()
+            .add_node_fn("a", |_: &Before| Before::update().y(1))
+            .add_async_node_fn("b", |_: Arc<Before>, _| async {
+                tokio::task::yield_now().await;
+                Err::<BeforeUpdate, _>(NodeError::msg("down"))
+            })
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(Arc::clone(&saver))
+            .unwrap();
+        let thread = RunConfig::thread("t");
+        before.invoke(Before::update(), &thread).await.unwrap_err();
+
+        // The same nodes, in a graph whose state no longer has `y`.
+        let after = StateGraph::<After>::new()
+            .add_node_fn("a", |_: &After| After::update().x(1))
+            .add_node_fn("b", |_: &After| After::update().x(10))
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(Arc::clone(&saver))
+            .unwrap();
+        let err = after.invoke(None, &thread).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(&err, GraphError::Checkpoint(CheckpointError::Corrupt { thread_id, .. }) if thread_id == "t")
+                && text.contains("to `y`")
+                && text.contains("no channel `y`"),
+            "{text}"
+        );
+        // Nothing was run or stored in its place.
+        let history = saver
+            .list(
+                Some(&stategraph::checkpoint::CheckpointConfig::thread("t")),
+                &ListOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            history.len(),
+            2,
+            "input and __start__, as the failed run left them"
+        );
+    }
+}

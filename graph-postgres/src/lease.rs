@@ -64,19 +64,6 @@ impl Fence {
     }
 }
 
-/// A unique id for the lease owner of one run: host, process and a random
-/// part, so that the lease table says which worker holds which thread.
-pub(crate) fn owner_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .or_else(|| std::env::var("COMPUTERNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown-host".to_owned());
-    format!("{host}:{}:{:016x}", std::process::id(), fastrand::u64(..))
-}
-
 /// The saver as a run sees it while it holds its lease: reads as the saver's,
 /// writes fenced by the lease (see the module docs).
 pub(crate) struct LeasedSaver {

@@ -521,7 +521,7 @@ impl Checkpointer for PostgresSaver {
         _checkpoint_ns: &'a str,
     ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
         Box::pin(async move {
-            let owner = lease::owner_id();
+            let owner = graph_core::checkpoint::lease_owner_id();
             // Under this saver's `lock_thread`, the run takes no lock of its own.
             let (lock_state, own_lock) = match self.held.get(thread_id) {
                 Some(state) => {

@@ -28,7 +28,8 @@ const SELECT: &str = "\
 SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint::text, c.metadata::text,
     b.channels, b.types, b.blobs,
-    w.task_ids, w.channels, w.types, w.blobs
+    w.task_ids, w.channels, w.types, w.blobs,
+    c.type
 FROM checkpoints c
 LEFT JOIN LATERAL (
     SELECT array_agg(bl.channel ORDER BY bl.channel) AS channels,
@@ -54,6 +55,13 @@ fn select(filter: &str, tail: &str) -> String {
 }
 
 type DecodeError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The `type` of the checkpoint rows this crate writes: every channel version
+/// the row names has a row in `checkpoint_blobs` (an `empty` one for an empty
+/// channel), so a version without one means a value was lost. LangGraph's
+/// Python saver leaves the column NULL, keeps small values inline and writes no
+/// row for an empty channel.
+const ROW_TYPE: &str = "stategraph";
 
 /// Decodes one `(type, bytes)` value as LangGraph stores it. `None`: the channel
 /// is empty.
@@ -123,6 +131,24 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
             "the channel values".to_owned(),
             "channel, type and blob arrays differ in length".into(),
         ));
+    }
+    let row_type: Option<String> = column(row, 13, CONTEXT)?;
+    if row_type.as_deref() == Some(ROW_TYPE) && channels.len() < checkpoint.channel_versions.len() {
+        let missing = checkpoint
+            .channel_versions
+            .iter()
+            .find(|(channel, _)| !channels.iter().any(|c| c == channel.as_str()));
+        if let Some((channel, version)) = missing {
+            return Err(corrupt(
+                format!("the value of channel `{channel}`"),
+                format!(
+                    "the checkpoint names version `{version}` of it, and no value is stored \
+                     for that version (in namespace `{checkpoint_ns}`): the value was deleted \
+                     outside stategraph, or the database is damaged"
+                )
+                .into(),
+            ));
+        }
     }
     for ((channel, type_), blob) in channels.into_iter().zip(types).zip(blobs) {
         match decode_value(type_.as_deref(), blob.as_deref()) {
@@ -385,23 +411,26 @@ pub(crate) async fn put(
     let upsert = tx
         .prepare_cached(
             "INSERT INTO checkpoints
-                 (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-             VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::text::jsonb)
+                 (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+                  metadata)
+             VALUES ($1, $2, $3, $4, $7, $5::text::jsonb, $6::text::jsonb)
              ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-             DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata",
+             DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata,
+                 type = EXCLUDED.type",
         )
         .await
         .map_err(PgError::query(context()))?;
     // Sent together (tokio-postgres pipelines concurrently polled queries, in the
     // order they are first polled): one round trip for the three.
     let lock_params: [&(dyn ToSql + Sync); 2] = [&LOCK_CLASS_THREAD_GC, &config.thread_id];
-    let row_params: [&(dyn ToSql + Sync); 6] = [
+    let row_params: [&(dyn ToSql + Sync); 7] = [
         &config.thread_id,
         &config.checkpoint_ns,
         &checkpoint.id,
         &config.checkpoint_id,
         &row_json,
         &metadata_json,
+        &ROW_TYPE,
     ];
     let gc_lock = tx.execute(&lock, &lock_params);
     let blobs_written = async {

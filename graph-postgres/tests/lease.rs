@@ -11,6 +11,7 @@ mod common;
 use graph_postgres::PostgresSaver;
 use stategraph::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use stategraph::prelude::*;
+use stategraph::Durability;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
@@ -145,7 +146,8 @@ async fn a_run_whose_lock_session_is_terminated_is_fenced_out_when_another_worke
     let gate = Arc::new(Semaphore::new(0));
     let a = looping(saver_a, "a", 6, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 6, started_tx, None);
-    let thread = RunConfig::thread("taken");
+    // Each step's checkpoint is stored before the next step starts.
+    let thread = RunConfig::thread("taken").durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -210,7 +212,8 @@ async fn a_worker_waiting_on_lock_thread_takes_over_a_lost_lock_and_the_first_ru
     let gate = Arc::new(Semaphore::new(1));
     let a = looping(saver_a, "a", 4, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 4, started_tx, None);
-    let thread = RunConfig::thread("waited");
+    // Each step's checkpoint is stored before the next step starts.
+    let thread = RunConfig::thread("waited").durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -261,7 +264,8 @@ async fn the_heartbeat_keeps_a_lock_alive_through_idle_session_timeout() {
     let gate = Arc::new(Semaphore::new(0));
     let a = looping(saver_a, "a", 3, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 3, started_tx, None);
-    let thread = RunConfig::thread("idle");
+    // Each step's checkpoint is stored before the next step starts.
+    let thread = RunConfig::thread("idle").durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -302,7 +306,8 @@ async fn a_lock_whose_connection_is_lost_is_taken_back_when_nobody_else_took_it(
     let gate = Arc::new(Semaphore::new(0));
     let a = looping(saver_a, "a", 3, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 3, started_tx, None);
-    let thread = RunConfig::thread("retaken");
+    // Each step's checkpoint is stored before the next step starts.
+    let thread = RunConfig::thread("retaken").durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -344,7 +349,8 @@ async fn delete_and_prune_refuse_a_running_thread_and_fence_out_a_lost_run() {
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let gate = Arc::new(Semaphore::new(1));
     let a = looping(saver_a, "a", 4, started_tx, Some(Arc::clone(&gate)));
-    let thread = RunConfig::thread("deleted");
+    // Each step's checkpoint is stored before the next step starts.
+    let thread = RunConfig::thread("deleted").durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());

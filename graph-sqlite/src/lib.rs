@@ -82,6 +82,7 @@
 
 mod decode;
 mod encode;
+mod lease;
 mod ops;
 mod schema;
 mod worker;
@@ -89,10 +90,13 @@ mod worker;
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention,
+    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
 };
+use schema::Tables;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 use worker::Worker;
 
 /// The schema version this crate creates and reads (rows of `checkpoint_migrations`).
@@ -121,14 +125,106 @@ pub const SCHEMA_VERSION: i64 = schema::LATEST;
 pub struct SqliteSaver {
     worker: Worker,
     name: String,
+    tables: Tables,
+    read_only: bool,
+    lease_ttl: Duration,
 }
 
 impl fmt::Debug for SqliteSaver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqliteSaver")
             .field("database", &self.name)
+            .field("read_only", &self.read_only)
             .finish_non_exhaustive()
     }
+}
+
+/// Settings of a [`SqliteSaver`], from [`SqliteSaver::builder`].
+#[derive(Debug, Clone)]
+pub struct SqliteSaverBuilder {
+    path: Option<PathBuf>,
+    read_only: bool,
+    lease_ttl: Duration,
+}
+
+impl SqliteSaverBuilder {
+    /// How long a run's hold on its thread lasts without being renewed (default
+    /// 30 s). The saver renews the leases of its runs every third of it. Another
+    /// process may take the thread of a run whose process stopped (was killed
+    /// on another machine, or suspended) once this much time has passed; a
+    /// process that died on the same machine frees its threads at once.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self
+    }
+
+    /// Opens the database without writing to it: no tables are created or
+    /// migrated, and every write (a run, `update_state`, `put`, `delete_thread`,
+    /// `prune`) fails with [`CheckpointError::ReadOnly`]. A database that
+    /// LangGraph's Python saver wrote is read as it is, without migrating it.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Opens (or, unless read-only, creates) the database.
+    pub async fn open(self) -> Result<SqliteSaver, CheckpointError> {
+        let (name, read_only, ttl) = match &self.path {
+            Some(path) => (path.display().to_string(), self.read_only, self.lease_ttl),
+            None => (":memory:".to_owned(), false, self.lease_ttl),
+        };
+        let (ready, tables) = tokio::sync::oneshot::channel();
+        let worker = Worker::start(name.clone(), ttl, {
+            let name = name.clone();
+            let path = self.path;
+            move || {
+                let (conn, found) = connect(path.as_deref(), &name, read_only)?;
+                let _ = ready.send(found);
+                Ok(conn)
+            }
+        })
+        .await?;
+        let tables = tables.await.map_err(|_| {
+            storage_msg(format!(
+                "the SQLite thread of `{name}` stopped while opening"
+            ))
+        })?;
+        Ok(SqliteSaver {
+            worker,
+            name,
+            tables,
+            read_only,
+            lease_ttl: ttl,
+        })
+    }
+}
+
+/// Opens the connection and checks (and, writable, migrates) its tables.
+fn connect(
+    path: Option<&Path>,
+    name: &str,
+    read_only: bool,
+) -> Result<(rusqlite::Connection, Tables), CheckpointError> {
+    use rusqlite::OpenFlags;
+    let Some(path) = path else {
+        let mut conn = rusqlite::Connection::open_in_memory()
+            .map_err(|e| storage("cannot open an in-memory database".to_owned(), e))?;
+        schema::prepare(&mut conn, name)?;
+        return Ok((conn, Tables::OURS));
+    };
+    if read_only {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(path, flags)
+            .map_err(|e| storage(format!("cannot open `{name}` read-only"), e))?;
+        let tables = schema::prepare_read_only(&conn, name)?;
+        return Ok((conn, tables));
+    }
+    let mut conn = rusqlite::Connection::open(path)
+        .map_err(|e| storage(format!("cannot open `{name}`"), e))?;
+    schema::prepare(&mut conn, name)?;
+    Ok((conn, Tables::OURS))
 }
 
 impl SqliteSaver {
@@ -136,43 +232,68 @@ impl SqliteSaver {
     ///
     /// A database written by LangGraph's Python saver is migrated in place, keeping
     /// its rows. A database from a newer version of this crate is refused with
-    /// [`CheckpointError::Unsupported`] before anything is written to it.
+    /// [`CheckpointError::Unsupported`], and one whose `checkpoints` or `writes`
+    /// tables are neither this crate's nor LangGraph's (another program's, or
+    /// LangGraph's layout before 0.2) with [`CheckpointError::ForeignSchema`],
+    /// both before anything is written to it.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
-        let path = path.as_ref().to_path_buf();
-        let name = path.display().to_string();
-        let worker = Worker::start(name.clone(), {
-            let name = name.clone();
-            move || {
-                let mut conn = rusqlite::Connection::open(&path)
-                    .map_err(|e| storage(format!("cannot open `{name}`"), e))?;
-                schema::prepare(&mut conn, &name)?;
-                Ok(conn)
-            }
-        })
-        .await?;
-        Ok(SqliteSaver { worker, name })
+        Self::builder(path).open().await
+    }
+
+    /// Opens the database at `path` to read it, without writing anything (see
+    /// [`SqliteSaverBuilder::read_only`]): for inspecting a database this
+    /// process may not (or should not) change.
+    pub async fn open_read_only(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        Self::builder(path).read_only(true).open().await
     }
 
     /// A fresh database in memory, gone when the saver is dropped.
     pub async fn in_memory() -> Result<Self, CheckpointError> {
-        let name = ":memory:".to_owned();
-        let worker = Worker::start(name.clone(), {
-            let name = name.clone();
-            move || {
-                let mut conn = rusqlite::Connection::open_in_memory()
-                    .map_err(|e| storage("cannot open an in-memory database".to_owned(), e))?;
-                schema::prepare(&mut conn, &name)?;
-                Ok(conn)
-            }
-        })
-        .await?;
-        Ok(SqliteSaver { worker, name })
+        SqliteSaverBuilder {
+            path: None,
+            read_only: false,
+            lease_ttl: lease::DEFAULT_TTL,
+        }
+        .open()
+        .await
+    }
+
+    /// Settings for a saver of the database at `path`.
+    pub fn builder(path: impl AsRef<Path>) -> SqliteSaverBuilder {
+        SqliteSaverBuilder {
+            path: Some(path.as_ref().to_path_buf()),
+            read_only: false,
+            lease_ttl: lease::DEFAULT_TTL,
+        }
     }
 
     /// Waits for pending operations, then closes the database, reporting any error.
-    /// (Dropping the saver also closes it, in the background.)
+    /// (Dropping the saver also closes it, in the background, once the runs
+    /// using it have ended.)
     pub async fn close(self) -> Result<(), CheckpointError> {
         self.worker.close().await
+    }
+
+    /// Another handle on the same connection (for a run's writer).
+    fn handle(&self) -> SqliteSaver {
+        SqliteSaver {
+            worker: self.worker.clone(),
+            name: self.name.clone(),
+            tables: self.tables,
+            read_only: self.read_only,
+            lease_ttl: self.lease_ttl,
+        }
+    }
+
+    /// Refuses `operation` on a read-only saver.
+    fn writable(&self, operation: &'static str) -> Result<(), CheckpointError> {
+        if self.read_only {
+            return Err(CheckpointError::ReadOnly {
+                saver: format!("the SQLite saver of `{}`", self.name),
+                operation,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -182,7 +303,11 @@ impl Checkpointer for SqliteSaver {
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
         let config = config.clone();
-        Box::pin(self.worker.run(move |conn| ops::get_tuple(conn, &config)))
+        let tables = self.tables;
+        Box::pin(
+            self.worker
+                .run(move |conn| ops::get_tuple(conn, tables, &config)),
+        )
     }
 
     fn list<'a>(
@@ -192,9 +317,10 @@ impl Checkpointer for SqliteSaver {
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
         let config = config.cloned();
         let options = options.clone();
+        let tables = self.tables;
         Box::pin(
             self.worker
-                .run(move |conn| ops::list(conn, config.as_ref(), &options)),
+                .run(move |conn| ops::list(conn, tables, config.as_ref(), &options)),
         )
     }
 
@@ -205,10 +331,14 @@ impl Checkpointer for SqliteSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self.writable("store a checkpoint") {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         let config = config.clone();
         Box::pin(
-            self.worker
-                .run(move |conn| ops::put(conn, &config, checkpoint, &metadata, &new_versions)),
+            self.worker.run(move |conn| {
+                ops::put(conn, &config, checkpoint, &metadata, &new_versions, None)
+            }),
         )
     }
 
@@ -218,11 +348,14 @@ impl Checkpointer for SqliteSaver {
         writes: Vec<(String, Blob)>,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        if let Err(e) = self.writable("store pending writes") {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         let config = config.clone();
         let task_id = task_id.to_owned();
         Box::pin(
             self.worker
-                .run(move |conn| ops::put_writes(conn, &config, &writes, &task_id)),
+                .run(move |conn| ops::put_writes(conn, &config, &writes, &task_id, None)),
         )
     }
 
@@ -230,6 +363,9 @@ impl Checkpointer for SqliteSaver {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        if let Err(e) = self.writable("delete a thread") {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         let thread_id = thread_id.to_owned();
         Box::pin(
             self.worker
@@ -242,11 +378,65 @@ impl Checkpointer for SqliteSaver {
         thread_id: &'a str,
         retention: Retention,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        if let Err(e) = self.writable("prune a thread") {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         let thread_id = thread_id.to_owned();
         Box::pin(
             self.worker
                 .run(move |conn| ops::prune(conn, &thread_id, retention)),
         )
+    }
+
+    /// Grants the run the thread's lease (see the crate docs, "One writer per
+    /// thread"): another run of the thread, from another saver on this file or
+    /// another process, fails with [`CheckpointError::ThreadBusy`] until this
+    /// one ends; the run's writes check, in their own transaction, that it still
+    /// holds the thread, and fail with [`CheckpointError::LeaseLost`] if not.
+    fn begin_run<'a>(
+        &'a self,
+        thread_id: &'a str,
+        _checkpoint_ns: &'a str,
+    ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
+        Box::pin(async move {
+            self.writable("run a graph")?;
+            let owner = graph_core::checkpoint::lease_owner_id();
+            let ttl = self.lease_ttl;
+            let generation = {
+                let (thread_id, owner) = (thread_id.to_owned(), owner.clone());
+                self.worker
+                    .run(move |conn| lease::acquire(conn, &thread_id, &owner, ttl))
+                    .await?
+            };
+            let Some(generation) = generation else {
+                return Err(CheckpointError::ThreadBusy {
+                    thread_id: thread_id.to_owned(),
+                });
+            };
+            let lost = Arc::new(lease::Lost::default());
+            self.worker.hold(lease::Held {
+                thread_id: thread_id.to_owned(),
+                generation,
+                lost: Arc::clone(&lost),
+            });
+            let release = lease::Release {
+                worker: self.worker.clone(),
+                thread_id: thread_id.to_owned(),
+                generation,
+                done: false,
+            };
+            let writer = Arc::new(lease::LeasedSaver {
+                saver: self.handle(),
+                fence: lease::Fence {
+                    thread_id: thread_id.to_owned(),
+                    owner,
+                    generation,
+                    ttl,
+                },
+                lost,
+            });
+            Ok(RunGuard::new(move || release.finish()).with_writer(writer))
+        })
     }
 }
 

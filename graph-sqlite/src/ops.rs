@@ -1,6 +1,8 @@
 //! The saver's operations, run on the connection's thread.
 
 use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
+use crate::lease::{self, Fence};
+use crate::schema::Tables;
 use crate::{storage, storage_msg};
 use graph_core::checkpoint::{
     metadata_matches, write_index, Blob, ChannelVersions, Checkpoint, CheckpointConfig,
@@ -200,6 +202,7 @@ impl<'a> From<&'a SqlValue> for Stored<'a> {
 /// versions, and the pending writes.
 fn load(
     conn: &Connection,
+    tables: Tables,
     row: Row,
     metadata: Option<CheckpointMetadata>,
 ) -> Result<CheckpointTuple, CheckpointError> {
@@ -214,7 +217,13 @@ fn load(
             row.thread_id, row.checkpoint_id
         )
     };
-    if !checkpoint.channel_versions.is_empty() {
+    // A row of ours keeps its values in checkpoint_blobs, one row (of type
+    // `empty` for an empty channel) per version it names; Python's rows hold
+    // their values inline.
+    let values_in_blobs =
+        row.type_.as_deref() == Some("json") && checkpoint.channel_values.is_empty();
+    let mut found = 0;
+    if tables.blobs && !checkpoint.channel_versions.is_empty() {
         let versions = serde_json::to_string(&checkpoint.channel_versions)
             .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
         let mut stmt = conn
@@ -231,6 +240,7 @@ fn load(
         while let Some(blob_row) = rows.next().map_err(|e| storage(context(), e))? {
             let channel: String = blob_row.get(0).map_err(|e| storage(context(), e))?;
             let type_: Option<String> = blob_row.get(1).map_err(|e| storage(context(), e))?;
+            found += 1;
             if type_.as_deref() == Some("empty") {
                 checkpoint.channel_values.remove(channel.as_str());
                 continue;
@@ -241,7 +251,10 @@ fn load(
             checkpoint.channel_values.insert(channel.into(), blob);
         }
     }
-    let pending_writes = load_writes(conn, &row)?;
+    if values_in_blobs && tables.blobs && found < checkpoint.channel_versions.len() {
+        return Err(missing_value(conn, &row, &checkpoint)?);
+    }
+    let pending_writes = load_writes(conn, tables, &row)?;
     let config = CheckpointConfig {
         thread_id: row.thread_id.clone(),
         checkpoint_ns: row.checkpoint_ns.clone(),
@@ -261,7 +274,58 @@ fn load(
     })
 }
 
-fn load_writes(conn: &Connection, row: &Row) -> Result<Vec<PendingWrite>, CheckpointError> {
+/// The error of a checkpoint naming a channel version that has no stored value
+/// (not even an empty one): never read as an empty channel.
+fn missing_value(
+    conn: &Connection,
+    row: &Row,
+    checkpoint: &Checkpoint,
+) -> Result<CheckpointError, CheckpointError> {
+    let context = || {
+        format!(
+            "reading thread `{}`, checkpoint `{}`",
+            row.thread_id, row.checkpoint_id
+        )
+    };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT 1 FROM checkpoint_blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
+             AND channel = ?3 AND version = ?4",
+        )
+        .map_err(|e| storage(context(), e))?;
+    for (channel, version) in &checkpoint.channel_versions {
+        let exists = stmt
+            .exists(params![
+                row.thread_id,
+                row.checkpoint_ns,
+                channel.as_str(),
+                version.as_str()
+            ])
+            .map_err(|e| storage(context(), e))?;
+        if !exists {
+            return Ok(row.corrupt(
+                format!("the value of channel `{channel}`"),
+                format!(
+                    "the checkpoint names version `{version}` of it, and no value is stored \
+                     for that version (in namespace `{}`): the value was deleted outside \
+                     stategraph, or the database is damaged",
+                    row.checkpoint_ns
+                )
+                .into(),
+            ));
+        }
+    }
+    Ok(row.corrupt(
+        "the channel values",
+        "fewer values are stored than the checkpoint names".into(),
+    ))
+}
+
+fn load_writes(
+    conn: &Connection,
+    tables: Tables,
+    row: &Row,
+) -> Result<Vec<PendingWrite>, CheckpointError> {
     let context = || {
         format!(
             "reading pending writes of thread `{}`, checkpoint `{}`",
@@ -269,12 +333,17 @@ fn load_writes(conn: &Connection, row: &Row) -> Result<Vec<PendingWrite>, Checkp
         )
     };
     // LangGraph's order (`writes_sort_key`): task path, task id, index.
+    let order = if tables.task_path {
+        "task_path, task_id, idx"
+    } else {
+        "task_id, idx"
+    };
     let mut stmt = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT task_id, channel, type, value FROM writes \
              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
-             ORDER BY task_path, task_id, idx",
-        )
+             ORDER BY {order}"
+        ))
         .map_err(|e| storage(context(), e))?;
     let mut rows = stmt
         .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
@@ -302,6 +371,7 @@ fn load_writes(conn: &Connection, row: &Row) -> Result<Vec<PendingWrite>, Checkp
 
 pub(crate) fn get_tuple(
     conn: &mut Connection,
+    tables: Tables,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>, CheckpointError> {
     let context = || {
@@ -317,8 +387,9 @@ pub(crate) fn get_tuple(
     let row = match &config.checkpoint_id {
         Some(id) => tx
             .prepare_cached(&format!(
-                "SELECT {ROW_COLUMNS} FROM checkpoint_rows \
-                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3"
+                "SELECT {ROW_COLUMNS} FROM {} \
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+                tables.rows
             ))
             .and_then(|mut s| {
                 s.query_row(
@@ -329,9 +400,10 @@ pub(crate) fn get_tuple(
             }),
         None => tx
             .prepare_cached(&format!(
-                "SELECT {ROW_COLUMNS} FROM checkpoint_rows \
+                "SELECT {ROW_COLUMNS} FROM {} \
                  WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
-                 ORDER BY checkpoint_id DESC LIMIT 1"
+                 ORDER BY checkpoint_id DESC LIMIT 1",
+                tables.rows
             ))
             .and_then(|mut s| {
                 s.query_row(params![config.thread_id, config.checkpoint_ns], Row::read)
@@ -339,7 +411,7 @@ pub(crate) fn get_tuple(
             }),
     }
     .map_err(|e| storage(context(), e))?;
-    let tuple = row.map(|row| load(&tx, row, None)).transpose()?;
+    let tuple = row.map(|row| load(&tx, tables, row, None)).transpose()?;
     tx.commit().map_err(|e| storage(context(), e))?;
     Ok(tuple)
 }
@@ -366,6 +438,7 @@ fn metadata_prefilter(key: &str, value: &Value) -> Option<(String, SqlValue)> {
 
 pub(crate) fn list(
     conn: &mut Connection,
+    tables: Tables,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
@@ -399,7 +472,7 @@ pub(crate) fn list(
             params.push(bound);
         }
     }
-    let mut sql = format!("SELECT {ROW_COLUMNS} FROM checkpoint_rows");
+    let mut sql = format!("SELECT {ROW_COLUMNS} FROM {}", tables.rows);
     if !wheres.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&wheres.join(" AND "));
@@ -419,7 +492,7 @@ pub(crate) fn list(
             if !metadata_matches(&metadata, &options.filter) {
                 continue;
             }
-            out.push(load(&tx, row, Some(metadata))?);
+            out.push(load(&tx, tables, row, Some(metadata))?);
             if options.limit.is_some_and(|limit| out.len() >= limit) {
                 break;
             }
@@ -435,6 +508,7 @@ pub(crate) fn put(
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
+    fence: Option<&Fence>,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let context = || {
         format!(
@@ -456,6 +530,10 @@ pub(crate) fn put(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage(context(), e))?;
+    if let Some(fence) = fence {
+        // Dropping the transaction on error rolls it back.
+        lease::check(&tx, fence)?;
+    }
     {
         let mut blob_stmt = tx
             .prepare_cached(
@@ -506,6 +584,7 @@ pub(crate) fn put_writes(
     config: &CheckpointConfig,
     writes: &[(String, Blob)],
     task_id: &str,
+    fence: Option<&Fence>,
 ) -> Result<(), CheckpointError> {
     let Some(checkpoint_id) = &config.checkpoint_id else {
         return Err(CheckpointError::InvalidInput(format!(
@@ -522,6 +601,9 @@ pub(crate) fn put_writes(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage(context(), e))?;
+    if let Some(fence) = fence {
+        lease::check(&tx, fence)?;
+    }
     {
         const COLUMNS: &str = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, \
                                channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8)";
@@ -571,6 +653,7 @@ pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage(context(), e))?;
+    lease::claim_for_delete(&tx, thread_id)?;
     for table in ["checkpoint_rows", "checkpoint_blobs", "writes"] {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = ?1"),
@@ -590,6 +673,7 @@ pub(crate) fn prune(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage(context(), e))?;
+    lease::claim_for_delete(&tx, thread_id)?;
     let rows: Vec<Row> = {
         let mut stmt = tx
             .prepare_cached(&format!(

@@ -11,11 +11,49 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use std::time::Duration;
 
 /// The schema version this crate writes and understands.
-pub(crate) const LATEST: i64 = 1;
+///
+/// 1: LangGraph's tables with the values in `checkpoint_blobs` (see the crate
+/// docs); 2: the lease table (`stategraph_thread_leases`).
+pub(crate) const LATEST: i64 = 2;
 
 /// How long a statement waits for another connection's lock (a Python process
 /// sharing the file, say) before failing with "database is locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where a saver reads: its own layout, or (read-only) LangGraph's Python
+/// tables as Python left them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tables {
+    /// The table of checkpoint rows.
+    pub(crate) rows: &'static str,
+    /// Whether values live in `checkpoint_blobs` (else only inline, in the rows).
+    pub(crate) blobs: bool,
+    /// Whether `writes` has `task_path`.
+    pub(crate) task_path: bool,
+}
+
+impl Tables {
+    /// The layout this crate writes.
+    pub(crate) const OURS: Tables = Tables {
+        rows: "checkpoint_rows",
+        blobs: true,
+        task_path: true,
+    };
+}
+
+/// The run leases (see `lease.rs`). `AUTOINCREMENT`: a generation is never
+/// handed out twice, even after its row was deleted.
+const V2: &str = r#"
+CREATE TABLE IF NOT EXISTS stategraph_thread_leases (
+    generation INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    boot_id TEXT,
+    pid INTEGER,
+    process_start TEXT
+);
+"#;
 
 /// LangGraph's `checkpoints` table (renamed) plus our per-version blobs, the
 /// `checkpoints` view Python reads, and the triggers that let Python write through
@@ -98,16 +136,15 @@ END;
 "#;
 
 /// Settings, version check and migrations for a freshly opened connection.
-/// `name` is the path (or `:memory:`) for error messages.
+/// `name` is the path (or `:memory:`) for error messages. A database whose
+/// tables are not this crate's nor LangGraph's is refused untouched.
 pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), CheckpointError> {
     let storage = |what: &str, e: rusqlite::Error| crate::storage(format!("{what} `{name}`"), e);
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| storage("cannot configure", e))?;
-    // Refuse a newer schema before writing anything, even the journal mode.
-    check_version(
-        name,
-        current_version(conn).map_err(|e| storage("cannot read", e))?,
-    )?;
+    // Refuse a newer schema, or tables that are not ours, before writing
+    // anything, even the journal mode.
+    let current = inspect(conn, name)? == Layout::Ours(LATEST);
     // WAL lets readers (a Python process, say) proceed during a put. An in-memory
     // database answers "memory", which is fine.
     let _mode: String = conn
@@ -117,17 +154,208 @@ pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), Checkpoin
     // process; only an OS crash or power loss can lose the last commits.
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(|e| storage("cannot configure", e))?;
+    if current {
+        return Ok(());
+    }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage("cannot lock", e))?;
     // Again under the write lock: another process may have migrated meanwhile.
-    let version = current_version(&tx).map_err(|e| storage("cannot read", e))?;
-    check_version(name, version)?;
-    if version < 1 {
-        migrate_v1(&tx).map_err(|e| storage("cannot create the checkpoint tables in", e))?;
+    let layout = inspect(&tx, name)?;
+    let migrated = match layout {
+        Layout::New | Layout::Python { .. } => {
+            migrate_v1(&tx).map_err(|e| storage("cannot create the checkpoint tables in", e))?;
+            1
+        }
+        Layout::Ours(v) => v,
+    };
+    if migrated < 2 {
+        tx.execute_batch(V2)
+            .and_then(|()| tx.execute("INSERT INTO checkpoint_migrations (v) VALUES (2)", []))
+            .map_err(|e| storage("cannot create the lease table in", e))?;
     }
     tx.commit().map_err(|e| storage("cannot migrate", e))?;
     Ok(())
+}
+
+/// Checks a database opened read-only: which tables to read, refusing a newer
+/// schema or tables that are not this crate's nor LangGraph's.
+pub(crate) fn prepare_read_only(conn: &Connection, name: &str) -> Result<Tables, CheckpointError> {
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| crate::storage(format!("cannot configure `{name}`"), e))?;
+    Ok(match inspect(conn, name)? {
+        Layout::Ours(_) => Tables::OURS,
+        Layout::Python { task_path } => Tables {
+            rows: "checkpoints",
+            blobs: false,
+            task_path,
+        },
+        Layout::New => {
+            return Err(CheckpointError::ForeignSchema {
+                database: name.to_owned(),
+                problem: "it has no checkpoint tables (nothing to read; a read-only saver \
+                          does not create them)"
+                    .to_owned(),
+            })
+        }
+    })
+}
+
+/// What a database holds, as far as checkpoints go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// No checkpoint tables.
+    New,
+    /// LangGraph's Python `SqliteSaver` tables, not migrated.
+    Python {
+        /// Whether `writes` has `task_path`.
+        task_path: bool,
+    },
+    /// This crate's tables at this schema version.
+    Ours(i64),
+}
+
+/// The columns of LangGraph's `checkpoints` table (langgraph-checkpoint-sqlite).
+const PYTHON_CHECKPOINTS: &[&str] = &[
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "parent_checkpoint_id",
+    "type",
+    "checkpoint",
+    "metadata",
+];
+
+/// The columns of LangGraph's `writes` table (without `task_path`, which 3.x
+/// added).
+const PYTHON_WRITES: &[&str] = &[
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "task_id",
+    "idx",
+    "channel",
+    "type",
+    "value",
+];
+
+/// Tables of this crate's own (a database without `checkpoint_migrations`
+/// that has one was not made by this crate).
+const OWN_TABLES: &[&str] = &[
+    "checkpoint_rows",
+    "checkpoint_blobs",
+    "stategraph_thread_leases",
+];
+
+/// Reads which layout the database has, without writing; an unknown one is
+/// [`CheckpointError::ForeignSchema`] naming the table.
+fn inspect(conn: &Connection, name: &str) -> Result<Layout, CheckpointError> {
+    let read = |e: rusqlite::Error| crate::storage(format!("cannot read `{name}`"), e);
+    let foreign = |problem: String| CheckpointError::ForeignSchema {
+        database: name.to_owned(),
+        problem,
+    };
+    let version = current_version(conn).map_err(read)?;
+    check_version(name, version)?;
+    let checkpoints = object_type(conn, "checkpoints").map_err(read)?;
+    let writes = columns(conn, "writes").map_err(read)?;
+    if version >= 1 {
+        // Ours: the view Python reads, over our tables.
+        if checkpoints.as_deref() != Some("view") {
+            return Err(foreign(format!(
+                "it records stategraph schema version {version} (table checkpoint_migrations), \
+                 but `checkpoints` is {}, not stategraph's view",
+                checkpoints.map_or("missing".to_owned(), |kind| format!("a {kind}"))
+            )));
+        }
+        for table in ["checkpoint_rows", "checkpoint_blobs"] {
+            if object_type(conn, table).map_err(read)?.as_deref() != Some("table") {
+                return Err(foreign(format!(
+                    "it records stategraph schema version {version}, but table `{table}` is \
+                     missing"
+                )));
+            }
+        }
+        return Ok(Layout::Ours(version));
+    }
+    for table in OWN_TABLES {
+        if object_type(conn, table).map_err(read)?.is_some() {
+            return Err(foreign(format!(
+                "it has a `{table}`, a name stategraph uses, but no record of stategraph's \
+                 schema (table checkpoint_migrations)"
+            )));
+        }
+    }
+    match checkpoints.as_deref() {
+        None if writes.is_empty() => return Ok(Layout::New),
+        None => {
+            return Err(foreign(
+                "it has a table `writes` but no table `checkpoints`: not LangGraph's layout"
+                    .to_owned(),
+            ))
+        }
+        Some("table") => {}
+        Some(kind) => {
+            return Err(foreign(format!(
+                "its `checkpoints` is a {kind}, not LangGraph's table"
+            )))
+        }
+    }
+    let found = columns(conn, "checkpoints").map_err(read)?;
+    if found.iter().any(|c| c == "thread_ts") {
+        return Err(foreign(
+            "table `checkpoints` has the layout of LangGraph before 0.2 (column `thread_ts`), \
+             which stategraph does not read; copy the threads you need into a new database \
+             with LangGraph 0.2 or later"
+                .to_owned(),
+        ));
+    }
+    if !same_columns(&found, PYTHON_CHECKPOINTS) {
+        return Err(foreign(format!(
+            "table `checkpoints` is not LangGraph's: its columns are ({}), LangGraph's are ({})",
+            found.join(", "),
+            PYTHON_CHECKPOINTS.join(", ")
+        )));
+    }
+    let task_path = writes.iter().any(|c| c == "task_path");
+    let without: Vec<String> = writes
+        .iter()
+        .filter(|c| *c != "task_path")
+        .cloned()
+        .collect();
+    if !same_columns(&without, PYTHON_WRITES) {
+        return Err(foreign(if writes.is_empty() {
+            "it has LangGraph's table `checkpoints` but no table `writes`".to_owned()
+        } else {
+            format!(
+                "table `writes` is not LangGraph's: its columns are ({}), LangGraph's are ({})",
+                writes.join(", "),
+                PYTHON_WRITES.join(", ")
+            )
+        }));
+    }
+    Ok(Layout::Python { task_path })
+}
+
+fn same_columns(found: &[String], expected: &[&str]) -> bool {
+    found.len() == expected.len() && expected.iter().all(|e| found.iter().any(|f| f == e))
+}
+
+/// `"table"`, `"view"`, ... for an object named `name`; `None` if there is none.
+fn object_type(conn: &Connection, name: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT type FROM sqlite_master WHERE name = ?1",
+        [name],
+        |row| row.get(0),
+    )
+    .optional()
+}
+
+/// The columns of table `table` (none if there is no such table).
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let rows = stmt.query_map([table], |row| row.get(0))?;
+    rows.collect()
 }
 
 fn check_version(name: &str, version: i64) -> Result<(), CheckpointError> {

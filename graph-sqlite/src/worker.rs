@@ -8,11 +8,18 @@
 //! which SQLite does for writers anyway. The cost is that reads queue behind
 //! writes of the same saver; a pool of read connections would lift that for
 //! file databases if it ever matters.
+//!
+//! Between jobs, the thread renews the leases of the runs it holds (see
+//! `lease.rs`) every third of the lease time: renewals need no async runtime
+//! either, and a run whose lease could not be renewed because another run took
+//! the thread is marked lost at once.
 
+use crate::lease::{self, Held};
 use graph_core::checkpoint::CheckpointError;
 use rusqlite::Connection;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -20,12 +27,71 @@ type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 enum Message {
     Job(Job),
     Close(oneshot::Sender<Result<(), CheckpointError>>),
+    /// Renew this lease until told otherwise.
+    Hold(Held),
+    /// Stop renewing the lease of this generation.
+    Unhold(i64),
 }
 
-/// A handle on the connection's thread. Dropping it lets the thread finish its
-/// queued jobs, close the connection and exit, without waiting for it.
+/// A handle on the connection's thread. Dropping every clone lets the thread
+/// finish its queued jobs, close the connection and exit, without waiting for
+/// it.
+#[derive(Clone)]
 pub(crate) struct Worker {
     tx: mpsc::Sender<Message>,
+}
+
+/// The leases the thread renews, and when next.
+struct Renewals {
+    ttl: Duration,
+    held: Vec<Held>,
+    next: Option<Instant>,
+}
+
+impl Renewals {
+    fn interval(&self) -> Duration {
+        self.ttl / 3
+    }
+
+    fn hold(&mut self, held: Held) {
+        self.held.push(held);
+        self.next
+            .get_or_insert_with(|| Instant::now() + self.ttl / 3);
+    }
+
+    fn unhold(&mut self, generation: i64) {
+        self.held.retain(|h| h.generation != generation);
+        if self.held.is_empty() {
+            self.next = None;
+        }
+    }
+
+    /// How long the thread may wait for a message before renewing.
+    fn wait(&self) -> Option<Duration> {
+        self.next
+            .map(|next| next.saturating_duration_since(Instant::now()))
+    }
+
+    /// Renews every held lease; one that is no longer its run's is marked lost
+    /// and dropped. One that cannot be written now (the file is locked) is
+    /// tried again at the next round, well before it expires.
+    fn renew(&mut self, conn: &Connection) {
+        let ttl = self.ttl;
+        self.held.retain(
+            |held| match lease::renew(conn, &held.thread_id, held.generation, ttl) {
+                Ok(true) | Err(_) => true,
+                Ok(false) => {
+                    held.lost.set(
+                        "its lease could not be renewed: it expired and another run took the \
+                         thread over, or the thread was deleted"
+                            .to_owned(),
+                    );
+                    false
+                }
+            },
+        );
+        self.next = (!self.held.is_empty()).then(|| Instant::now() + self.interval());
+    }
 }
 
 impl Worker {
@@ -33,6 +99,7 @@ impl Worker {
     /// outcome before taking jobs.
     pub(crate) async fn start(
         name: String,
+        lease_ttl: Duration,
         open: impl FnOnce() -> Result<Connection, CheckpointError> + Send + 'static,
     ) -> Result<Self, CheckpointError> {
         let (tx, rx) = mpsc::channel::<Message>();
@@ -53,8 +120,28 @@ impl Worker {
                         return;
                     }
                 };
-                while let Ok(message) = rx.recv() {
+                let mut renewals = Renewals {
+                    ttl: lease_ttl,
+                    held: Vec::new(),
+                    next: None,
+                };
+                loop {
+                    // Due renewals first: a thread kept busy by jobs renews too.
+                    if renewals.wait().is_some_and(|wait| wait.is_zero()) {
+                        renewals.renew(&conn);
+                    }
+                    let message = match renewals.wait() {
+                        None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                        Some(wait) => rx.recv_timeout(wait),
+                    };
+                    let message = match message {
+                        Ok(message) => message,
+                        Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
                     match message {
+                        Message::Hold(held) => renewals.hold(held),
+                        Message::Unhold(generation) => renewals.unhold(generation),
                         // A panicking job drops its reply sender, which the caller
                         // sees as an error; an open transaction rolls back on unwind.
                         Message::Job(job) => {
@@ -102,6 +189,17 @@ impl Worker {
                 crate::storage_msg("a SQLite operation panicked; nothing was committed")
             })?
         }
+    }
+
+    /// Has the thread renew `held` until [`unhold`](Self::unhold).
+    pub(crate) fn hold(&self, held: Held) {
+        // A stopped thread renews nothing; the lease then expires.
+        drop(self.tx.send(Message::Hold(held)));
+    }
+
+    /// Stops renewing the lease of `generation`.
+    pub(crate) fn unhold(&self, generation: i64) {
+        drop(self.tx.send(Message::Unhold(generation)));
     }
 
     /// Waits for queued jobs, then closes the connection.

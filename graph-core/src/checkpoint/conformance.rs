@@ -51,6 +51,7 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     value_fidelity(saver).await;
     prune_keep_last(saver).await;
     prune_older_than(saver).await;
+    a_version_without_a_stored_value_is_an_error(saver).await;
 }
 
 /// Runs the properties of a saver that holds threads for their runs
@@ -1586,4 +1587,69 @@ pub async fn writes_of_a_run_that_lost_its_thread_are_fenced(saver: &dyn Checkpo
         get(saver, &config).await.is_none(),
         "leases: nothing is stored after the delete"
     );
+}
+
+/// A checkpoint whose `channel_versions` names a version for which no value was
+/// ever stored (not even an empty one) does not load: reading it is a `Corrupt`
+/// error naming the channel, never a checkpoint without that channel's value
+/// (which the engine would read as the field's default).
+pub async fn a_version_without_a_stored_value_is_an_error(saver: &dyn Checkpointer) {
+    let thread = unique_thread("missing-value");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    let first = w.step(&[("kept", Some(json!(1)))], loop_meta(0)).await;
+    let mut broken = first.clone();
+    broken.id = next_id();
+    broken.channel_values = NameMap::new();
+    broken
+        .channel_versions
+        .insert(SharedStr::from("lost"), version(99));
+    let config = CheckpointConfig::thread(&thread).at(first.id.clone());
+    if let Err(e) = saver
+        .put(&config, broken.clone(), loop_meta(1), NameMap::new())
+        .await
+    {
+        panic!("put of checkpoint {} failed: {e}", broken.id);
+    }
+    let read = saver
+        .get_tuple(&CheckpointConfig::thread(&thread).at(broken.id.clone()))
+        .await;
+    match read {
+        Err(CheckpointError::Corrupt {
+            thread_id,
+            checkpoint_id,
+            what,
+            ..
+        }) => {
+            assert_eq!(
+                thread_id, thread,
+                "missing value: the error names the thread"
+            );
+            assert_eq!(
+                checkpoint_id, broken.id,
+                "missing value: the error names the checkpoint"
+            );
+            assert!(
+                what.contains("lost"),
+                "missing value: the error names the channel, got `{what}`"
+            );
+        }
+        other => panic!(
+            "missing value: a checkpoint naming a version without a stored value must be a \
+             Corrupt error, got {other:?}"
+        ),
+    }
+    let listed = saver
+        .list(
+            Some(&CheckpointConfig::thread(&thread)),
+            &ListOptions::default(),
+        )
+        .await;
+    assert!(
+        matches!(listed, Err(CheckpointError::Corrupt { .. })),
+        "missing value: list must fail the same way, got {listed:?}"
+    );
+    // The thread can still be deleted.
+    if let Err(e) = saver.delete_thread(&thread).await {
+        panic!("delete_thread of a thread with a missing value failed: {e}");
+    }
 }

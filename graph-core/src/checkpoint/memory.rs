@@ -390,12 +390,33 @@ impl Store {
 }
 
 impl Namespace {
-    fn tuple(&self, thread: &str, ns: &str, id: &str, stored: &Stored) -> CheckpointTuple {
+    fn tuple(
+        &self,
+        thread: &str,
+        ns: &str,
+        id: &str,
+        stored: &Stored,
+    ) -> Result<CheckpointTuple, CheckpointError> {
         let mut checkpoint = stored.checkpoint(id);
         let mut values = Vec::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
-            if let Some(Some(blob)) = self.blobs.get(&(channel.as_str(), version.as_str())) {
-                values.push((channel.clone(), blob.clone()));
+            match self.blobs.get(&(channel.as_str(), version.as_str())) {
+                Some(Some(blob)) => values.push((channel.clone(), blob.clone())),
+                // The channel was empty at that version.
+                Some(None) => {}
+                None => {
+                    return Err(CheckpointError::Corrupt {
+                        thread_id: thread.to_owned(),
+                        checkpoint_id: id.to_owned(),
+                        what: format!("the value of channel `{channel}`"),
+                        source: format!(
+                            "the checkpoint names version `{version}` of it, and no value was \
+                             stored for that version (in namespace `{ns}`): a put named the \
+                             version in channel_versions without listing it in new_versions"
+                        )
+                        .into(),
+                    })
+                }
             }
         }
         // In `channel_versions`' order: sorted by channel.
@@ -419,13 +440,13 @@ impl Namespace {
             checkpoint_id: Some(id.to_owned()),
         };
         let parent_config = stored.parent_id.as_deref().map(|p| config.at(p));
-        CheckpointTuple {
+        Ok(CheckpointTuple {
             config,
             checkpoint,
             metadata: stored.metadata.clone(),
             parent_config,
             pending_writes,
-        }
+        })
     }
 }
 
@@ -443,9 +464,11 @@ impl Checkpointer for InMemorySaver {
                 Some(id) => namespace.checkpoints.get(id),
                 None => namespace.checkpoints.latest(),
             };
-            Ok(found.map(|(id, stored)| {
-                namespace.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
-            }))
+            found
+                .map(|(id, stored)| {
+                    namespace.tuple(&config.thread_id, &config.checkpoint_ns, id, stored)
+                })
+                .transpose()
         })
     }
 
@@ -457,33 +480,35 @@ impl Checkpointer for InMemorySaver {
         Box::pin(async move {
             let store = self.lock();
             let mut out = Vec::new();
-            let mut add = |thread: &str, ns: &str, namespace: &Namespace| {
-                for (id, stored) in namespace.checkpoints.iter().rev() {
-                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
-                        if want != id {
+            let mut add =
+                |thread: &str, ns: &str, namespace: &Namespace| -> Result<(), CheckpointError> {
+                    for (id, stored) in namespace.checkpoints.iter().rev() {
+                        if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
+                            if want != id {
+                                continue;
+                            }
+                        }
+                        if options.before.as_deref().is_some_and(|b| id >= b) {
                             continue;
                         }
+                        if !metadata_matches(&stored.metadata, &options.filter) {
+                            continue;
+                        }
+                        out.push(namespace.tuple(thread, ns, id, stored)?);
                     }
-                    if options.before.as_deref().is_some_and(|b| id >= b) {
-                        continue;
-                    }
-                    if !metadata_matches(&stored.metadata, &options.filter) {
-                        continue;
-                    }
-                    out.push(namespace.tuple(thread, ns, id, stored));
-                }
-            };
+                    Ok(())
+                };
             match config {
                 // A config always names a namespace; "" is the root's.
                 Some(c) => {
                     if let Some(namespace) = store.namespace(&c.thread_id, &c.checkpoint_ns) {
-                        add(&c.thread_id, &c.checkpoint_ns, namespace);
+                        add(&c.thread_id, &c.checkpoint_ns, namespace)?;
                     }
                 }
                 None => {
                     for (thread, namespaces) in &store.threads {
                         for (ns, namespace) in namespaces.iter() {
-                            add(thread, ns, namespace);
+                            add(thread, ns, namespace)?;
                         }
                     }
                 }

@@ -515,6 +515,27 @@ pub enum CheckpointError {
     /// The call itself is invalid (e.g. writes without a checkpoint id).
     #[error("invalid checkpointer call: {0}")]
     InvalidInput(String),
+    /// The database holds tables of the saver's names that the saver did not
+    /// create and cannot migrate (another program's, or an older layout); it
+    /// was left exactly as it was.
+    #[error(
+        "database `{database}`: {problem}; stategraph changed nothing in it — keep the \
+         checkpoints in a database (or file) of their own"
+    )]
+    ForeignSchema {
+        /// The database (a path, or a description).
+        database: String,
+        /// Which table, and what about it is not the saver's.
+        problem: String,
+    },
+    /// The saver was opened read-only; it does not write.
+    #[error("{saver} was opened read-only and cannot {operation}; open it for writing to do that")]
+    ReadOnly {
+        /// The saver and its database.
+        saver: String,
+        /// What was asked of it.
+        operation: &'static str,
+    },
     /// The stored data uses a newer schema or format than this library understands.
     #[error("{0}; upgrade stategraph to read it")]
     Unsupported(String),
@@ -644,6 +665,22 @@ pub trait Checkpointer: Send + Sync + 'static {
         let _ = (thread_id, checkpoint_ns);
         Box::pin(std::future::ready(Ok(RunGuard::none())))
     }
+}
+
+/// A new, unique owner id for a run's lease on a thread, readable in a lease
+/// table: the host name, the process id and a random part
+/// (`"worker-7:4242:9f86d081884c7d65"`). Savers that hold threads for their runs
+/// (see [`Checkpointer::begin_run`]) name the owner with it in
+/// [`CheckpointError::LeaseLost`].
+pub fn lease_owner_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".to_owned());
+    format!("{host}:{}:{:016x}", std::process::id(), fastrand::u64(..))
 }
 
 /// The pending-write channel of a task's interrupts (a list of `Interrupt`s).

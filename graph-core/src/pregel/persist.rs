@@ -548,8 +548,21 @@ impl<S: State> Run<S> {
                 continue;
             }
             let Some(&c) = graph.channel_ids.get(row.channel.as_str()) else {
-                tracing::warn!(channel = %row.channel, "a pending write names a channel this graph does not know; ignoring it");
-                continue;
+                // Dropping it would count the task as done with part of its
+                // writes lost.
+                return Err(decode_error(
+                    tuple,
+                    format!(
+                        "the pending write of task `{}` to `{}`",
+                        row.task_id, row.channel
+                    ),
+                    format!(
+                        "this graph has no channel `{}`: the write was stored by a graph with \
+                         other fields or nodes; resume the thread with that graph, or move it \
+                         on with update_state",
+                        row.channel
+                    ),
+                ));
             };
             if c < graph.num_fields() {
                 let mut de = serde_json::Deserializer::from_str(row.value.as_str());
