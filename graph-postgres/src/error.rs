@@ -22,10 +22,11 @@ pub enum PgError {
     Build(#[from] deadpool_postgres::BuildError),
     /// No connection could be had (server unreachable, authentication refused,
     /// pool closed or timed out).
-    #[error("cannot get a PostgreSQL connection: {0}")]
+    #[error("cannot get a PostgreSQL connection: {}", describe_pool(.0))]
     Connect(#[from] deadpool_postgres::PoolError),
-    /// A statement failed.
-    #[error("{context}: {source}")]
+    /// A statement failed. The message gives the server's own (severity,
+    /// SQLSTATE, message, detail and hint), or the driver's with its causes.
+    #[error("{context}: {}", describe(source))]
     Query {
         /// What was being done.
         context: String,
@@ -86,6 +87,16 @@ pub enum PgError {
     /// The call itself is invalid.
     #[error("{0}")]
     InvalidInput(String),
+    /// An id that PostgreSQL cannot store (a NUL byte) or index (too long).
+    #[error("{what} `{id}` {problem}")]
+    InvalidId {
+        /// Which id ("thread id", "checkpoint id", ...).
+        what: &'static str,
+        /// The id as shown (escaped, cut short when long).
+        id: String,
+        /// What is wrong with it, and what to do.
+        problem: String,
+    },
     /// A run holds the thread (its advisory lock is taken): it cannot be run,
     /// deleted or pruned until that run ends.
     #[error("thread `{thread_id}` is being run (its lock is held by another session); try again when that run has ended")]
@@ -104,6 +115,92 @@ pub enum PgError {
         /// What happened to the lease.
         reason: String,
     },
+}
+
+/// What a driver error says, with what the server said when it answered:
+/// tokio-postgres's own message for a server error is only "db error".
+fn describe(e: &tokio_postgres::Error) -> String {
+    use std::fmt::Write;
+    if let Some(db) = e.as_db_error() {
+        let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+        if let Some(detail) = db.detail() {
+            let _ = write!(text, " (detail: {detail})");
+        }
+        if let Some(hint) = db.hint() {
+            let _ = write!(text, " (hint: {hint})");
+        }
+        return text;
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let _ = write!(text, ": {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+/// What a pool error says, with the server's or the driver's message when a
+/// connection could not be made.
+fn describe_pool(e: &deadpool_postgres::PoolError) -> String {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => describe(e),
+        other => other.to_string(),
+    }
+}
+
+/// An id (thread, checkpoint, task) as error messages show it: escaped, and cut
+/// short when long, so that a megabyte of id does not become a megabyte of
+/// message.
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const KEEP: usize = 64;
+        if self.0.len() <= KEEP {
+            return write!(f, "{}", self.0.escape_debug());
+        }
+        let mut end = KEEP;
+        while !self.0.is_char_boundary(end) {
+            end -= 1;
+        }
+        write!(
+            f,
+            "{}…({} bytes in all)",
+            self.0[..end].escape_debug(),
+            self.0.len()
+        )
+    }
+}
+
+/// The longest thread, checkpoint or task id the saver accepts, in bytes: ids
+/// are keys of btree indexes, whose entries PostgreSQL limits to about 2.7 KB.
+pub(crate) const MAX_ID_BYTES: usize = 1024;
+
+/// Refuses an id PostgreSQL cannot store or index, with what to do about it.
+pub(crate) fn check_id(what: &'static str, id: &str) -> Result<(), PgError> {
+    if let Some(at) = id.bytes().position(|b| b == 0) {
+        return Err(PgError::InvalidId {
+            what,
+            id: Shown(id).to_string(),
+            problem: format!(
+                "contains a NUL byte (at byte {at}), which PostgreSQL text cannot hold; use \
+                 an id without it"
+            ),
+        });
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(PgError::InvalidId {
+            what,
+            id: Shown(id).to_string(),
+            problem: format!(
+                "is {} bytes long; the PostgreSQL saver takes ids of up to {MAX_ID_BYTES} bytes \
+                 (they are index keys) — use a shorter id, e.g. a hash of this one",
+                id.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 impl PgError {
@@ -178,6 +275,7 @@ impl From<PgError> for CheckpointError {
                 source,
             },
             PgError::InvalidInput(message) => CheckpointError::InvalidInput(message),
+            e @ PgError::InvalidId { .. } => CheckpointError::InvalidInput(e.to_string()),
             PgError::ThreadBusy { thread_id } => CheckpointError::ThreadBusy { thread_id },
             PgError::LeaseLost {
                 thread_id,

@@ -125,6 +125,8 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
             let fence = self.fence_for(&config.thread_id)?;
+            crate::check_config(config)?;
+            crate::error::check_id("checkpoint id", &checkpoint.id)?;
             let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
             let (checkpoint, values, metadata, new_versions) =
                 (&checkpoint, &values, &metadata, &new_versions);
@@ -154,6 +156,8 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             let fence = self.fence_for(&config.thread_id)?;
+            crate::check_config(config)?;
+            crate::check_writes(&writes, task_id)?;
             let writes = &writes;
             Ok(with_retry(|| async {
                 let client = self.saver.pool.get().await?;

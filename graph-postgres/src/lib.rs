@@ -337,6 +337,7 @@ impl PostgresSaver {
     /// on the thread and releases it after, so that two workers picking up the
     /// same thread run one after the other.
     pub async fn lock_thread(&self, thread_id: &str) -> Result<ThreadLock, PgError> {
+        error::check_id("thread id", thread_id)?;
         ThreadLock::acquire(
             &self.locks,
             thread_id,
@@ -357,6 +358,7 @@ impl PostgresSaver {
     /// Takes `thread_id`'s lock if no one holds it, without waiting; `None` if
     /// someone does.
     pub async fn try_lock_thread(&self, thread_id: &str) -> Result<Option<ThreadLock>, PgError> {
+        error::check_id("thread id", thread_id)?;
         ThreadLock::acquire(
             &self.locks,
             thread_id,
@@ -373,6 +375,31 @@ impl PostgresSaver {
         self.pool.close();
         self.locks.close();
     }
+}
+
+/// Refuses a config whose ids PostgreSQL cannot store or index (see
+/// [`PgError::InvalidId`]).
+pub(crate) fn check_config(config: &CheckpointConfig) -> Result<(), PgError> {
+    error::check_id("thread id", &config.thread_id)?;
+    if config.checkpoint_ns.contains('\0') {
+        error::check_id("checkpoint namespace", &config.checkpoint_ns)?;
+    }
+    if let Some(id) = &config.checkpoint_id {
+        error::check_id("checkpoint id", id)?;
+    }
+    Ok(())
+}
+
+/// Refuses the task id and channel names of a `put_writes` that PostgreSQL
+/// cannot store.
+pub(crate) fn check_writes(writes: &[(String, Blob)], task_id: &str) -> Result<(), PgError> {
+    error::check_id("task id", task_id)?;
+    for (channel, _) in writes {
+        if channel.contains('\0') {
+            error::check_id("channel name", channel)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `op`, again on a fresh connection when it lost its connection (every
@@ -402,6 +429,7 @@ impl Checkpointer for PostgresSaver {
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
         Box::pin(async move {
+            check_config(config)?;
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
                 ops::get_tuple(&client, config).await
@@ -416,6 +444,9 @@ impl Checkpointer for PostgresSaver {
         options: &'a ListOptions,
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
         Box::pin(async move {
+            if let Some(config) = config {
+                check_config(config)?;
+            }
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
                 ops::list(&client, config, options).await
@@ -432,6 +463,8 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
+            check_config(config)?;
+            error::check_id("checkpoint id", &checkpoint.id)?;
             let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
             let (checkpoint, values, metadata, new_versions) =
                 (&checkpoint, &values, &metadata, &new_versions);
@@ -460,6 +493,8 @@ impl Checkpointer for PostgresSaver {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
+            check_config(config)?;
+            check_writes(&writes, task_id)?;
             let writes = &writes;
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
@@ -474,6 +509,7 @@ impl Checkpointer for PostgresSaver {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
+            error::check_id("thread id", thread_id)?;
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
                 ops::delete_thread(&mut client, thread_id, self.held.holds(thread_id)).await
@@ -488,6 +524,7 @@ impl Checkpointer for PostgresSaver {
         retention: Retention,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move {
+            error::check_id("thread id", thread_id)?;
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
                 ops::prune(
@@ -521,6 +558,7 @@ impl Checkpointer for PostgresSaver {
         _checkpoint_ns: &'a str,
     ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
         Box::pin(async move {
+            error::check_id("thread id", thread_id)?;
             let owner = graph_core::checkpoint::lease_owner_id();
             // Under this saver's `lock_thread`, the run takes no lock of its own.
             let (lock_state, own_lock) = match self.held.get(thread_id) {

@@ -166,6 +166,7 @@ impl RunQueue {
 
     /// Queues a run of `thread_id` with `input`; returns its id.
     pub async fn submit(&self, thread_id: &str, input: &impl Serialize) -> Result<i64, PgError> {
+        crate::error::check_id("thread id", thread_id)?;
         let context = || format!("submit to run queue `{}`", self.name);
         let input = serde_json::to_string(input).map_err(|source| PgError::Serialize {
             context: context(),

@@ -455,3 +455,76 @@ async fn a_run_survives_its_connections_being_terminated() {
         .expect("history");
     assert!(history.len() as u32 >= STEPS);
 }
+
+#[tokio::test]
+async fn ids_postgresql_cannot_store_are_clear_errors_and_the_servers_message_shows() {
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct One {
+        n: u32,
+    }
+    let (saver, _) = common::saver("bad_ids").await;
+    let app = StateGraph::<One>::new()
+        .add_node_fn("a", |_: &One| One::update().n(1))
+        .add_edge(START, "a")
+        .compile_with(saver.clone())
+        .expect("compile");
+
+    // A NUL byte: refused up front, saying so (not "db error").
+    let err = app
+        .invoke(One::update(), &RunConfig::thread("order\0-7"))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(r"thread id `order\0-7` contains a NUL byte (at byte 5)"),
+        "{text}"
+    );
+    assert!(!text.contains("db error"), "{text}");
+    let read = saver
+        .get_tuple(&CheckpointConfig::thread("order\0-7"))
+        .await
+        .unwrap_err();
+    assert!(read.to_string().contains("NUL byte"), "{read}");
+    let lock = saver.lock_thread("order\0-7").await.unwrap_err();
+    assert!(matches!(lock, PgError::InvalidId { .. }), "{lock}");
+
+    // A megabyte of id: refused, and not echoed whole.
+    let long = "x".repeat(1 << 20);
+    let err = app
+        .invoke(One::update(), &RunConfig::thread(long.as_str()))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.len() < 600, "{} bytes of message", text.len());
+    assert!(
+        text.contains("1048576 bytes") && text.contains("up to 1024 bytes"),
+        "{text}"
+    );
+
+    // A statement the server refuses: its own message, not the driver's "db error".
+    let mut versions = graph_core::checkpoint::ChannelVersions::new();
+    versions.insert("bad\0name".into(), version(1));
+    let checkpoint = Checkpoint {
+        v: 4,
+        id: id(1),
+        ts: "2024-07-31T20:14:19.804150+00:00".to_owned(),
+        channel_values: Default::default(),
+        channel_versions: versions.clone(),
+        versions_seen: Default::default(),
+        updated_channels: None,
+    };
+    let err = saver
+        .put(
+            &CheckpointConfig::thread("t"),
+            checkpoint,
+            meta(0),
+            versions,
+        )
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("ERROR 22021: invalid byte sequence") && !text.contains("db error"),
+        "{text}"
+    );
+}
