@@ -673,3 +673,115 @@ mod stored_data_the_graph_cannot_place {
         );
     }
 }
+
+mod checkpoints_cost_what_changed {
+    //! A superstep's checkpoint lists the channels that hold something, not
+    //! every channel the thread ever wrote: a long chain stores a few entries
+    //! per step, and reads back (history, resume, `update_state`) as before.
+    use super::*;
+    use stategraph::checkpoint::{CheckpointConfig, Checkpointer};
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Chain {
+        step: u64,
+    }
+
+    fn chain(n: usize, saver: Arc<dyn Checkpointer>) -> CompiledGraph<Chain> {
+        let mut graph = StateGraph::<Chain>::new();
+        for i in 0..n {
+            graph = graph.add_node_fn(format!("n{i}"), move |_: &Chain| {
+                Chain::update().step(i as u64 + 1)
+            });
+        }
+        graph = graph.add_edge(START, "n0");
+        for i in 1..n {
+            graph = graph.add_edge(format!("n{}", i - 1), format!("n{i}"));
+        }
+        graph.compile_with(saver).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_long_chains_checkpoints_stay_small_and_read_back_whole() {
+        let n = 2000;
+        let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
+        let app = chain(n, Arc::clone(&saver));
+        let thread = RunConfig::thread("t").durability(Durability::Sync);
+        let out = app.invoke(Chain::update(), &thread).await.unwrap();
+        assert_eq!(out.step, n as u64);
+        let all = saver
+            .list(
+                Some(&CheckpointConfig::thread("t")),
+                &ListOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(all.len(), n + 2);
+        // Each checkpoint: the field, the next node's branch, the last node's
+        // (it ran last: `update_state` is attributed to it) and `__start__` at
+        // first — never thousands.
+        let widest = all
+            .iter()
+            .map(|t| t.checkpoint.channel_versions.len() + t.checkpoint.versions_seen.len())
+            .max()
+            .unwrap();
+        assert!(widest <= 6, "a checkpoint lists {widest} entries");
+        // The middle of the chain reads back whole, and runs on from there.
+        let middle = &all[n / 2];
+        let state = app
+            .get_state(&RunConfig::at_checkpoint(&middle.config))
+            .await
+            .unwrap();
+        let at = state.values.step as usize;
+        assert_eq!(state.next, [format!("n{at}")]);
+        let forked = app
+            .invoke(None, &RunConfig::at_checkpoint(&middle.config))
+            .await
+            .unwrap();
+        assert_eq!(forked.step, n as u64);
+        // An update without `as_node` is attributed to the node that ran last.
+        let config = app
+            .update_state(&thread, Chain::update().step(7), None)
+            .await
+            .unwrap();
+        let after = app
+            .get_state(&RunConfig::at_checkpoint(&config))
+            .await
+            .unwrap();
+        assert_eq!(after.values.step, 7);
+        assert!(after.next.is_empty(), "{:?}", after.next);
+    }
+
+    #[tokio::test]
+    async fn a_long_chain_on_sqlite_grows_the_file_linearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.sqlite");
+        let mut sizes = Vec::new();
+        for n in [500, 1000, 2000] {
+            let saver = stategraph::sqlite::SqliteSaver::open(&path).await.unwrap();
+            let app = chain(n, Arc::new(saver));
+            let thread = RunConfig::thread(format!("t{n}")).durability(Durability::Sync);
+            app.invoke(Chain::update(), &thread).await.unwrap();
+            // Dropped, the saver closes its connection: SQLite then moves the
+            // log into the file and removes it.
+            drop(app);
+            let wal = dir.path().join("chain.sqlite-wal");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while wal.exists() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the saver never closed"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            sizes.push(std::fs::metadata(&path).unwrap().len());
+        }
+        // Bytes added by the 1000- and the 2000-step run, per step: the same
+        // order (quadratic growth would quadruple it).
+        let per_step_1000 = (sizes[1] - sizes[0]) as f64 / 1000.0;
+        let per_step_2000 = (sizes[2] - sizes[1]) as f64 / 2000.0;
+        assert!(
+            per_step_2000 < per_step_1000 * 1.8 && per_step_2000 < 4096.0,
+            "{per_step_1000:.0} then {per_step_2000:.0} bytes per step ({sizes:?})"
+        );
+    }
+}

@@ -11,11 +11,11 @@
 //! free at once on the same machine, and after the expiry elsewhere.
 //!
 //! The saver's thread renews the rows of the runs it holds every third of the
-//! lease time, and every write of a run renews its row in the same transaction
-//! as the write, checking the generation first: a run whose lease expired and
-//! was granted to another run (its process was stopped longer than the lease
-//! time, say) or whose thread was deleted stores nothing more and fails with
-//! `CheckpointError::LeaseLost`.
+//! lease time, and every write of a run checks its row's generation in the same
+//! transaction as the write (which holds the file's write lock): a run whose
+//! lease expired and was granted to another run (its process was stopped longer
+//! than the lease time, say) or whose thread was deleted stores nothing more
+//! and fails with `CheckpointError::LeaseLost`.
 
 use crate::{storage, Worker};
 use futures::future::BoxFuture;
@@ -243,13 +243,20 @@ pub(crate) fn release(
     Ok(())
 }
 
-/// Inside a write's transaction: renews the run's lease, or fails with
-/// `LeaseLost` (and the caller rolls back) when it is no longer the run's.
+/// Inside a write's transaction (which holds the database's write lock, so no
+/// grant can come between the check and the write): fails with `LeaseLost`
+/// (and the caller rolls back) when the lease is no longer the run's. A read:
+/// the saver's thread renews the lease on its own.
 pub(crate) fn check(conn: &Connection, fence: &Fence) -> Result<(), CheckpointError> {
     let context = || format!("lease of thread `{}`", fence.thread_id);
-    if renew(conn, &fence.thread_id, fence.generation, fence.ttl)
-        .map_err(|e| storage(context(), e))?
-    {
+    let generation: Option<i64> = conn
+        .prepare_cached("SELECT generation FROM stategraph_thread_leases WHERE thread_id = ?1")
+        .and_then(|mut stmt| {
+            stmt.query_row([&fence.thread_id], |row| row.get(0))
+                .optional()
+        })
+        .map_err(|e| storage(context(), e))?;
+    if generation == Some(fence.generation) {
         return Ok(());
     }
     let holder = Holder::read(conn, &fence.thread_id).map_err(|e| storage(context(), e))?;

@@ -1,5 +1,6 @@
 //! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
 
+mod chain;
 mod checkpoint_cost;
 mod fanout;
 mod interrupt_resume;
@@ -26,6 +27,9 @@ pub const NAMES: &[&str] = &[
     "interrupt_resume_1000",
     "checkpoint_cost_memory",
     "checkpoint_cost_sqlite",
+    "chain_10000",
+    "chain_10000_ckpt_memory",
+    "chain_10000_ckpt_sqlite",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -41,8 +45,29 @@ pub fn build(name: &str) -> Option<Workload> {
         "interrupt_resume_1000" => Some(interrupt_resume::build(1000)),
         "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
         "checkpoint_cost_sqlite" => Some(checkpoint_cost::build(true)),
-        _ => None,
+        "chain_10000" => Some(chain::build(10_000, chain::Saver::None)),
+        "chain_10000_ckpt_memory" => Some(chain::build(10_000, chain::Saver::Memory)),
+        "chain_10000_ckpt_sqlite" => Some(chain::build(10_000, chain::Saver::Sqlite)),
+        // Chains of other lengths, to see how the cost grows (run only by name).
+        _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
     }
+}
+
+/// `chain_<n>`, `chain_<n>_ckpt_memory`, `chain_<n>_ckpt_sqlite`.
+fn sized_chain(name: &str) -> Option<(usize, chain::Saver)> {
+    let rest = name.strip_prefix("chain_")?;
+    let (n, saver) = match rest.split_once('_') {
+        None => (rest, chain::Saver::None),
+        Some((n, "ckpt_memory")) => (n, chain::Saver::Memory),
+        Some((n, "ckpt_sqlite")) => (n, chain::Saver::Sqlite),
+        Some(_) => return None,
+    };
+    n.parse().ok().filter(|&n| n > 0).map(|n| (n, saver))
+}
+
+/// Whether `name` is a workload of another size (see [`build`]).
+pub fn is_sized(name: &str) -> bool {
+    sized_chain(name).is_some()
 }
 
 /// A multi-threaded runtime with one worker per core (harness rule 2).

@@ -61,10 +61,9 @@ pub(crate) struct Graph<S: State> {
     pub(crate) channel_names: Vec<Arc<str>>,
     /// Channel id by name.
     pub(crate) channel_ids: HashMap<Arc<str>, usize>,
-    /// Channel ids in name order: a checkpoint's maps are built in this order.
-    pub(crate) channels_by_name: Vec<usize>,
-    /// Node ids in name order (each node's `rank` is its place here).
-    pub(crate) nodes_by_name: Vec<usize>,
+    /// Each channel's place in name order: a checkpoint's maps are built in
+    /// this order.
+    pub(crate) channel_rank: Vec<usize>,
     /// Kinds of control channels, indexed from [`Graph::control_base`].
     pub(crate) control: Vec<ControlKind>,
     /// Nodes triggered by each channel.
@@ -219,6 +218,10 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
     }
     let mut channels_by_name: Vec<usize> = (0..channel_names.len()).collect();
     channels_by_name.sort_by(|a, b| channel_names[*a].cmp(&channel_names[*b]));
+    let mut channel_rank = vec![0; channel_names.len()];
+    for (rank, &c) in channels_by_name.iter().enumerate() {
+        channel_rank[c] = rank;
+    }
 
     let channel_ids = channel_names
         .iter()
@@ -230,8 +233,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         node_by_name,
         channel_ids,
         channel_names,
-        channels_by_name,
-        nodes_by_name: order,
+        channel_rank,
         control,
         trigger_to_nodes,
         triggers_any,

@@ -87,6 +87,19 @@ impl ControlChannel {
         }
     }
 
+    /// Whether the channel holds nothing: restored from no stored value, it
+    /// would be exactly as it is. A checkpoint then need not list it.
+    pub(crate) fn is_blank(&self) -> bool {
+        match self {
+            ControlChannel::Branch(c) => c.checkpoint(&()).is_none(),
+            ControlChannel::DeferredBranch(c) => c.checkpoint(&()).is_none(),
+            ControlChannel::Join(_, seen) => seen.is_empty(),
+            ControlChannel::DeferredJoin(c, seen) => c
+                .checkpoint(seen)
+                .is_none_or(|(seen, finished)| seen.is_empty() && !finished),
+        }
+    }
+
     pub(crate) fn is_ephemeral(&self) -> bool {
         matches!(self, ControlChannel::Branch(_))
     }

@@ -28,6 +28,7 @@ use crate::state::{FieldSet, ManagedValues, State};
 use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
 use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
@@ -106,11 +107,17 @@ impl std::future::Future for YieldOnce {
 }
 
 /// Channel versions, indexed by channel id (0 = never written). The maximum is
-/// tracked so a step's next version costs O(1), not O(channels).
+/// tracked so a step's next version costs O(1), not O(channels), and so are the
+/// channels whose version changed since the last stored checkpoint: storing one
+/// costs what changed, not the size of the graph.
 #[derive(Clone)]
 pub(crate) struct Versions {
     values: Vec<u64>,
     max: u64,
+    /// Channels set since [`clear_changed`](Self::clear_changed), in the order
+    /// first set.
+    changed: Vec<usize>,
+    is_changed: FieldSet,
 }
 
 impl Versions {
@@ -118,12 +125,35 @@ impl Versions {
         Versions {
             values: vec![0; n],
             max: 0,
+            changed: Vec::new(),
+            is_changed: FieldSet::with_capacity(n),
         }
     }
 
     fn set(&mut self, channel: usize, version: u64) {
         self.values[channel] = version;
         self.max = self.max.max(version);
+        if !self.is_changed.contains(channel) {
+            self.is_changed.insert(channel);
+            self.changed.push(channel);
+        }
+    }
+
+    /// Whether `channel` was set since the last stored checkpoint.
+    fn is_changed(&self, channel: usize) -> bool {
+        self.is_changed.contains(channel)
+    }
+
+    /// The channels set since the last stored checkpoint.
+    fn changed(&self) -> &[usize] {
+        &self.changed
+    }
+
+    /// Every version is stored now.
+    fn clear_changed(&mut self) {
+        for c in self.changed.drain(..) {
+            self.is_changed.remove(c);
+        }
     }
 }
 
@@ -189,8 +219,8 @@ pub(crate) struct Run<S: State> {
     restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     version_salt: [u8; VERSION_SALT_LEN],
-    /// Channel versions at the last stored checkpoint (to know what changed).
-    saved_versions: Vec<u64>,
+    /// The channels a stored checkpoint lists (see `persist::Listed`).
+    listed: persist::Listed,
     /// Per node: the version of each trigger when the node last ran.
     seen: Vec<Option<Vec<u64>>>,
     /// Channels updated (and available) by the previous step.
@@ -219,6 +249,17 @@ pub(crate) struct Run<S: State> {
     /// (`versions_seen["__interrupt__"]`, 0 = never); breakpoints fire only after
     /// something changed since.
     interrupt_seen: Vec<u64>,
+    /// The highest of `interrupt_seen` when it was set: any version above it
+    /// was written since (every new version is above all earlier ones).
+    interrupt_seen_max: u64,
+    /// A restored checkpoint had a channel newer than `interrupt_seen`.
+    interrupt_changed: bool,
+    /// The nodes whose latest seen version is the highest any node has seen
+    /// (`update_state` without `as_node` is attributed to them), and that
+    /// version; their triggers are in `last_ran_triggers`.
+    last_ran: SmallVec<[usize; 4]>,
+    last_ran_seen: u64,
+    last_ran_triggers: FieldSet,
     interrupt_before: Breakpoints,
     interrupt_after: Breakpoints,
     /// `Command::resume`'s value, for the first superstep of the run.
@@ -304,6 +345,11 @@ impl<S: State> Run<S> {
         let interrupt_after = Self::breakpoints(&graph, config.get_interrupt_after(), false)?;
         Ok(Run {
             interrupt_seen: vec![0; n],
+            interrupt_seen_max: 0,
+            interrupt_changed: false,
+            last_ran: SmallVec::new(),
+            last_ran_seen: 0,
+            last_ran_triggers: FieldSet::with_capacity(n),
             interrupt_before,
             interrupt_after,
             null_resume: None,
@@ -324,7 +370,7 @@ impl<S: State> Run<S> {
             versions: Versions::new(n),
             restored_versions: vec![None; n],
             version_salt: version_salt(),
-            saved_versions: vec![0; n],
+            listed: persist::Listed::new(n),
             updated: FieldSet::with_capacity(n),
             updated_known: true,
             live_branches: Vec::new(),
@@ -950,17 +996,18 @@ impl<S: State> Run<S> {
         if self.checkpoint_saved {
             return Ok(());
         }
-        let Some(p) = &self.persistence else {
+        let Some(durability) = self.persistence.as_ref().map(|p| p.durability) else {
             return Ok(());
         };
         let id = ids::format_uuid(&self.checkpoint);
         // `update_state` checkpoints record no updated channels (SEMANTICS.md §2.1):
         // whoever loads one considers every node.
-        let updated =
-            (self.updated_known && source != CheckpointSource::Update).then_some(&self.updated);
-        let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), updated)?;
+        let with_updated = self.updated_known && source != CheckpointSource::Update;
+        let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), with_updated)?;
+        // The checkpoint holds every change so far: the next one holds only later ones.
+        self.versions.clear_changed();
         let metadata = self.metadata(source, self.checkpoint_step);
-        let in_background = p.durability == Durability::Async
+        let in_background = durability == Durability::Async
             && source == CheckpointSource::Loop
             && tokio::runtime::Handle::try_current().is_ok();
         // Puts are ordered: the previous one finishes before the next starts.
@@ -983,10 +1030,6 @@ impl<S: State> Run<S> {
         }
         // The next checkpoint descends from this one.
         p.config.checkpoint_id = Some(id);
-        let versions = &self.versions;
-        self.saved_versions.clear();
-        self.saved_versions
-            .extend((0..self.graph.num_channels()).map(|c| versions[c]));
         self.checkpoint_saved = true;
         Ok(())
     }
@@ -1018,6 +1061,35 @@ impl<S: State> Run<S> {
 
     fn next_version(&self) -> u64 {
         self.versions.max + 1
+    }
+
+    /// Whether some channel was written since the thread was last resumed
+    /// (breakpoints fire only then).
+    fn changed_since_resume(&self) -> bool {
+        self.interrupt_changed || self.versions.max > self.interrupt_seen_max
+    }
+
+    /// Node `node` ran and saw versions up to `seen`: it joins (or replaces) the
+    /// nodes that ran last. The triggers of nodes that no longer ran last are
+    /// looked at again at the next checkpoint (they may be left out now).
+    fn ran(&mut self, node: usize, seen: u64) {
+        if seen < self.last_ran_seen || self.last_ran.contains(&node) && seen == self.last_ran_seen
+        {
+            return;
+        }
+        if seen > self.last_ran_seen {
+            for n in std::mem::take(&mut self.last_ran) {
+                for &c in &self.graph.nodes[n].triggers {
+                    self.last_ran_triggers.remove(c);
+                    self.listed.recheck(c);
+                }
+            }
+            self.last_ran_seen = seen;
+        }
+        self.last_ran.push(node);
+        for &c in &self.graph.nodes[node].triggers {
+            self.last_ran_triggers.insert(c);
+        }
     }
 
     fn channel_available(&self, c: usize) -> bool {

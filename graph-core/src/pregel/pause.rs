@@ -35,9 +35,7 @@ impl<S: State> Run<S> {
         if at.is_none() {
             return false;
         }
-        let changed = (0..self.graph.num_channels())
-            .any(|c| self.versions[c] > self.interrupt_seen.get(c).copied().unwrap_or(0));
-        changed
+        self.changed_since_resume()
             && tasks
                 .iter()
                 .any(|t| at.matches(&self.graph.nodes[t.node].name))

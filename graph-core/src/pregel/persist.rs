@@ -65,6 +65,83 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
 /// Version texts made for one checkpoint, by version number.
 type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 
+/// The channels a stored checkpoint lists in `channel_versions`: those with a
+/// version that hold something (see `Run::create_checkpoint`), in name order.
+/// Kept up to date from the channels whose version changed, so that building a
+/// checkpoint costs what changed, not the number of channels.
+#[derive(Default)]
+pub(crate) struct Listed {
+    /// Channel ids, sorted by name (by `Graph::channel_rank`).
+    ids: Vec<usize>,
+    is_listed: FieldSet,
+    /// Channels to look at again at the next update (those a restored
+    /// checkpoint listed: it may list empty ones, as LangGraph's do).
+    recheck: Vec<usize>,
+}
+
+impl Listed {
+    pub(crate) fn new(channels: usize) -> Self {
+        Listed {
+            ids: Vec::new(),
+            is_listed: FieldSet::with_capacity(channels),
+            recheck: Vec::new(),
+        }
+    }
+
+    fn contains(&self, c: usize) -> bool {
+        self.is_listed.contains(c)
+    }
+
+    /// Where `c` is in `ids`, if listed.
+    fn position(&self, rank: &[usize], c: usize) -> Option<usize> {
+        if !self.contains(c) {
+            return None;
+        }
+        self.ids.binary_search_by_key(&rank[c], |&l| rank[l]).ok()
+    }
+
+    /// Looks at channel `c` again at the next update.
+    pub(crate) fn recheck(&mut self, c: usize) {
+        self.recheck.push(c);
+    }
+
+    /// Lists channel `c` (a restored one, looked at again at the next update).
+    fn restored(&mut self, rank: &[usize], c: usize) {
+        if !self.contains(c) {
+            let at = self
+                .ids
+                .binary_search_by_key(&rank[c], |&l| rank[l])
+                .unwrap_or_else(|i| i);
+            self.ids.insert(at, c);
+            self.is_listed.insert(c);
+        }
+        self.recheck.push(c);
+    }
+
+    /// Lists or unlists each of `changed` (and the channels to recheck) as
+    /// `keep` says.
+    fn update(&mut self, rank: &[usize], changed: &[usize], keep: impl Fn(usize) -> bool) {
+        let recheck = std::mem::take(&mut self.recheck);
+        for &c in changed.iter().chain(&recheck) {
+            let listed = self.contains(c);
+            if keep(c) == listed {
+                continue;
+            }
+            let at = self.ids.binary_search_by_key(&rank[c], |&l| rank[l]);
+            match at {
+                Ok(i) => {
+                    self.ids.remove(i);
+                    self.is_listed.remove(c);
+                }
+                Err(i) => {
+                    self.ids.insert(i, c);
+                    self.is_listed.insert(c);
+                }
+            }
+        }
+    }
+}
+
 /// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
     out: &'a mut [Option<Blob>],
@@ -157,44 +234,90 @@ impl<S: State> Run<S> {
         SharedStr::from(&*super::ids::ascii_str(&text))
     }
 
-    /// A checkpoint of the live state. Channel values are serialised only for the
-    /// channels whose version differs from the last saved checkpoint (`new_versions`);
-    /// the saver keeps the others from earlier puts.
+    /// Whether channel `c` holds nothing a checkpoint must keep: an engine
+    /// channel (`__start__`, `__pregel_tasks`, a branch or join) restored from
+    /// no stored value would be exactly as it is. State fields always count.
+    fn is_blank(&self, c: usize) -> bool {
+        let graph = &self.graph;
+        if c < graph.num_fields() {
+            false
+        } else if c == graph.start_channel() {
+            self.start_input.is_none()
+        } else if c == graph.tasks_channel() {
+            self.sends.is_empty()
+        } else {
+            self.control[c - graph.control_base()].is_blank()
+        }
+    }
+
+    /// A checkpoint of the live state, built in what changed since the last
+    /// stored one (`new_versions`: the channels whose version changed, with
+    /// their values; the saver keeps the others from earlier puts).
+    ///
+    /// It lists only the channels that hold something (see [`Listed`]): an
+    /// engine channel that is empty again — the branch of a node that has run,
+    /// a consumed join, `__start__` after the first step — is left out of
+    /// `channel_versions`, and so are the `versions_seen` entries of it. Read
+    /// back (by stategraph or by LangGraph), such a checkpoint behaves as the
+    /// full one would:
+    ///
+    /// - the same tasks run: an empty channel triggers nothing, and when it is
+    ///   written again its new version is above every listed one (the next
+    ///   version is one more than the highest listed, and every kept
+    ///   `versions_seen` entry is at most its channel's listed version);
+    /// - `update_state` without `as_node` picks the same node: the nodes that
+    ///   ran last keep all their `versions_seen` entries, and their triggers
+    ///   stay listed, empty or not;
+    /// - a static breakpoint fires as it would: `__interrupt__` entries are kept
+    ///   for the listed channels, and when only unlisted channels changed since
+    ///   the last resume, the checkpoint carries no `__interrupt__` entry, so
+    ///   that it reads as changed.
+    ///
+    /// A superstep therefore costs what it changed: a 10 000-node chain stores a
+    /// few entries per step, not 10 000.
     pub(crate) fn create_checkpoint(
-        &self,
+        &mut self,
         id: String,
-        updated: Option<&FieldSet>,
+        with_updated: bool,
+    ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
+        let graph = Arc::clone(&self.graph);
+        // What a checkpoint lists, brought up to date for the channels that changed.
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.update(&graph.channel_rank, self.versions.changed(), |c| {
+            self.versions[c] > 0 && (!self.is_blank(c) || self.last_ran_triggers.contains(c))
+        });
+        let result = self.checkpoint_of(&listed, id, with_updated);
+        self.listed = listed;
+        result
+    }
+
+    fn checkpoint_of(
+        &self,
+        listed: &Listed,
+        id: String,
+        with_updated: bool,
     ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
         let graph = &self.graph;
-        let mut changed_fields = FieldSet::default();
-        let mut changed_control: SmallVec<[usize; 8]> = SmallVec::new();
         let mut made = MadeVersions::new();
-        // Each channel's current version text, made once and shared by the maps.
-        let mut current: SmallVec<[Option<SharedStr>; 16]> =
-            smallvec::smallvec![None; graph.num_channels()];
-        // A channel whose version the last stored checkpoint does not have: its
-        // value and new version go into this put.
-        let unsaved = |c: usize| self.saved_versions.get(c) != Some(&self.versions[c]);
-        let (mut versioned, mut changed) = (0, 0);
-        for (c, slot) in current.iter_mut().enumerate() {
-            let v = self.versions[c];
-            if v == 0 {
-                continue;
-            }
-            *slot = Some(self.version_text(c, v, &mut made));
-            versioned += 1;
-            if unsaved(c) {
+        // Each listed channel's current version text, made once and shared by the maps.
+        let texts: SmallVec<[SharedStr; 16]> = listed
+            .ids
+            .iter()
+            .map(|&c| self.version_text(c, self.versions[c], &mut made))
+            .collect();
+        let mut changed_fields = FieldSet::default();
+        let mut changed = 0;
+        for &c in &listed.ids {
+            if self.versions.is_changed(c) {
                 changed += 1;
                 if c < graph.num_fields() {
                     changed_fields.insert(c);
-                } else {
-                    changed_control.push(c);
                 }
             }
         }
 
         let mut values: SmallVec<[Option<Blob>; 16]> =
-            smallvec::smallvec![None; graph.num_channels()];
+            smallvec::smallvec![None; graph.num_fields()];
         let mut collector = ValueCollector {
             out: &mut values,
             error: None,
@@ -204,37 +327,47 @@ impl<S: State> Run<S> {
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
         }
-        for &c in &changed_control {
-            values[c] = self.control_value(c)?;
-        }
 
         // The maps, built in channel-name order: already sorted.
-        let mut channel_versions = Vec::with_capacity(versioned);
+        let mut channel_versions = Vec::with_capacity(listed.ids.len());
         let mut new_versions = Vec::with_capacity(changed);
         let mut channel_values = Vec::with_capacity(changed);
-        for &c in &graph.channels_by_name {
-            let Some(text) = &current[c] else { continue };
+        for (&c, text) in listed.ids.iter().zip(&texts) {
             let name = SharedStr::from(&graph.channel_names[c]);
-            if unsaved(c) {
+            if self.versions.is_changed(c) {
                 new_versions.push((name.clone(), text.clone()));
-            }
-            if let Some(blob) = values[c].take() {
-                channel_values.push((name.clone(), blob));
+                let value = if c < graph.num_fields() {
+                    values[c].take()
+                } else {
+                    self.control_value(c)?
+                };
+                if let Some(blob) = value {
+                    channel_values.push((name.clone(), blob));
+                }
             }
             channel_versions.push((name, text.clone()));
         }
 
         // A version seen is usually the channel's current one: shared, not rebuilt.
-        let mut seen_text = |c: usize, v: u64| match &current[c] {
-            Some(text) if self.versions[c] == v => text.clone(),
+        let mut seen_text = |c: usize, v: u64| match listed.position(&graph.channel_rank, c) {
+            Some(k) if self.versions[c] == v => texts[k].clone(),
             _ => self.version_text(c, v, &mut made),
         };
         static INPUT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
         static INTERRUPT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
-        // Nodes in name order; `__input__` and `__interrupt__` are inserted at
-        // their places after (room is reserved for both).
-        let mut versions_seen = Vec::with_capacity(graph.nodes.len() + 2);
-        for &node in &graph.nodes_by_name {
+        // The nodes that have seen a listed channel: those it triggers. In name
+        // order; `__input__` and `__interrupt__` are inserted at their places
+        // after.
+        let mut nodes: SmallVec<[usize; 16]> = listed
+            .ids
+            .iter()
+            .filter(|&&c| c >= graph.num_fields())
+            .flat_map(|&c| graph.trigger_to_nodes[c].iter().copied())
+            .collect();
+        nodes.sort_unstable_by_key(|&n| graph.nodes[n].rank);
+        nodes.dedup();
+        let mut versions_seen = Vec::with_capacity(nodes.len() + 2);
+        for node in nodes {
             let Some(seen) = &self.seen[node] else {
                 continue;
             };
@@ -244,33 +377,45 @@ impl<S: State> Run<S> {
                 .triggers
                 .iter()
                 .zip(seen)
-                .filter(|(_, &v)| v > 0)
+                .filter(|(&c, &v)| v > 0 && listed.contains(c))
                 .map(|(&c, &v)| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
                 .collect();
-            versions_seen.push((SharedStr::from(&spec.name), NameMap::from_sorted(versions)));
+            if !versions.is_empty() {
+                versions_seen.push((SharedStr::from(&spec.name), NameMap::from_sorted(versions)));
+            }
         }
         let mut versions_seen = NameMap::from_sorted(versions_seen);
         versions_seen.insert(shared_key(&INPUT_KEY, "__input__"), ChannelVersions::new());
-        if self.interrupt_seen.iter().any(|&v| v > 0) {
-            let versions: Vec<_> = graph
-                .channels_by_name
+        let interrupt_seen = |c: usize| self.interrupt_seen.get(c).copied().unwrap_or(0);
+        // When only unlisted channels changed since the last resume, the entries
+        // of the listed ones would read as "nothing changed": none are stored.
+        let changed_unlisted = self.changed_since_resume()
+            && !listed
+                .ids
                 .iter()
-                .filter_map(|&c| {
-                    let v = self.interrupt_seen.get(c).copied().unwrap_or(0);
-                    (v > 0).then(|| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
-                })
-                .collect();
+                .any(|&c| self.versions[c] > interrupt_seen(c));
+        let interrupt_seen: Vec<_> = listed
+            .ids
+            .iter()
+            .filter(|_| !changed_unlisted)
+            .filter_map(|&c| {
+                let v = interrupt_seen(c);
+                (v > 0).then(|| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
+            })
+            .collect();
+        if !interrupt_seen.is_empty() {
             versions_seen.insert(
                 shared_key(&INTERRUPT_KEY, INTERRUPT),
-                NameMap::from_sorted(versions),
+                NameMap::from_sorted(interrupt_seen),
             );
         }
         let channel_values = NameMap::from_sorted(channel_values);
         let channel_versions = NameMap::from_sorted(channel_versions);
         let new_versions = NameMap::from_sorted(new_versions);
 
-        let updated_channels = updated.map(|u| {
-            let mut names: Vec<SharedStr> = u
+        let updated_channels = with_updated.then(|| {
+            let mut names: Vec<SharedStr> = self
+                .updated
                 .iter()
                 .map(|c| SharedStr::from(&graph.channel_names[c]))
                 .collect();
@@ -349,6 +494,7 @@ impl<S: State> Run<S> {
                 decode_error(tuple, format!("the version of channel `{name}`"), text)
             })?;
             self.versions.set(c, n);
+            self.listed.restored(&graph.channel_rank, c);
             self.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
@@ -408,7 +554,9 @@ impl<S: State> Run<S> {
             if node_name == INTERRUPT {
                 for (name, text) in seen {
                     if let Some(&c) = graph.channel_ids.get(name.as_str()) {
-                        self.interrupt_seen[c] = parse_version(text).unwrap_or(0);
+                        let v = parse_version(text).unwrap_or(0);
+                        self.interrupt_seen[c] = v;
+                        self.interrupt_seen_max = self.interrupt_seen_max.max(v);
                     }
                 }
                 continue;
@@ -423,7 +571,16 @@ impl<S: State> Run<S> {
                     entry[i] = parse_version(text).unwrap_or(0);
                 }
             }
+            let latest = entry.iter().copied().max().unwrap_or(0);
+            self.ran(node, latest);
         }
+        // Breakpoints: did a stored channel change since the last resume?
+        self.interrupt_changed = cp.channel_versions.iter().any(|(name, _)| {
+            graph
+                .channel_ids
+                .get(name.as_str())
+                .is_some_and(|&c| self.versions[c] > self.interrupt_seen[c])
+        });
         self.updated.clear();
         self.updated_known = match &cp.updated_channels {
             Some(names) => {
@@ -436,9 +593,8 @@ impl<S: State> Run<S> {
             }
             None => false,
         };
-        self.saved_versions = (0..graph.num_channels())
-            .map(|c| self.versions[c])
-            .collect();
+        // Every restored version is stored already.
+        self.versions.clear_changed();
         Ok(())
     }
 

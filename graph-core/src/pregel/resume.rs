@@ -138,6 +138,8 @@ impl<S: State> Run<S> {
         self.interrupt_seen = (0..self.graph.num_channels())
             .map(|c| self.versions[c])
             .collect();
+        self.interrupt_seen_max = self.versions.max;
+        self.interrupt_changed = false;
         if time_traveling
             && !matches!(
                 tuple.metadata.source,

@@ -236,6 +236,8 @@ impl<S: State> Run<S> {
                         seen[i] = self.versions[c];
                     }
                 }
+                let latest = seen.iter().copied().max().unwrap_or(0);
+                self.ran(task.node, latest);
             }
         }
 
