@@ -1,0 +1,167 @@
+"""Python LangGraph side of the workloads only stategraph's bench defines.
+
+The shared anchor (shared/bench/python_anchor.py) implements the workloads of
+WORKLOADS.md; this script implements the ones added since, with the same
+harness rules and output format, so that bench/compare.sh can put both sides of
+every workload in one table.
+
+Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2
+
+Usage:
+    python3 bench/anchor.py --list
+    python3 bench/anchor.py --only chain_10000_ckpt_sqlite [--quick]
+
+Output: one JSON object per line on stdout:
+    {"workload", "median_ms", "min_ms", "max_ms", "runs", "check",
+     "peak_rss_kb", "base_rss_kb"}
+"""
+
+import argparse
+import gc
+import json
+import os
+import resource
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+
+from typing_extensions import TypedDict
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+
+RECURSION_LIMIT = 1_000_000_000
+DEFAULT_RUNS = 5
+LONG_RUN_S = 10.0
+
+
+def rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+class CheckError(Exception):
+    pass
+
+
+def expect(cond: bool, msg: str) -> None:
+    if not cond:
+        raise CheckError(msg)
+
+
+# chain_<n> and chain_<n>_ckpt_{memory,sqlite} ---------------------------------
+# A chain of n nodes, node i writing `step = i + 1`; with a saver, durability
+# "sync" (a checkpoint per superstep). Checks: the final state; with a saver,
+# n + 2 checkpoints (input, __start__, one per node).
+
+
+class Chain(TypedDict):
+    name: str
+    step: int
+
+
+def make_chain(n: int, saver: str | None):
+    builder = StateGraph(Chain)
+    for i in range(n):
+        builder.add_node(f"node_{i}", lambda _s, _i=i: {"step": _i + 1})
+    builder.add_edge(START, "node_0")
+    for i in range(1, n):
+        builder.add_edge(f"node_{i - 1}", f"node_{i}")
+    builder.add_edge(f"node_{n - 1}", END)
+    checkpointer = None
+    if saver == "memory":
+        checkpointer = InMemorySaver()
+    elif saver == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path = os.path.join(tempfile.mkdtemp(prefix="stategraph-anchor-"), "chain.db")
+        conn = sqlite3.connect(path, check_same_thread=False)
+        checkpointer = SqliteSaver(conn)
+    graph = builder.compile(checkpointer=checkpointer)
+
+    def run_once():
+        config = {
+            "configurable": {"thread_id": str(uuid.uuid4())},
+            "recursion_limit": RECURSION_LIMIT,
+        }
+        kwargs = {"durability": "sync"} if checkpointer is not None else {}
+        out = graph.invoke({"name": "chain"}, config, **kwargs)
+        return out, config
+
+    def check(result):
+        out, config = result
+        expect(out == {"name": "chain", "step": n}, f"final state {out}")
+        if checkpointer is not None:
+            history = list(graph.get_state_history(config))
+            expect(len(history) == n + 2, f"{len(history)} checkpoints, expected {n + 2}")
+
+    return run_once, check
+
+
+WORKLOADS = {
+    "chain_10000": lambda: make_chain(10_000, None),
+    "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
+    "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),
+}
+
+
+def measure(name: str, quick: bool) -> dict:
+    run_once, check = WORKLOADS[name]()  # build + compile: not timed
+    gc.collect()
+    base_rss = rss_kb()
+    times: list[float] = []
+    failures: list[str] = []
+    target = 1 if quick else DEFAULT_RUNS
+    i = 0
+    while i < target:
+        t0 = time.perf_counter_ns()
+        out = run_once()
+        dt_ms = (time.perf_counter_ns() - t0) / 1e6
+        times.append(dt_ms)
+        try:
+            check(out)
+        except CheckError as e:
+            failures.append(f"run {i}: {e}")
+            print(f"FAIL {name} run {i}: {e}", file=sys.stderr, flush=True)
+        del out
+        if i == 0 and not quick and dt_ms > LONG_RUN_S * 1000:
+            target = 1 if dt_ms > 6 * LONG_RUN_S * 1000 else 3
+        i += 1
+    return {
+        "workload": name,
+        "median_ms": round(statistics.median(times), 3),
+        "min_ms": round(min(times), 3),
+        "max_ms": round(max(times), 3),
+        "runs": len(times),
+        "check": "ok" if not failures else "FAIL: " + "; ".join(failures),
+        "peak_rss_kb": rss_kb(),
+        "base_rss_kb": base_rss,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(WORKLOADS))
+        return 0
+    names = [n for o in args.only for n in o.split(",") if n] or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s): {unknown}; known: {list(WORKLOADS)}", file=sys.stderr)
+        return 2
+    rc = 0
+    for name in names:
+        res = measure(name, args.quick)
+        print(json.dumps(res), flush=True)
+        rc = rc or (0 if res["check"] == "ok" else 1)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
