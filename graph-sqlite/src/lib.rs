@@ -71,6 +71,34 @@
 //! called, so operations run in call order even if their futures are polled in
 //! another order, and dropping a future does not cancel its operation.
 //!
+//! # One writer per thread
+//!
+//! Several savers may open one file, in one process or in several. Each run
+//! (and `update_state`) of a thread holds the thread's lease, a row of
+//! `stategraph_thread_leases` written in a `BEGIN IMMEDIATE` transaction with
+//! the run's owner id, a generation that is never reused, an expiry and (on
+//! Linux) who holds it: boot id, process id and process start time. Another run
+//! of the thread finds a live lease and fails at once with `GraphError::ThreadBusy`.
+//! The saver's thread renews the leases of its runs every third of the lease
+//! time ([`SqliteSaverBuilder::lease_ttl`], default 30 s); a lease whose holder
+//! died on this machine is free at once, one held elsewhere once it expires.
+//! Every write of a run checks its lease in the write's own transaction: a run
+//! whose lease was given to another (it was stopped for longer than the lease
+//! time) or whose thread was deleted stores nothing more and fails with
+//! `GraphError::LeaseLost`, so a thread's history never forks.
+//! [`Checkpointer::delete_thread`] and [`Checkpointer::prune`] refuse a thread
+//! a run holds ([`CheckpointError::ThreadBusy`]).
+//!
+//! # Databases this crate does not own
+//!
+//! [`SqliteSaver::open`] looks at the tables before it writes anything: a file
+//! whose `checkpoints`, `writes` or `checkpoint_*` tables are neither this
+//! crate's nor LangGraph's (another program's, or LangGraph's layout before
+//! 0.2) is refused with [`CheckpointError::ForeignSchema`] naming the table, and
+//! left exactly as it was. Tables of other names are left alone.
+//! [`SqliteSaver::open_read_only`] reads a database (this crate's, or
+//! LangGraph's without migrating it) and never writes to it.
+//!
 //! # Durability
 //!
 //! Each `put`, `put_writes` and `delete_thread` is one transaction. The database
