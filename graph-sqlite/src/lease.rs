@@ -62,7 +62,10 @@ impl Lost {
 
 /// This process as a lease holder, for other processes on the same machine.
 struct Identity {
-    /// This boot of this machine (Linux: `/proc/sys/kernel/random/boot_id`).
+    /// This boot of this machine and the pid namespace the process ids are of
+    /// (Linux: `/proc/sys/kernel/random/boot_id` and `/proc/self/ns/pid`):
+    /// processes in two containers of one host do not see each other's pids,
+    /// so for them a holder's liveness cannot be told, only its expiry.
     boot_id: Option<String>,
     pid: u32,
     /// When the process started, in clock ticks since boot (Linux:
@@ -74,11 +77,17 @@ fn identity() -> &'static Identity {
     static IDENTITY: OnceLock<Identity> = OnceLock::new();
     IDENTITY.get_or_init(|| {
         let pid = std::process::id();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        let pid_namespace = std::fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .map(|link| link.to_string_lossy().into_owned());
         Identity {
-            boot_id: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-                .ok()
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty()),
+            boot_id: boot
+                .zip(pid_namespace)
+                .map(|(boot, namespace)| format!("{boot}/{namespace}")),
             pid,
             start: process_start(pid),
         }
