@@ -215,7 +215,7 @@ struct Store {
     /// Only held threads are here: a run's writes check that its generation
     /// still is, so a run whose thread was deleted, pruned or given to another
     /// run (after it was cancelled) stores nothing more.
-    leases: HashMap<String, u64>,
+    leases: HashMap<Arc<str>, u64>,
     /// The last generation granted (never reused).
     generation: u64,
 }
@@ -637,19 +637,25 @@ impl Checkpointer for InMemorySaver {
 
 impl InMemorySaver {
     fn lease(&self, thread_id: &str) -> Result<super::RunGuard, CheckpointError> {
+        // One copy of the id, shared by the map and the lease.
+        let key: Arc<str> = Arc::from(thread_id);
         let mut store = self.lock();
-        if store.leases.contains_key(thread_id) {
-            return Err(CheckpointError::ThreadBusy {
-                thread_id: thread_id.to_owned(),
-            });
+        let generation = store.generation + 1;
+        match store.leases.entry(Arc::clone(&key)) {
+            hashbrown::hash_map::Entry::Occupied(_) => {
+                return Err(CheckpointError::ThreadBusy {
+                    thread_id: thread_id.to_owned(),
+                })
+            }
+            hashbrown::hash_map::Entry::Vacant(entry) => {
+                entry.insert(generation);
+            }
         }
-        store.generation += 1;
-        let generation = store.generation;
-        store.leases.insert(thread_id.to_owned(), generation);
+        store.generation = generation;
         drop(store);
         let held = Lease {
             store: Arc::downgrade(&self.store),
-            thread_id: thread_id.to_owned(),
+            thread_id: key,
             generation,
         };
         let writer = Arc::new(LeasedWriter {
@@ -666,7 +672,7 @@ impl InMemorySaver {
 /// A run's hold on a thread of an [`InMemorySaver`]; released on drop.
 struct Lease {
     store: Weak<Mutex<Store>>,
-    thread_id: String,
+    thread_id: Arc<str>,
     generation: u64,
 }
 
@@ -674,8 +680,12 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(store) = self.store.upgrade() {
             let mut store = lock(&store);
-            if store.leases.get(self.thread_id.as_str()) == Some(&self.generation) {
-                store.leases.remove(self.thread_id.as_str());
+            if let hashbrown::hash_map::EntryRef::Occupied(entry) =
+                store.leases.entry_ref(&*self.thread_id)
+            {
+                if *entry.get() == self.generation {
+                    entry.remove();
+                }
             }
         }
     }

@@ -28,7 +28,6 @@ use crate::state::{FieldSet, ManagedValues, State};
 use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
 use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
-use smallvec::SmallVec;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
@@ -115,25 +114,27 @@ pub(crate) struct Versions {
     values: Vec<u64>,
     max: u64,
     /// Channels set since [`clear_changed`](Self::clear_changed), in the order
-    /// first set.
-    changed: Vec<usize>,
+    /// first set (tracked only for a run that stores checkpoints).
+    changed: smallvec::SmallVec<[usize; 8]>,
     is_changed: FieldSet,
+    track: bool,
 }
 
 impl Versions {
-    fn new(n: usize) -> Self {
+    fn new(n: usize, track: bool) -> Self {
         Versions {
             values: vec![0; n],
             max: 0,
-            changed: Vec::new(),
-            is_changed: FieldSet::with_capacity(n),
+            changed: smallvec::SmallVec::new(),
+            is_changed: FieldSet::default(),
+            track,
         }
     }
 
     fn set(&mut self, channel: usize, version: u64) {
         self.values[channel] = version;
         self.max = self.max.max(version);
-        if !self.is_changed.contains(channel) {
+        if self.track && !self.is_changed.contains(channel) {
             self.is_changed.insert(channel);
             self.changed.push(channel);
         }
@@ -196,12 +197,15 @@ pub(crate) struct Task<S: State> {
     pub(crate) input: Option<TaskInput<S>>,
 }
 
-/// Where a run persists: the saver, and the checkpoint its next put descends from.
+/// Where a run persists: the saver, the checkpoint its next put descends from,
+/// and what the run tracks to build each checkpoint in what changed. Boxed in
+/// the run: a run without a saver (a subgraph in a fan-out, say) stays small.
 struct Persistence {
     saver: Arc<dyn Checkpointer>,
     /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
     config: CheckpointConfig,
     durability: Durability,
+    book: persist::Book,
 }
 
 /// The live state of one run of a compiled graph.
@@ -219,8 +223,7 @@ pub(crate) struct Run<S: State> {
     restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     version_salt: [u8; VERSION_SALT_LEN],
-    /// The channels a stored checkpoint lists (see `persist::Listed`).
-    listed: persist::Listed,
+
     /// Per node: the version of each trigger when the node last ran.
     seen: Vec<Option<Vec<u64>>>,
     /// Channels updated (and available) by the previous step.
@@ -244,7 +247,7 @@ pub(crate) struct Run<S: State> {
     /// `prepare`'s list of nodes to check, kept between steps.
     candidates: Vec<usize>,
     events: Option<Arc<EventSink<S>>>,
-    persistence: Option<Persistence>,
+    persistence: Option<Box<Persistence>>,
     /// Per channel: its version when the thread was last resumed
     /// (`versions_seen["__interrupt__"]`, 0 = never); breakpoints fire only after
     /// something changed since.
@@ -254,12 +257,7 @@ pub(crate) struct Run<S: State> {
     interrupt_seen_max: u64,
     /// A restored checkpoint had a channel newer than `interrupt_seen`.
     interrupt_changed: bool,
-    /// The nodes whose latest seen version is the highest any node has seen
-    /// (`update_state` without `as_node` is attributed to them), and that
-    /// version; their triggers are in `last_ran_triggers`.
-    last_ran: SmallVec<[usize; 4]>,
-    last_ran_seen: u64,
-    last_ran_triggers: FieldSet,
+
     interrupt_before: Breakpoints,
     interrupt_after: Breakpoints,
     /// `Command::resume`'s value, for the first superstep of the run.
@@ -313,7 +311,7 @@ impl<S: State> Run<S> {
                             .to_owned(),
                     ));
                 };
-                Some(Persistence {
+                Some(Box::new(Persistence {
                     saver,
                     config: CheckpointConfig {
                         thread_id: thread_id.to_owned(),
@@ -322,7 +320,8 @@ impl<S: State> Run<S> {
                         checkpoint_id: config.get_checkpoint_id().map(str::to_owned),
                     },
                     durability: config.get_durability(),
-                })
+                    book: persist::Book::default(),
+                }))
             }
             None => None,
         };
@@ -347,9 +346,7 @@ impl<S: State> Run<S> {
             interrupt_seen: vec![0; n],
             interrupt_seen_max: 0,
             interrupt_changed: false,
-            last_ran: SmallVec::new(),
-            last_ran_seen: 0,
-            last_ran_triggers: FieldSet::with_capacity(n),
+
             interrupt_before,
             interrupt_after,
             null_resume: None,
@@ -367,10 +364,10 @@ impl<S: State> Run<S> {
             control,
             start_input: None,
             sends: Vec::new(),
-            versions: Versions::new(n),
+            versions: Versions::new(n, persistence.is_some()),
             restored_versions: vec![None; n],
             version_salt: version_salt(),
-            listed: persist::Listed::new(n),
+
             updated: FieldSet::with_capacity(n),
             updated_known: true,
             live_branches: Vec::new(),
@@ -1069,26 +1066,10 @@ impl<S: State> Run<S> {
         self.interrupt_changed || self.versions.max > self.interrupt_seen_max
     }
 
-    /// Node `node` ran and saw versions up to `seen`: it joins (or replaces) the
-    /// nodes that ran last. The triggers of nodes that no longer ran last are
-    /// looked at again at the next checkpoint (they may be left out now).
+    /// Node `node` ran and saw versions up to `seen` (see `persist::Book::ran`).
     fn ran(&mut self, node: usize, seen: u64) {
-        if seen < self.last_ran_seen || self.last_ran.contains(&node) && seen == self.last_ran_seen
-        {
-            return;
-        }
-        if seen > self.last_ran_seen {
-            for n in std::mem::take(&mut self.last_ran) {
-                for &c in &self.graph.nodes[n].triggers {
-                    self.last_ran_triggers.remove(c);
-                    self.listed.recheck(c);
-                }
-            }
-            self.last_ran_seen = seen;
-        }
-        self.last_ran.push(node);
-        for &c in &self.graph.nodes[node].triggers {
-            self.last_ran_triggers.insert(c);
+        if let Some(p) = &mut self.persistence {
+            p.book.ran(&self.graph.nodes, node, seen);
         }
     }
 

@@ -65,6 +65,55 @@ fn encode_error(what: &str, e: impl std::fmt::Display) -> GraphError {
 /// Version texts made for one checkpoint, by version number.
 type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 
+/// What a run that stores checkpoints tracks to build each one in what changed:
+/// the channels a checkpoint lists, and the nodes that ran last.
+#[derive(Default)]
+pub(crate) struct Book {
+    listed: Listed,
+    /// The nodes whose latest seen version is the highest any node has seen
+    /// (`update_state` without `as_node` is attributed to them), that version,
+    /// and their triggers (a node's triggers are its own).
+    last_ran: SmallVec<[usize; 4]>,
+    last_ran_seen: u64,
+    last_ran_triggers: FieldSet,
+}
+
+impl Book {
+    /// Node `node` ran and saw versions up to `seen`: it joins (or replaces) the
+    /// nodes that ran last. The triggers of nodes that no longer ran last are
+    /// looked at again at the next checkpoint (they may be left out now).
+    pub(crate) fn ran<S: State>(
+        &mut self,
+        nodes: &[crate::graph::compiled::CompiledNode<S>],
+        node: usize,
+        seen: u64,
+    ) {
+        if seen < self.last_ran_seen {
+            return;
+        }
+        let listed = nodes[node]
+            .triggers
+            .first()
+            .is_some_and(|&c| self.last_ran_triggers.contains(c));
+        if listed && seen == self.last_ran_seen {
+            return;
+        }
+        if seen > self.last_ran_seen {
+            for n in std::mem::take(&mut self.last_ran) {
+                for &c in &nodes[n].triggers {
+                    self.last_ran_triggers.remove(c);
+                    self.listed.recheck(c);
+                }
+            }
+            self.last_ran_seen = seen;
+        }
+        self.last_ran.push(node);
+        for &c in &nodes[node].triggers {
+            self.last_ran_triggers.insert(c);
+        }
+    }
+}
+
 /// The channels a stored checkpoint lists in `channel_versions`: those with a
 /// version that hold something (see `Run::create_checkpoint`), in name order.
 /// Kept up to date from the channels whose version changed, so that building a
@@ -72,22 +121,14 @@ type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 #[derive(Default)]
 pub(crate) struct Listed {
     /// Channel ids, sorted by name (by `Graph::channel_rank`).
-    ids: Vec<usize>,
+    ids: SmallVec<[usize; 8]>,
     is_listed: FieldSet,
     /// Channels to look at again at the next update (those a restored
     /// checkpoint listed: it may list empty ones, as LangGraph's do).
-    recheck: Vec<usize>,
+    recheck: SmallVec<[usize; 8]>,
 }
 
 impl Listed {
-    pub(crate) fn new(channels: usize) -> Self {
-        Listed {
-            ids: Vec::new(),
-            is_listed: FieldSet::with_capacity(channels),
-            recheck: Vec::new(),
-        }
-    }
-
     fn contains(&self, c: usize) -> bool {
         self.is_listed.contains(c)
     }
@@ -282,12 +323,21 @@ impl<S: State> Run<S> {
     ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
         let graph = Arc::clone(&self.graph);
         // What a checkpoint lists, brought up to date for the channels that changed.
-        let mut listed = std::mem::take(&mut self.listed);
-        listed.update(&graph.channel_rank, self.versions.changed(), |c| {
-            self.versions[c] > 0 && (!self.is_blank(c) || self.last_ran_triggers.contains(c))
-        });
-        let result = self.checkpoint_of(&listed, id, with_updated);
-        self.listed = listed;
+        let Some(mut book) = self
+            .persistence
+            .as_mut()
+            .map(|p| std::mem::take(&mut p.book))
+        else {
+            return Err(GraphError::NoCheckpointer("storing a checkpoint"));
+        };
+        book.listed
+            .update(&graph.channel_rank, self.versions.changed(), |c| {
+                self.versions[c] > 0 && (!self.is_blank(c) || book.last_ran_triggers.contains(c))
+            });
+        let result = self.checkpoint_of(&book.listed, id, with_updated);
+        if let Some(p) = &mut self.persistence {
+            p.book = book;
+        }
         result
     }
 
@@ -494,7 +544,9 @@ impl<S: State> Run<S> {
                 decode_error(tuple, format!("the version of channel `{name}`"), text)
             })?;
             self.versions.set(c, n);
-            self.listed.restored(&graph.channel_rank, c);
+            if let Some(p) = &mut self.persistence {
+                p.book.listed.restored(&graph.channel_rank, c);
+            }
             self.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
