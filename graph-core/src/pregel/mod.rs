@@ -350,7 +350,11 @@ impl<S: State> Run<S> {
         async move {
             let _lease = self.lease()?;
             let guard = self.begin_run().await?;
-            let result = self.write_through(&guard).run_steps(input).await;
+            let mut run = self.write_through(&guard);
+            let result = run.run_steps(input).await;
+            if let Err(e) = &result {
+                run.settle_puts(e).await;
+            }
             guard.release().await;
             result
         }
@@ -358,7 +362,16 @@ impl<S: State> Run<S> {
         .await
     }
 
-    async fn run_steps(mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
+    /// A run that fails still waits for the checkpoint it was storing in the
+    /// background (durability `async`) before it returns and gives up its
+    /// thread: the next run then reads that checkpoint, not the one before it.
+    async fn settle_puts(&mut self, failure: &GraphError) {
+        if let Err(e) = self.flush_puts().await {
+            tracing::warn!(error = %e, %failure, "a failed run could not store its last checkpoint");
+        }
+    }
+
+    async fn run_steps(&mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
@@ -498,7 +511,7 @@ impl<S: State> Run<S> {
         } else {
             self.save_on_exit().await?;
         }
-        Ok(GraphOutput::finished(self.state))
+        Ok(GraphOutput::finished(Arc::clone(&self.state)))
     }
 
     /// New input: written to `__start__` as a new `input` checkpoint, which the

@@ -57,7 +57,7 @@ impl<S: State> Run<S> {
     /// `interrupt_before` matched: the tasks do not run. Writes restored for
     /// tasks that had completed are applied to the returned state (not stored).
     pub(super) async fn stop_before(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
@@ -86,7 +86,7 @@ impl<S: State> Run<S> {
         }
         self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: Vec::new(),
             breakpoint: Some(Breakpoint::Before(nodes)),
         })
@@ -94,14 +94,14 @@ impl<S: State> Run<S> {
 
     /// `interrupt_after` matched the tasks that just ran (their step is stored).
     pub(super) async fn stop_after(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         let nodes = self.breakpoint_nodes(&self.interrupt_after, tasks);
         self.save_on_exit().await?;
         self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: Vec::new(),
             breakpoint: Some(Breakpoint::After(nodes)),
         })
@@ -111,7 +111,7 @@ impl<S: State> Run<S> {
     /// are stored as pending writes of the checkpoint it started from, and applied
     /// to the returned state only.
     pub(super) async fn pause_at_interrupts(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
         mut results: Vec<Option<TaskResult<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
@@ -156,7 +156,7 @@ impl<S: State> Run<S> {
             self.apply(&done, results, None, true)?;
         }
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: all,
             breakpoint: (!nested_breakpoints.is_empty())
                 .then_some(Breakpoint::Nested(nested_breakpoints)),
