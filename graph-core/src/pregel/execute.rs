@@ -5,31 +5,36 @@ use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
 use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
-use crate::error::{GraphError, NodeError};
+use crate::error::{GraphError, NodeError, PanicSite, SerdeValue};
 use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
 use crate::state::State;
 use crate::stream::{MessageMetadata, StreamEvent, StreamMode};
+use crate::unwind;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 enum Failure {
     Error(NodeError),
     Panic(String),
+    /// Code of the user's other than the node's body panicked for the task.
+    Elsewhere(GraphError),
 }
 
-fn panic_message(payload: &(dyn Any + std::marker::Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
+/// A panic of a retry policy's `retry_on` predicate, travelling out of the
+/// task's future as its error ([`PanicSite::RetryPredicate`] once the task is known).
+#[derive(Debug)]
+struct RetryPredicatePanicked(String);
+
+impl std::fmt::Display for RetryPredicatePanicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the retry_on predicate panicked: {}", self.0)
     }
 }
+
+impl std::error::Error for RetryPredicatePanicked {}
 
 /// A node future that runs the node again after an error its policy retries. Each
 /// attempt gets the same input and a context with the attempt number. A panic is
@@ -55,8 +60,10 @@ fn retrying<S: State>(
                 Ok(out) => return Ok(out),
                 Err(e) => e,
             };
-            let Some(wait) = policy.next_wait(attempt, &error) else {
-                return Err(error);
+            let wait = match unwind::catch(|| policy.next_wait(attempt, &error)) {
+                Ok(Some(wait)) => wait,
+                Ok(None) => return Err(error),
+                Err(panic) => return Err(NodeError::from(RetryPredicatePanicked(panic.message))),
             };
             tracing::debug!(attempt, ?wait, error = %error, "retrying a failed task");
             if !wait.is_zero() {
@@ -101,7 +108,7 @@ async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutpu
             Ok(std::task::Poll::Ready(Ok(out))) => Some(Ok(out)),
             Ok(std::task::Poll::Ready(Err(e))) => Some(Err(Failure::Error(e))),
             Ok(std::task::Poll::Pending) => None,
-            Err(panic) => Some(Err(Failure::Panic(panic_message(&*panic)))),
+            Err(panic) => Some(Err(Failure::Panic(unwind::message(&*panic)))),
         })
     })
     .await
@@ -111,7 +118,7 @@ async fn guarded<S: State>(fut: NodeFuture<S>) -> Result<NodeOutput<S>, Failure>
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(e)) => Err(Failure::Error(e)),
-        Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+        Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
     }
 }
 
@@ -185,11 +192,23 @@ impl<S: State> Run<S> {
     }
 
     /// The cache key of a task whose node has a cache policy (with a cache set).
-    fn cache_key(&self, task: &Task<S>) -> Option<u128> {
-        self.cache.as_ref()?;
+    /// Its input's `Serialize` impl panicking is the task's failure.
+    fn cache_key(&self, task: &Task<S>) -> Result<Option<u128>, Failure> {
         let spec = &self.graph.nodes[task.node];
-        spec.cache.as_ref()?;
-        spec.runner.as_ref()?.cache_key(task.input.as_ref()?)
+        let (Some(_), Some(_), Some(runner), Some(input)) = (
+            &self.cache,
+            &spec.cache,
+            spec.runner.as_ref(),
+            task.input.as_ref(),
+        ) else {
+            return Ok(None);
+        };
+        unwind::catch(|| runner.cache_key(input)).map_err(|panic| {
+            Failure::Elsewhere(panic.at(PanicSite::Serializing {
+                value: SerdeValue::CacheKey(spec.name.to_string()),
+                step: self.step,
+            }))
+        })
     }
 
     /// The cached output of `task`'s node for `key`, if fresh.
@@ -333,12 +352,23 @@ impl<S: State> Run<S> {
     fn failure(&self, task: &Task<S>, failure: Failure) -> GraphError {
         let node = self.graph.nodes[task.node].name.to_string();
         match failure {
-            Failure::Error(e) => GraphError::NodeFailed {
-                node,
-                task_id: task.id.clone(),
-                step: self.step,
-                source: e.into_boxed(),
+            Failure::Error(e) => match e.downcast_ref::<RetryPredicatePanicked>() {
+                Some(panic) => GraphError::Panicked {
+                    site: PanicSite::RetryPredicate {
+                        node,
+                        task_id: task.id.clone(),
+                        step: self.step,
+                    },
+                    message: panic.0.clone(),
+                },
+                None => GraphError::NodeFailed {
+                    node,
+                    task_id: task.id.clone(),
+                    step: self.step,
+                    source: e.into_boxed(),
+                },
             },
+            Failure::Elsewhere(e) => e,
             Failure::Panic(message) => GraphError::NodePanicked {
                 node,
                 task_id: task.id.clone(),
@@ -406,7 +436,7 @@ impl<S: State> Run<S> {
             }
             Ok(Ok(fut)) => Ok(fut),
             Ok(Err(e)) => Err(Failure::Error(e)),
-            Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+            Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
         }
     }
 
@@ -447,7 +477,15 @@ impl<S: State> Run<S> {
             if slots[i].is_some() {
                 continue;
             }
-            if let Some(key) = self.cache_key(task) {
+            let key = match self.cache_key(task) {
+                Ok(key) => key,
+                Err(f) => {
+                    failure = Some((i, f));
+                    pending.clear();
+                    break;
+                }
+            };
+            if let Some(key) = key {
                 if let Some(out) = self.cached(task, key) {
                     slots[i] = Some(TaskResult::Output(out));
                     continue;
@@ -516,7 +554,9 @@ impl<S: State> Run<S> {
             while let Some((i, joined)) = waiting.next().await {
                 let result = match joined {
                     Ok(r) => r,
-                    Err(e) if e.is_panic() => Err(Failure::Panic(panic_message(&*e.into_panic()))),
+                    Err(e) if e.is_panic() => {
+                        Err(Failure::Panic(unwind::message(&*e.into_panic())))
+                    }
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
                 match ended(result, pads.get(i)) {

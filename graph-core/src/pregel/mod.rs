@@ -26,6 +26,7 @@ use crate::node::TaskInput;
 use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
 use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
+use crate::unwind;
 use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
@@ -351,7 +352,7 @@ impl<S: State> Run<S> {
             let _lease = self.lease()?;
             let guard = self.begin_run().await?;
             let mut run = self.write_through(&guard);
-            let result = run.run_steps(input).await;
+            let result = unwind::contain(run.run_steps(input)).await;
             if let Err(e) = &result {
                 run.settle_puts(e).await;
             }
@@ -622,10 +623,8 @@ impl<S: State> Run<S> {
         }
         let _lease = self.lease()?;
         let guard = self.begin_run().await?;
-        let result = self
-            .write_through(&guard)
-            .bulk_update_steps(supersteps)
-            .await;
+        let result =
+            unwind::contain(self.write_through(&guard).bulk_update_steps(supersteps)).await;
         guard.release().await;
         result
     }
@@ -896,10 +895,8 @@ impl<S: State> Run<S> {
         let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Tasks)) else {
             return;
         };
-        if let GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. } =
-            failure
-        {
-            if let Some(task) = tasks.iter().find(|t| &t.id == task_id) {
+        if let Some(task_id) = failure.failed_task() {
+            if let Some(task) = tasks.iter().find(|t| t.id == task_id) {
                 events.emit(StreamEvent::TaskResult {
                     id: task.id.clone(),
                     name: Arc::clone(&self.graph.nodes[task.node].name),

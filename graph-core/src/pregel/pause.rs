@@ -206,13 +206,10 @@ impl<S: State> Run<S> {
                 other => *slot = other,
             }
         }
-        if let Some(
-            GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. },
-        ) = failure
-        {
-            let text = Blob::encode(&failure.map(ToString::to_string))
-                .map_err(|e| storage_error("an error", e))?;
-            rows.push((task_id.clone(), vec![(ERROR.to_owned(), text)]));
+        if let Some((failure, task_id)) = failure.and_then(|f| Some((f, f.failed_task()?))) {
+            let text =
+                Blob::encode(&failure.to_string()).map_err(|e| storage_error("an error", e))?;
+            rows.push((task_id.to_owned(), vec![(ERROR.to_owned(), text)]));
         }
         if self.persistence.is_none() {
             return Ok(());

@@ -10,8 +10,9 @@ use crate::checkpoint::{
     Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
-use crate::error::GraphError;
+use crate::error::{GraphError, PanicSite, SerdeValue};
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
+use crate::unwind;
 use serde::Serialize;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -39,19 +40,81 @@ pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
         .unwrap_or_else(|_| vec![value.clone()])
 }
 
+/// Why a field's value could not be serialised.
+enum FieldEncodeError {
+    Failed(serde_json::Error),
+    /// Its `Serialize` impl panicked.
+    Panicked(&'static str, unwind::Caught),
+}
+
+impl FieldEncodeError {
+    /// The engine's error for it: `what` names the value in the message of a
+    /// failure; a panic names the field and the step.
+    fn into_graph_error(self, what: &str, step: i64) -> GraphError {
+        match self {
+            FieldEncodeError::Failed(e) => encode_error(what, e),
+            FieldEncodeError::Panicked(field, panic) => panic.at(PanicSite::Serializing {
+                value: SerdeValue::StateField(field.to_owned()),
+                step,
+            }),
+        }
+    }
+}
+
+/// Serialises the value of (or a write to) field `name`, catching a panic of
+/// its `Serialize` impl.
+fn encode_field<T: Serialize + ?Sized>(
+    name: &'static str,
+    value: &T,
+) -> Result<Blob, FieldEncodeError> {
+    match unwind::catch(|| Blob::encode(value)) {
+        Ok(encoded) => encoded.map_err(FieldEncodeError::Failed),
+        Err(panic) => Err(FieldEncodeError::Panicked(name, panic)),
+    }
+}
+
+/// Serialises the payload of `send`, catching a panic of its `Serialize` impl.
+fn encode_send(send: &crate::command::Send, step: i64) -> Result<Blob, GraphError> {
+    match unwind::catch(|| send.encode_payload()) {
+        Ok(encoded) => {
+            encoded.map_err(|e| encode_error(&format!("a Send to `{}`", send.node()), e))
+        }
+        Err(panic) => Err(panic.at(PanicSite::Serializing {
+            value: SerdeValue::SendPayload(send.node().to_owned()),
+            step,
+        })),
+    }
+}
+
+/// Runs `decode`, whose `Deserialize` impls read `value` from `tuple`; a panic
+/// becomes [`PanicSite::Deserializing`].
+fn decoding<T>(
+    tuple: &CheckpointTuple,
+    value: impl FnOnce() -> SerdeValue,
+    decode: impl FnOnce() -> T,
+) -> Result<T, GraphError> {
+    unwind::catch(decode).map_err(|panic| {
+        panic.at(PanicSite::Deserializing {
+            value: value(),
+            checkpoint_id: tuple.checkpoint.id.clone(),
+        })
+    })
+}
+
 /// Collects one blob per visited field.
 struct BlobCollector<'a> {
     out: &'a mut Vec<(String, Blob)>,
-    error: Option<serde_json::Error>,
+    error: Option<FieldEncodeError>,
 }
 
 impl FieldVisitor for BlobCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, _field: usize, name: &'static str, value: &T) {
-        match Blob::encode(value) {
+        if self.error.is_some() {
+            return;
+        }
+        match encode_field(name, value) {
             Ok(blob) => self.out.push((name.to_owned(), blob)),
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
+            Err(e) => self.error = Some(e),
         }
     }
 }
@@ -68,16 +131,17 @@ type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 /// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
     out: &'a mut [Option<Blob>],
-    error: Option<serde_json::Error>,
+    error: Option<FieldEncodeError>,
 }
 
 impl FieldVisitor for ValueCollector<'_> {
-    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, _name: &'static str, value: &T) {
-        match Blob::encode(value) {
+    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, name: &'static str, value: &T) {
+        if self.error.is_some() {
+            return;
+        }
+        match encode_field(name, value) {
             Ok(blob) => self.out[field] = Some(blob),
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
+            Err(e) => self.error = Some(e),
         }
     }
 }
@@ -202,7 +266,7 @@ impl<S: State> Run<S> {
         self.state
             .visit_saved(&self.fields, Some(&changed_fields), &mut collector);
         if let Some(e) = collector.error {
-            return Err(encode_error("a state field", e));
+            return Err(e.into_graph_error("a state field", self.checkpoint_step));
         }
         for &c in &changed_control {
             values[c] = self.control_value(c)?;
@@ -307,7 +371,7 @@ impl<S: State> Run<S> {
                 update.visit_writes(&mut collector);
             }
             if let Some(e) = collector.error {
-                return Err(encode_error("the input", e));
+                return Err(e.into_graph_error("the input", self.checkpoint_step));
             }
             let map: BTreeMap<String, Blob> = pairs.into_iter().collect();
             return encode_channel(&map).map(Some);
@@ -315,9 +379,7 @@ impl<S: State> Run<S> {
         if c == graph.tasks_channel() {
             let mut sends = Vec::with_capacity(self.sends.len());
             for s in &self.sends {
-                let arg = s
-                    .encode_payload()
-                    .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                let arg = encode_send(s, self.checkpoint_step)?;
                 sends.push(SendForm {
                     node: s.node().to_owned(),
                     arg,
@@ -352,30 +414,28 @@ impl<S: State> Run<S> {
             self.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
-                let state = Arc::make_mut(&mut self.state);
-                let result = match value {
+                let (state, fields) = (Arc::make_mut(&mut self.state), &mut self.fields);
+                let field = || SerdeValue::StateField(name.to_string());
+                let result = decoding(tuple, field, || {
+                    match value {
                     Some(blob) => {
                         let mut de = serde_json::Deserializer::from_str(blob.as_str());
-                        state.restore_field(&mut self.fields, c, Some(&mut de))
+                        state.restore_field(fields, c, Some(&mut de))
                     }
                     None => state.restore_field::<&mut serde_json::Deserializer<
                         serde_json::de::StrRead<'_>,
-                    >>(&mut self.fields, c, None),
-                };
+                    >>(fields, c, None),
+                }
+                })?;
                 result.map_err(|e| decode_error(tuple, format!("state field `{name}`"), e))?;
             } else if c == graph.start_channel() {
                 self.start_input = match value {
-                    Some(blob) => Some(
-                        self.decode_input(blob)
-                            .map_err(|e| decode_error(tuple, "the pending input".to_owned(), e))?,
-                    ),
+                    Some(blob) => Some(self.decode_input(tuple, blob)?),
                     None => None,
                 };
             } else if c == graph.tasks_channel() {
                 self.sends = match value {
-                    Some(blob) => self
-                        .decode_sends(blob)
-                        .map_err(|e| decode_error(tuple, "the pending Sends".to_owned(), e))?,
+                    Some(blob) => self.decode_sends(tuple, blob)?,
                     None => Vec::new(),
                 };
             } else {
@@ -443,21 +503,37 @@ impl<S: State> Run<S> {
     }
 
     /// The `__start__` channel's value: a map of field → write, one update per field.
-    fn decode_input(&self, blob: &Blob) -> Result<Vec<S::Update>, serde_json::Error> {
-        let map: BTreeMap<String, Blob> = blob.decode()?;
+    fn decode_input(
+        &self,
+        tuple: &CheckpointTuple,
+        blob: &Blob,
+    ) -> Result<Vec<S::Update>, GraphError> {
+        let what = || "the pending input".to_owned();
+        let map: BTreeMap<String, Blob> =
+            blob.decode().map_err(|e| decode_error(tuple, what(), e))?;
         let mut updates = Vec::with_capacity(map.len());
         for (field, value) in &map {
             let Some(idx) = S::field_index(field) else {
                 continue;
             };
             let mut de = serde_json::Deserializer::from_str(value.as_str());
-            updates.push(S::Update::from_field_write(idx, &mut de)?);
+            let update = decoding(
+                tuple,
+                || SerdeValue::StateField(field.clone()),
+                || S::Update::from_field_write(idx, &mut de),
+            )?;
+            updates.push(update.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(updates)
     }
 
-    fn decode_sends(&self, blob: &Blob) -> Result<Vec<crate::command::Send>, serde_json::Error> {
-        let forms: Vec<SendForm> = blob.decode()?;
+    fn decode_sends(
+        &self,
+        tuple: &CheckpointTuple,
+        blob: &Blob,
+    ) -> Result<Vec<crate::command::Send>, GraphError> {
+        let what = || "the pending Sends".to_owned();
+        let forms: Vec<SendForm> = blob.decode().map_err(|e| decode_error(tuple, what(), e))?;
         let mut sends = Vec::with_capacity(forms.len());
         for form in forms {
             let Some(&node) = self.graph.node_by_name.get(form.node.as_str()) else {
@@ -467,7 +543,12 @@ impl<S: State> Run<S> {
             let Some(runner) = &self.graph.nodes[node].runner else {
                 continue;
             };
-            sends.push(runner.decode_send(form.node.clone().into(), &form.arg)?);
+            let send = decoding(
+                tuple,
+                || SerdeValue::SendPayload(form.node.clone()),
+                || runner.decode_send(form.node.clone().into(), &form.arg),
+            )?;
+            sends.push(send.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(sends)
     }
@@ -486,7 +567,7 @@ impl<S: State> Run<S> {
             u.visit_writes(&mut collector);
         }
         if let Some(e) = collector.error {
-            return Err(encode_error("a node's update", e));
+            return Err(e.into_graph_error("a node's update", self.step));
         }
         for w in &writes.control {
             match w {
@@ -498,9 +579,7 @@ impl<S: State> Run<S> {
                     Blob::encode(&**name).map_err(|e| encode_error("a join write", e))?,
                 )),
                 ControlWrite::Send(s) => {
-                    let arg = s
-                        .encode_payload()
-                        .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                    let arg = encode_send(s, self.step)?;
                     let form = SendForm {
                         node: s.node().to_owned(),
                         arg,
@@ -540,9 +619,12 @@ impl<S: State> Run<S> {
                     continue;
                 };
                 if let Some(runner) = &graph.nodes[node].runner {
-                    let send = runner
-                        .decode_send(form.node.clone().into(), &form.arg)
-                        .map_err(|e| decode_error(tuple, what(), e))?;
+                    let send = decoding(
+                        tuple,
+                        || SerdeValue::SendPayload(form.node.clone()),
+                        || runner.decode_send(form.node.clone().into(), &form.arg),
+                    )?;
+                    let send = send.map_err(|e| decode_error(tuple, what(), e))?;
                     writes.control.push(ControlWrite::Send(send));
                 }
                 continue;
@@ -553,9 +635,14 @@ impl<S: State> Run<S> {
             };
             if c < graph.num_fields() {
                 let mut de = serde_json::Deserializer::from_str(row.value.as_str());
-                let update = S::Update::from_field_write(c, &mut de)
-                    .map_err(|e| decode_error(tuple, what(), e))?;
-                writes.updates.push(update);
+                let update = decoding(
+                    tuple,
+                    || SerdeValue::StateField(row.channel.clone()),
+                    || S::Update::from_field_write(c, &mut de),
+                )?;
+                writes
+                    .updates
+                    .push(update.map_err(|e| decode_error(tuple, what(), e))?);
             } else if c >= graph.control_base() {
                 match &self.control[c - graph.control_base()] {
                     ControlChannel::Branch(_) | ControlChannel::DeferredBranch(_) => {
