@@ -237,15 +237,27 @@ impl fmt::Display for MessageError {
 impl std::error::Error for MessageError {}
 
 /// A node attempt that ran longer than its timeout
-/// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)); it was cancelled.
+/// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)): cancelled, or for a
+/// sync node abandoned.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("node `{node}` did not finish within its timeout of {limit:?} and was cancelled")]
+#[error(
+    "node `{node}` did not finish within its timeout of {limit:?} and was {}",
+    if *abandoned {
+        "abandoned: a sync node cannot be interrupted, so it runs to its end in the background \
+         and its result is discarded"
+    } else {
+        "cancelled"
+    }
+)]
 #[non_exhaustive]
 pub struct NodeTimeout {
     /// The node.
     pub node: String,
     /// Its timeout.
     pub limit: std::time::Duration,
+    /// Whether the attempt was a sync node's, left running on tokio's blocking
+    /// pool rather than cancelled: its side effects still happen.
+    pub abandoned: bool,
 }
 
 /// Where code of yours that the engine calls outside a node's body panicked

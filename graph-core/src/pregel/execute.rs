@@ -49,12 +49,19 @@ fn retrying<S: State>(
     Box::pin(async move {
         let mut attempt = 1;
         loop {
-            let result = match runner.call(input.clone(), ctx.for_attempt(attempt)) {
-                Ok(fut) => match timeout {
-                    Some(limit) => within(limit, ctx.node(), fut).await,
-                    None => fut.await,
+            let attempt_ctx = ctx.for_attempt(attempt);
+            let result = match timeout {
+                Some(limit) if runner.is_blocking() => {
+                    let runner = Arc::clone(&runner);
+                    off_executor(limit, ctx.node(), runner, input.clone(), attempt_ctx).await
+                }
+                _ => match runner.call(input.clone(), attempt_ctx) {
+                    Ok(fut) => match timeout {
+                        Some(limit) => within(limit, ctx.node(), fut).await,
+                        None => fut.await,
+                    },
+                    Err(e) => Err(e),
                 },
-                Err(e) => Err(e),
             };
             let error = match result {
                 Ok(out) => return Ok(out),
@@ -86,18 +93,56 @@ async fn within<S: State>(
     fut: NodeFuture<S>,
 ) -> Result<NodeOutput<S>, NodeError> {
     if tokio::runtime::Handle::try_current().is_err() {
-        return Err(NodeError::msg(format!(
-            "node `{node}` has a timeout, which needs a tokio runtime with its timer; run the \
-             graph inside one (e.g. #[tokio::main]) or remove the timeout"
-        )));
+        return Err(no_timer(node));
     }
     match tokio::time::timeout(limit, fut).await {
         Ok(result) => result,
-        Err(_) => Err(NodeError::from(crate::error::NodeTimeout {
-            node: node.to_owned(),
-            limit,
-        })),
+        Err(_) => Err(timed_out(node, limit, false)),
     }
+}
+
+/// Runs one attempt of a blocking node (a sync `fn`) on tokio's blocking pool,
+/// so that its timeout fires on time. A thread cannot be interrupted: past
+/// `limit` the attempt is abandoned, not cancelled — it runs to its end in the
+/// background, its side effects happen, and its result is discarded.
+async fn off_executor<S: State>(
+    limit: std::time::Duration,
+    node: &str,
+    runner: Arc<dyn crate::node::ErasedNode<S>>,
+    input: crate::node::TaskInput<S>,
+    ctx: Context,
+) -> Result<NodeOutput<S>, NodeError> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Err(no_timer(node));
+    };
+    let on_pool = runtime.clone();
+    // The future of a blocking node is ready when first polled; `block_on`
+    // drives it on the pool's thread all the same.
+    let attempt = runtime.spawn_blocking(move || on_pool.block_on(runner.call(input, ctx)?));
+    match tokio::time::timeout(limit, attempt).await {
+        Ok(Ok(result)) => result,
+        // Raised again here, where the executor catches node panics.
+        Ok(Err(joined)) if joined.is_panic() => std::panic::resume_unwind(joined.into_panic()),
+        Ok(Err(_)) => Err(NodeError::msg(format!(
+            "node `{node}` was cancelled on tokio's blocking pool: the runtime is shutting down"
+        ))),
+        Err(_) => Err(timed_out(node, limit, true)),
+    }
+}
+
+fn no_timer(node: &str) -> NodeError {
+    NodeError::msg(format!(
+        "node `{node}` has a timeout, which needs a tokio runtime with its timer; run the graph \
+         inside one (e.g. #[tokio::main]) or remove the timeout"
+    ))
+}
+
+fn timed_out(node: &str, limit: std::time::Duration, abandoned: bool) -> NodeError {
+    NodeError::from(crate::error::NodeTimeout {
+        node: node.to_owned(),
+        limit,
+        abandoned,
+    })
 }
 
 /// Polls a node's future once, catching a panic; `None` when it is still pending.
