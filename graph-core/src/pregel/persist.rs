@@ -40,37 +40,14 @@ pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
         .unwrap_or_else(|_| vec![value.clone()])
 }
 
-/// Why a field's value could not be serialised.
-enum FieldEncodeError {
-    Failed(serde_json::Error),
-    /// Its `Serialize` impl panicked.
-    Panicked(&'static str, unwind::Caught),
-}
-
-impl FieldEncodeError {
-    /// The engine's error for it: `what` names the value in the message of a
-    /// failure; a panic names the field and the step.
-    fn into_graph_error(self, what: &str, step: i64) -> GraphError {
-        match self {
-            FieldEncodeError::Failed(e) => encode_error(what, e),
-            FieldEncodeError::Panicked(field, panic) => panic.at(PanicSite::Serializing {
-                value: SerdeValue::StateField(field.to_owned()),
-                step,
-            }),
-        }
-    }
-}
-
-/// Serialises the value of (or a write to) field `name`, catching a panic of
-/// its `Serialize` impl.
-fn encode_field<T: Serialize + ?Sized>(
-    name: &'static str,
-    value: &T,
-) -> Result<Blob, FieldEncodeError> {
-    match unwind::catch(|| Blob::encode(value)) {
-        Ok(encoded) => encoded.map_err(FieldEncodeError::Failed),
-        Err(panic) => Err(FieldEncodeError::Panicked(name, panic)),
-    }
+/// The error of a panic in the `Serialize` impl of field `field`: the field a
+/// collector was at when the visit of a state or an update panicked (one catch
+/// per visit, not per field: this runs for every checkpoint).
+fn serialize_panic(panic: unwind::Caught, field: &str, step: i64) -> GraphError {
+    panic.at(PanicSite::Serializing {
+        value: SerdeValue::StateField(field.to_owned()),
+        step,
+    })
 }
 
 /// Serialises the payload of `send`, catching a panic of its `Serialize` impl.
@@ -104,17 +81,29 @@ fn decoding<T>(
 /// Collects one blob per visited field.
 struct BlobCollector<'a> {
     out: &'a mut Vec<(String, Blob)>,
-    error: Option<FieldEncodeError>,
+    /// The field being serialised.
+    at: &'static str,
+    error: Option<serde_json::Error>,
+}
+
+impl<'a> BlobCollector<'a> {
+    fn new(out: &'a mut Vec<(String, Blob)>) -> Self {
+        BlobCollector {
+            out,
+            at: "",
+            error: None,
+        }
+    }
 }
 
 impl FieldVisitor for BlobCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, _field: usize, name: &'static str, value: &T) {
-        if self.error.is_some() {
-            return;
-        }
-        match encode_field(name, value) {
+        self.at = name;
+        match Blob::encode(value) {
             Ok(blob) => self.out.push((name.to_owned(), blob)),
-            Err(e) => self.error = Some(e),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
         }
     }
 }
@@ -131,17 +120,19 @@ type MadeVersions = SmallVec<[(u64, ChannelVersion); 8]>;
 /// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
     out: &'a mut [Option<Blob>],
-    error: Option<FieldEncodeError>,
+    /// The field being serialised.
+    at: &'static str,
+    error: Option<serde_json::Error>,
 }
 
 impl FieldVisitor for ValueCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, field: usize, name: &'static str, value: &T) {
-        if self.error.is_some() {
-            return;
-        }
-        match encode_field(name, value) {
+        self.at = name;
+        match Blob::encode(value) {
             Ok(blob) => self.out[field] = Some(blob),
-            Err(e) => self.error = Some(e),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
         }
     }
 }
@@ -261,12 +252,17 @@ impl<S: State> Run<S> {
             smallvec::smallvec![None; graph.num_channels()];
         let mut collector = ValueCollector {
             out: &mut values,
+            at: "",
             error: None,
         };
-        self.state
-            .visit_saved(&self.fields, Some(&changed_fields), &mut collector);
+        let (state, fields) = (&self.state, &self.fields);
+        let visited =
+            unwind::catch(|| state.visit_saved(fields, Some(&changed_fields), &mut collector));
+        if let Err(panic) = visited {
+            return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
+        }
         if let Some(e) = collector.error {
-            return Err(e.into_graph_error("a state field", self.checkpoint_step));
+            return Err(encode_error("a state field", e));
         }
         for &c in &changed_control {
             values[c] = self.control_value(c)?;
@@ -363,15 +359,17 @@ impl<S: State> Run<S> {
                 return Ok(None);
             };
             let mut pairs = Vec::new();
-            let mut collector = BlobCollector {
-                out: &mut pairs,
-                error: None,
-            };
-            for update in updates {
-                update.visit_writes(&mut collector);
+            let mut collector = BlobCollector::new(&mut pairs);
+            let visited = unwind::catch(|| {
+                for update in updates {
+                    update.visit_writes(&mut collector);
+                }
+            });
+            if let Err(panic) = visited {
+                return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
             }
             if let Some(e) = collector.error {
-                return Err(e.into_graph_error("the input", self.checkpoint_step));
+                return Err(encode_error("the input", e));
             }
             let map: BTreeMap<String, Blob> = pairs.into_iter().collect();
             return encode_channel(&map).map(Some);
@@ -559,15 +557,17 @@ impl<S: State> Run<S> {
         writes: &TaskWrites<S>,
     ) -> Result<Vec<(String, Blob)>, GraphError> {
         let mut rows = Vec::new();
-        let mut collector = BlobCollector {
-            out: &mut rows,
-            error: None,
-        };
-        for u in &writes.updates {
-            u.visit_writes(&mut collector);
+        let mut collector = BlobCollector::new(&mut rows);
+        let visited = unwind::catch(|| {
+            for u in &writes.updates {
+                u.visit_writes(&mut collector);
+            }
+        });
+        if let Err(panic) = visited {
+            return Err(serialize_panic(panic, collector.at, self.step));
         }
         if let Some(e) = collector.error {
-            return Err(e.into_graph_error("a node's update", self.step));
+            return Err(encode_error("a node's update", e));
         }
         for w in &writes.control {
             match w {
