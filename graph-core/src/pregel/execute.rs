@@ -391,6 +391,7 @@ impl<S: State> Run<S> {
             checkpoint: self.checkpoint,
             ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
             events: self.nested_events.clone(),
+            depth: self.nested.as_ref().map_or(0, |n| n.depth),
         }
     }
 

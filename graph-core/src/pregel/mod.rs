@@ -246,10 +246,12 @@ pub(crate) struct Nested {
     /// The subgraph keeps one namespace across calls (its state persists).
     persistent: bool,
     /// The enclosing graphs' checkpoint ids, by namespace.
-    parents: Arc<std::collections::BTreeMap<String, String>>,
+    parents: Arc<scope::Ancestors>,
     /// The caller's `Command::resume` value, for an interrupt with no answer of
     /// its own.
     null_resume: Option<Arc<NullResume>>,
+    /// How many graphs this one runs nested in (1 for a subgraph of the root).
+    depth: usize,
 }
 
 impl<S: State> Run<S> {

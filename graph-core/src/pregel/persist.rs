@@ -697,7 +697,7 @@ impl<S: State> Run<S> {
             parents: self
                 .nested
                 .as_ref()
-                .map(|n| (*n.parents).clone())
+                .map(|n| n.parents.to_map())
                 .unwrap_or_default(),
             extra,
         }
