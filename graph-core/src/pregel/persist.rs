@@ -11,6 +11,7 @@ use crate::checkpoint::{
     CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
 use crate::error::{GraphError, PanicSite, SerdeValue};
+use crate::graph::compiled::Graph;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
 use crate::unwind;
 use serde::Serialize;
@@ -63,19 +64,46 @@ fn encode_send(send: &crate::command::Send, step: i64) -> Result<Blob, GraphErro
     }
 }
 
-/// Runs `decode`, whose `Deserialize` impls read `value` from `tuple`; a panic
-/// becomes [`PanicSite::Deserializing`].
-fn decoding<T>(
-    tuple: &CheckpointTuple,
-    value: impl FnOnce() -> SerdeValue,
-    decode: impl FnOnce() -> T,
-) -> Result<T, GraphError> {
-    unwind::catch(decode).map_err(|panic| {
+/// What a restore is decoding, kept up to date so that a panic of a
+/// `Deserialize` impl of the user's names the value: one catch per restore,
+/// not one per value (this runs for every field of every checkpoint read).
+#[derive(Clone, Copy, Default)]
+enum Decoding {
+    /// The engine's own data: nothing of the user's.
+    #[default]
+    Engine,
+    /// The value of (or a write to) the state field with this index.
+    Field(usize),
+    /// The payload of a `Send` to the node with this index.
+    SendPayload(usize),
+}
+
+impl Decoding {
+    /// The error of a panic while this was decoded from `tuple`.
+    fn panicked<S: State>(
+        self,
+        panic: unwind::Caught,
+        tuple: &CheckpointTuple,
+        graph: &Graph<S>,
+    ) -> GraphError {
+        let value = match self {
+            Decoding::Engine => return panic.at(PanicSite::Run),
+            Decoding::Field(c) => {
+                SerdeValue::StateField(S::FIELDS.get(c).copied().unwrap_or_default().to_owned())
+            }
+            Decoding::SendPayload(node) => SerdeValue::SendPayload(
+                graph
+                    .nodes
+                    .get(node)
+                    .map(|n| n.name.to_string())
+                    .unwrap_or_default(),
+            ),
+        };
         panic.at(PanicSite::Deserializing {
-            value: value(),
+            value,
             checkpoint_id: tuple.checkpoint.id.clone(),
         })
-    })
+    }
 }
 
 /// Collects one blob per visited field.
@@ -397,7 +425,18 @@ impl<S: State> Run<S> {
     }
 
     /// Restores every channel, version and `versions_seen` entry from `tuple`.
+    /// A `Deserialize` impl that panics is [`PanicSite::Deserializing`].
     pub(crate) fn restore(&mut self, tuple: &CheckpointTuple) -> Result<(), GraphError> {
+        let mut at = Decoding::default();
+        unwind::catch(|| self.restore_channels(tuple, &mut at))
+            .unwrap_or_else(|panic| Err(at.panicked(panic, tuple, &self.graph)))
+    }
+
+    fn restore_channels(
+        &mut self,
+        tuple: &CheckpointTuple,
+        at: &mut Decoding,
+    ) -> Result<(), GraphError> {
         let graph = Arc::clone(&self.graph);
         let cp = &tuple.checkpoint;
         for (name, text) in &cp.channel_versions {
@@ -412,28 +451,27 @@ impl<S: State> Run<S> {
             self.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
-                let (state, fields) = (Arc::make_mut(&mut self.state), &mut self.fields);
-                let field = || SerdeValue::StateField(name.to_string());
-                let result = decoding(tuple, field, || {
-                    match value {
+                let state = Arc::make_mut(&mut self.state);
+                *at = Decoding::Field(c);
+                let result = match value {
                     Some(blob) => {
                         let mut de = serde_json::Deserializer::from_str(blob.as_str());
-                        state.restore_field(fields, c, Some(&mut de))
+                        state.restore_field(&mut self.fields, c, Some(&mut de))
                     }
                     None => state.restore_field::<&mut serde_json::Deserializer<
                         serde_json::de::StrRead<'_>,
-                    >>(fields, c, None),
-                }
-                })?;
+                    >>(&mut self.fields, c, None),
+                };
+                *at = Decoding::Engine;
                 result.map_err(|e| decode_error(tuple, format!("state field `{name}`"), e))?;
             } else if c == graph.start_channel() {
                 self.start_input = match value {
-                    Some(blob) => Some(self.decode_input(tuple, blob)?),
+                    Some(blob) => Some(self.decode_input(tuple, blob, at)?),
                     None => None,
                 };
             } else if c == graph.tasks_channel() {
                 self.sends = match value {
-                    Some(blob) => self.decode_sends(tuple, blob)?,
+                    Some(blob) => self.decode_sends(tuple, blob, at)?,
                     None => Vec::new(),
                 };
             } else {
@@ -505,6 +543,7 @@ impl<S: State> Run<S> {
         &self,
         tuple: &CheckpointTuple,
         blob: &Blob,
+        at: &mut Decoding,
     ) -> Result<Vec<S::Update>, GraphError> {
         let what = || "the pending input".to_owned();
         let map: BTreeMap<String, Blob> =
@@ -515,11 +554,9 @@ impl<S: State> Run<S> {
                 continue;
             };
             let mut de = serde_json::Deserializer::from_str(value.as_str());
-            let update = decoding(
-                tuple,
-                || SerdeValue::StateField(field.clone()),
-                || S::Update::from_field_write(idx, &mut de),
-            )?;
+            *at = Decoding::Field(idx);
+            let update = S::Update::from_field_write(idx, &mut de);
+            *at = Decoding::Engine;
             updates.push(update.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(updates)
@@ -529,6 +566,7 @@ impl<S: State> Run<S> {
         &self,
         tuple: &CheckpointTuple,
         blob: &Blob,
+        at: &mut Decoding,
     ) -> Result<Vec<crate::command::Send>, GraphError> {
         let what = || "the pending Sends".to_owned();
         let forms: Vec<SendForm> = blob.decode().map_err(|e| decode_error(tuple, what(), e))?;
@@ -541,11 +579,9 @@ impl<S: State> Run<S> {
             let Some(runner) = &self.graph.nodes[node].runner else {
                 continue;
             };
-            let send = decoding(
-                tuple,
-                || SerdeValue::SendPayload(form.node.clone()),
-                || runner.decode_send(form.node.clone().into(), &form.arg),
-            )?;
+            *at = Decoding::SendPayload(node);
+            let send = runner.decode_send(form.node.clone().into(), &form.arg);
+            *at = Decoding::Engine;
             sends.push(send.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(sends)
@@ -597,11 +633,23 @@ impl<S: State> Run<S> {
         Ok(rows)
     }
 
-    /// Rebuilds a task's writes from its pending-write rows.
+    /// Rebuilds a task's writes from its pending-write rows. A `Deserialize`
+    /// impl that panics is [`PanicSite::Deserializing`].
     pub(crate) fn decode_writes(
         &self,
         tuple: &CheckpointTuple,
         rows: &[&PendingWrite],
+    ) -> Result<TaskWrites<S>, GraphError> {
+        let mut at = Decoding::default();
+        unwind::catch(|| self.decode_rows(tuple, rows, &mut at))
+            .unwrap_or_else(|panic| Err(at.panicked(panic, tuple, &self.graph)))
+    }
+
+    fn decode_rows(
+        &self,
+        tuple: &CheckpointTuple,
+        rows: &[&PendingWrite],
+        at: &mut Decoding,
     ) -> Result<TaskWrites<S>, GraphError> {
         let graph = &self.graph;
         let mut writes = TaskWrites::default();
@@ -619,11 +667,9 @@ impl<S: State> Run<S> {
                     continue;
                 };
                 if let Some(runner) = &graph.nodes[node].runner {
-                    let send = decoding(
-                        tuple,
-                        || SerdeValue::SendPayload(form.node.clone()),
-                        || runner.decode_send(form.node.clone().into(), &form.arg),
-                    )?;
+                    *at = Decoding::SendPayload(node);
+                    let send = runner.decode_send(form.node.clone().into(), &form.arg);
+                    *at = Decoding::Engine;
                     let send = send.map_err(|e| decode_error(tuple, what(), e))?;
                     writes.control.push(ControlWrite::Send(send));
                 }
@@ -635,11 +681,9 @@ impl<S: State> Run<S> {
             };
             if c < graph.num_fields() {
                 let mut de = serde_json::Deserializer::from_str(row.value.as_str());
-                let update = decoding(
-                    tuple,
-                    || SerdeValue::StateField(row.channel.clone()),
-                    || S::Update::from_field_write(c, &mut de),
-                )?;
+                *at = Decoding::Field(c);
+                let update = S::Update::from_field_write(c, &mut de);
+                *at = Decoding::Engine;
                 writes
                     .updates
                     .push(update.map_err(|e| decode_error(tuple, what(), e))?);
