@@ -785,3 +785,32 @@ mod checkpoints_cost_what_changed {
         );
     }
 }
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Pair {
+    first: u32,
+    second: u32,
+}
+
+/// Under durability `async` the checkpoint of a step is stored while the next
+/// step runs. A run that fails in that next step (here: two writes to a field
+/// without a reducer) returns only once that checkpoint is stored, so the
+/// thread shows it at once and the next run continues from it.
+#[tokio::test]
+async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
+    let app = StateGraph::<Pair>::new()
+        .add_node_fn("first", |_: &Pair| Pair::update().first(1))
+        .add_node_fn("left", |_: &Pair| Pair::update().second(1))
+        .add_node_fn("right", |_: &Pair| Pair::update().second(2))
+        .add_edge(START, "first")
+        .add_edge("first", "left")
+        .add_edge("first", "right")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("async").durability(Durability::Async);
+    let err = app.invoke(Pair::update(), &config).await.unwrap_err();
+    assert!(matches!(err, GraphError::InvalidUpdate(_)), "{err}");
+    let snapshot = app.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.values.first, 1);
+    assert_eq!(snapshot.next, ["left", "right"]);
+}

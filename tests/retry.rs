@@ -3,7 +3,7 @@
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
 use stategraph::RetryPolicy;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -184,5 +184,70 @@ mod timeouts {
         );
         let out = app.invoke(Done::update(), &RunConfig::new()).await.unwrap();
         assert_eq!(out.attempts, 2);
+    }
+
+    /// Set by `sleeper` after its sleep.
+    static SLEEPER_WOKE: AtomicBool = AtomicBool::new(false);
+
+    /// A sync node blocking its thread for 3 s.
+    #[node]
+    fn sleeper(_: &Done) -> DoneUpdate {
+        std::thread::sleep(Duration::from_secs(3));
+        SLEEPER_WOKE.store(true, Ordering::SeqCst);
+        Done::update().attempts(1)
+    }
+
+    #[tokio::test]
+    async fn a_sync_node_past_its_timeout_is_abandoned_and_the_run_fails_at_once() {
+        let app = StateGraph::<Done>::new()
+            .add_node_with(
+                sleeper,
+                NodeOptions::new().timeout(Duration::from_millis(200)),
+            )
+            .add_edge(START, sleeper)
+            .compile()
+            .unwrap();
+        let err = app
+            .invoke(Done::update(), &RunConfig::new())
+            .await
+            .unwrap_err();
+        // The run did not wait for the node's thread.
+        assert!(!SLEEPER_WOKE.load(Ordering::SeqCst));
+        let GraphError::NodeFailed { node, source, .. } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(node, "sleeper");
+        let timeout = source.downcast_ref::<NodeTimeout>().expect("a NodeTimeout");
+        assert_eq!(timeout.limit, Duration::from_millis(200));
+        assert!(timeout.abandoned);
+        assert!(err.to_string().contains("was abandoned"), "{err}");
+    }
+
+    /// Set by `sleeper_once` after the sleep of its first attempt.
+    static FIRST_ATTEMPT_WOKE: AtomicBool = AtomicBool::new(false);
+
+    /// A sync node blocking its thread for 3 s on its first attempt only.
+    #[node]
+    fn sleeper_once(_: &Done, ctx: &Context) -> DoneUpdate {
+        if ctx.attempt() == 1 {
+            std::thread::sleep(Duration::from_secs(3));
+            FIRST_ATTEMPT_WOKE.store(true, Ordering::SeqCst);
+        }
+        Done::update().attempts(ctx.attempt())
+    }
+
+    #[tokio::test]
+    async fn a_sync_node_past_its_timeout_is_retried() {
+        let options = NodeOptions::new()
+            .timeout(Duration::from_millis(200))
+            .retry(no_wait(3));
+        let app = StateGraph::<Done>::new()
+            .add_node_with(sleeper_once, options)
+            .add_edge(START, sleeper_once)
+            .compile()
+            .unwrap();
+        let out = app.invoke(Done::update(), &RunConfig::new()).await.unwrap();
+        assert_eq!(out.attempts, 2);
+        assert!(!FIRST_ATTEMPT_WOKE.load(Ordering::SeqCst));
     }
 }

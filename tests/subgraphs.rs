@@ -1160,3 +1160,121 @@ async fn a_retried_subgraph_continues_from_its_checkpoint() {
     );
     assert_eq!(second_calls.load(Ordering::SeqCst), 2);
 }
+
+mod deep_nesting {
+    //! Subgraphs nested 200 deep run on a tokio worker's default 2 MiB stack
+    //! in a debug build (each level polled inline costs ~100 KiB there).
+
+    use super::*;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Probe {
+        /// The checkpoint namespace of the innermost node's task.
+        leaf_ns: String,
+    }
+
+    const DEPTH: usize = 200;
+
+    /// A graph whose node `level` runs a graph whose node `level` runs ...
+    /// (`depth` levels in all) a graph whose node `leaf` records its namespace.
+    fn nested(depth: usize, saver: Option<Arc<dyn Checkpointer>>) -> CompiledGraph<Probe> {
+        nested_around(
+            StateGraph::<Probe>::new().add_node_fn("leaf", |_: &Probe, ctx: &Context| {
+                Probe::update().leaf_ns(ctx.checkpoint_ns())
+            }),
+            depth,
+            saver,
+        )
+    }
+
+    fn nested_around(
+        leaf: StateGraph<Probe>,
+        depth: usize,
+        saver: Option<Arc<dyn Checkpointer>>,
+    ) -> CompiledGraph<Probe> {
+        let mut graph = leaf.add_edge(START, "leaf").compile().unwrap();
+        for level in 1..=depth {
+            let outer = StateGraph::<Probe>::new()
+                .add_node(Subgraph::new("level", graph))
+                .add_edge(START, "level");
+            graph = match (&saver, level == depth) {
+                (Some(saver), true) => outer.compile_with(Arc::clone(saver)),
+                _ => outer.compile(),
+            }
+            .unwrap();
+        }
+        graph
+    }
+
+    /// Runs on a worker thread of the multi-thread runtime (a `#[tokio::test]`
+    /// body runs on the test's own thread, whose stack is larger).
+    async fn run_on_a_worker(app: CompiledGraph<Probe>, config: RunConfig) -> Probe {
+        tokio::spawn(async move { app.invoke(Probe::update(), &config).await })
+            .await
+            .unwrap()
+            .unwrap()
+            .into_state()
+    }
+
+    fn assert_the_leaf_ran_200_levels_down(out: &Probe) {
+        let segments: Vec<&str> = out.leaf_ns.split('|').collect();
+        assert_eq!(segments.len(), DEPTH + 1, "{}", out.leaf_ns);
+        assert!(segments[..DEPTH].iter().all(|s| s.starts_with("level:")));
+        assert!(segments[DEPTH].starts_with("leaf:"));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn two_hundred_levels_run_on_a_default_worker_stack() {
+        let out = run_on_a_worker(nested(DEPTH, None), RunConfig::new()).await;
+        assert_the_leaf_ran_200_levels_down(&out);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn two_hundred_levels_store_their_checkpoints_in_namespaces_200_deep() {
+        let saver = shared_saver();
+        let app = nested(DEPTH, Some(Arc::clone(&saver)));
+        let out = run_on_a_worker(app, RunConfig::thread("deep")).await;
+        assert_the_leaf_ran_200_levels_down(&out);
+        let stored = saver.list(None, &ListOptions::default()).await.unwrap();
+        let deepest = stored
+            .iter()
+            .map(|t| t.config.checkpoint_ns.split('|').count())
+            .max();
+        assert_eq!(deepest, Some(DEPTH));
+        let namespaces: std::collections::BTreeSet<&str> = stored
+            .iter()
+            .map(|t| t.config.checkpoint_ns.as_str())
+            .collect();
+        assert_eq!(namespaces.len(), DEPTH + 1, "the root's and 200 levels'");
+    }
+
+    /// Levels 4 and 8 run as tasks of their own: an interrupt nine levels down
+    /// pauses every level, and the answer reaches it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_interrupt_nine_levels_down_pauses_and_resumes_every_level() {
+        let leaf = StateGraph::<Probe>::new().add_node_fn(
+            "leaf",
+            |_: &Probe, ctx: &Context| -> Result<ProbeUpdate, NodeError> {
+                let answer: String = ctx.interrupt("which way?")?;
+                Ok(Probe::update().leaf_ns(answer))
+            },
+        );
+        let saver = shared_saver();
+        let app = nested_around(leaf, 9, Some(Arc::clone(&saver)));
+        let config = RunConfig::thread("deep interrupt");
+        let paused = app.invoke(Probe::update(), &config).await.unwrap();
+        assert_eq!(paused.interrupts.len(), 1);
+        assert_eq!(paused.interrupts[0].value, json!("which way?"));
+        let stored = saver.list(None, &ListOptions::default()).await.unwrap();
+        let deepest = stored
+            .iter()
+            .max_by_key(|t| t.config.checkpoint_ns.split('|').count())
+            .unwrap();
+        assert_eq!(deepest.config.checkpoint_ns.split('|').count(), 9);
+        assert_eq!(deepest.metadata.parents.len(), 9, "the root and 8 levels");
+
+        let done = app.invoke(Command::resume("left"), &config).await.unwrap();
+        assert!(!done.is_interrupted());
+        assert_eq!(done.leaf_ns, "left");
+    }
+}

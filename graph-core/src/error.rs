@@ -237,15 +237,153 @@ impl fmt::Display for MessageError {
 impl std::error::Error for MessageError {}
 
 /// A node attempt that ran longer than its timeout
-/// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)); it was cancelled.
+/// ([`NodeOptions::timeout`](crate::NodeOptions::timeout)): cancelled, or for a
+/// sync node abandoned.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("node `{node}` did not finish within its timeout of {limit:?} and was cancelled")]
+#[error(
+    "node `{node}` did not finish within its timeout of {limit:?} and was {}",
+    if *abandoned {
+        "abandoned: a sync node cannot be interrupted, so it runs to its end in the background \
+         and its result is discarded"
+    } else {
+        "cancelled"
+    }
+)]
 #[non_exhaustive]
 pub struct NodeTimeout {
     /// The node.
     pub node: String,
     /// Its timeout.
     pub limit: std::time::Duration,
+    /// Whether the attempt was a sync node's, left running on tokio's blocking
+    /// pool rather than cancelled: its side effects still happen.
+    pub abandoned: bool,
+}
+
+/// Where code of yours that the engine calls outside a node's body panicked
+/// ([`GraphError::Panicked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PanicSite {
+    /// The reducer of a state field (`#[reducer(f)]`), folding the writes of
+    /// superstep `step` (for a field without a reducer: the `Drop` of a value a
+    /// write replaced).
+    Reducer {
+        /// The field.
+        field: String,
+        /// The superstep whose writes were being applied.
+        step: i64,
+    },
+    /// A router of a conditional edge from `node` (`add_conditional_edges`),
+    /// choosing where task `task_id` of superstep `step` goes next.
+    Router {
+        /// The node the conditional edge leaves.
+        node: String,
+        /// The task whose routes were being resolved (empty for `update_state`).
+        task_id: String,
+        /// The superstep.
+        step: i64,
+    },
+    /// A `Serialize` impl, while the checkpoint of superstep `step` or a task's
+    /// writes were stored (or a cached node's input was hashed).
+    Serializing {
+        /// The value being serialised.
+        value: SerdeValue,
+        /// The superstep.
+        step: i64,
+    },
+    /// A `Deserialize` impl, while checkpoint `checkpoint_id` or its pending
+    /// writes were read.
+    Deserializing {
+        /// The value being deserialised.
+        value: SerdeValue,
+        /// The checkpoint being read.
+        checkpoint_id: String,
+    },
+    /// The `retry_on` predicate of `node`'s retry policy, deciding whether a
+    /// failed attempt of task `task_id` runs again.
+    RetryPredicate {
+        /// The node.
+        node: String,
+        /// The task whose attempt failed.
+        task_id: String,
+        /// The superstep.
+        step: i64,
+    },
+    /// Elsewhere in the run, outside the places above: a `Clone`, `Default` or
+    /// `Drop` impl of the state, a checkpointer, or the engine itself.
+    Run,
+}
+
+impl fmt::Display for PanicSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PanicSite::Reducer { field, step } => {
+                write!(f, "the reducer of field `{field}` (step {step})")
+            }
+            PanicSite::Router {
+                node,
+                task_id,
+                step,
+            } if task_id.is_empty() => write!(
+                f,
+                "the router of a conditional edge from node `{node}` (update_state, step {step})"
+            ),
+            PanicSite::Router {
+                node,
+                task_id,
+                step,
+            } => write!(
+                f,
+                "the router of a conditional edge from node `{node}` (task {task_id}, step {step})"
+            ),
+            PanicSite::Serializing { value, step } => {
+                write!(f, "the Serialize impl of {value} (step {step})")
+            }
+            PanicSite::Deserializing {
+                value,
+                checkpoint_id,
+            } => write!(
+                f,
+                "the Deserialize impl of {value} (reading checkpoint {checkpoint_id})"
+            ),
+            PanicSite::RetryPredicate {
+                node,
+                task_id,
+                step,
+            } => write!(
+                f,
+                "the retry_on predicate of node `{node}`'s retry policy (task {task_id}, step \
+                 {step})"
+            ),
+            PanicSite::Run => f.write_str(
+                "code the run called outside its nodes (a Clone, Default or Drop impl of the \
+                 state, or a checkpointer)",
+            ),
+        }
+    }
+}
+
+/// The value whose `Serialize` or `Deserialize` impl panicked ([`PanicSite`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SerdeValue {
+    /// A state field: its value, or a write to it.
+    StateField(String),
+    /// The payload of a `Send` to this node.
+    SendPayload(String),
+    /// The input of this node, hashed for its cache key.
+    CacheKey(String),
+}
+
+impl fmt::Display for SerdeValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SerdeValue::StateField(field) => write!(f, "field `{field}`"),
+            SerdeValue::SendPayload(node) => write!(f, "the payload of a Send to `{node}`"),
+            SerdeValue::CacheKey(node) => write!(f, "the input of node `{node}` (its cache key)"),
+        }
+    }
 }
 
 /// Everything that can go wrong building or running a graph.
@@ -301,6 +439,24 @@ pub enum GraphError {
         task_id: String,
         /// The superstep.
         step: i64,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+
+    /// Code of yours that the engine runs outside a node's body panicked: a
+    /// reducer, a router, a `Serialize` or `Deserialize` impl, a retry predicate
+    /// ([`PanicSite`] says which, and where). The panic was caught and the run
+    /// stopped without applying the step it happened in (tasks of that step
+    /// that completed keep their writes, as when a node fails): with a
+    /// checkpointer the thread stays at its last checkpoint, which `get_state`
+    /// shows, and continues from it once the code is fixed.
+    #[error(
+        "{site} panicked: {message}; the run stopped and the thread keeps its last checkpoint \
+         — fix the code that panicked, then invoke the thread again to continue"
+    )]
+    Panicked {
+        /// What panicked, and where.
+        site: PanicSite,
         /// The panic payload, when it was a string.
         message: String,
     },
@@ -405,6 +561,20 @@ impl From<crate::checkpoint::CheckpointError> for GraphError {
 }
 
 impl GraphError {
+    /// The task this failure belongs to, when one task of a step failed: its
+    /// error is stored with the step's pending writes and reported as its result.
+    pub(crate) fn failed_task(&self) -> Option<&str> {
+        match self {
+            GraphError::NodeFailed { task_id, .. }
+            | GraphError::NodePanicked { task_id, .. }
+            | GraphError::Panicked {
+                site: PanicSite::RetryPredicate { task_id, .. },
+                ..
+            } => Some(task_id),
+            _ => None,
+        }
+    }
+
     /// The LangGraph troubleshooting code of this error, if it has one.
     pub fn code(&self) -> Option<ErrorCode> {
         match self {

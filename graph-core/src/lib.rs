@@ -39,6 +39,7 @@ pub mod snapshot;
 pub mod state;
 pub mod stream;
 pub mod subgraph;
+pub(crate) mod unwind;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -54,6 +55,7 @@ pub use config::{Durability, RunConfig};
 pub use context::Context;
 pub use error::{
     EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError, NodeTimeout,
+    PanicSite, SerdeValue,
 };
 pub use field::{Field, Has, UpdateOf};
 pub use graph::{CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph};

@@ -107,6 +107,15 @@ pub trait Node<S: State>: NodeSpec {
         Targets::None
     }
 
+    /// Whether the node does its work synchronously, blocking its thread until
+    /// done (a plain `fn` node). With a
+    /// [`timeout`](crate::NodeOptions::timeout), the engine runs such a node on
+    /// tokio's blocking pool, where the timeout can abandon it; without one, it
+    /// runs inline. `#[node]` sets it for `fn`s (not `async fn`s).
+    fn is_blocking(&self) -> bool {
+        false
+    }
+
     /// The compiled graph this node runs, if it is a [`Subgraph`](crate::Subgraph)
     /// (for state inspection across namespaces).
     #[doc(hidden)]
@@ -474,6 +483,10 @@ where
     fn targets(&self) -> Targets {
         R::targets()
     }
+
+    fn is_blocking(&self) -> bool {
+        true
+    }
 }
 
 impl<S, F, I, R> Node<S> for FnNode<F, I, WithContext>
@@ -490,6 +503,10 @@ where
 
     fn targets(&self) -> Targets {
         R::targets()
+    }
+
+    fn is_blocking(&self) -> bool {
+        true
     }
 }
 
@@ -543,6 +560,7 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError>;
     fn input_type(&self) -> (TypeId, &'static str);
     fn targets(&self) -> Targets;
+    fn is_blocking(&self) -> bool;
     fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph>;
     /// The cache key of `input`: xxh3-128 of its JSON form (`None` if it does not
     /// serialise).
@@ -596,6 +614,10 @@ where
 
     fn targets(&self) -> Targets {
         self.0.targets()
+    }
+
+    fn is_blocking(&self) -> bool {
+        self.0.is_blocking()
     }
 
     fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {

@@ -10,6 +10,7 @@ pub use crate::field::FieldOfType;
 
 use crate::channels::Channel;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 
 /// A binary reducer for fields of type `T`: anything usable as `fn(T, T) -> T`.
 #[diagnostic::on_unimplemented(
@@ -100,7 +101,9 @@ impl<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result> fmt::Debug for FmtWith<F> {
     }
 }
 
-/// Applies `n` writes to a channel; used by `apply_updates` expansions.
+/// Applies `n` writes to a channel; used by `apply_updates` expansions. A panic
+/// (in the field's reducer) is raised again naming the field, for the engine's
+/// `GraphError::Panicked`.
 #[inline]
 pub fn update_channel<C, I>(
     channel: &mut C,
@@ -112,7 +115,11 @@ where
     C: Channel,
     I: Iterator<Item = C::Write>,
 {
-    channel.update(value, Writes::new(n, writes))
+    let update = AssertUnwindSafe(|| channel.update(value, Writes::new(n, writes)));
+    match std::panic::catch_unwind(update) {
+        Ok(result) => result,
+        Err(payload) => crate::unwind::raise_in_field(channel.key(), payload),
+    }
 }
 
 /// Notifies one field of a new step when it is available and not skipped.

@@ -115,9 +115,19 @@ impl RetryPolicy {
         }
         let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
         let base = self.initial_interval.as_secs_f64() * self.backoff_factor.powi(exponent);
-        let capped = base.min(self.max_interval.as_secs_f64()).max(0.0);
-        let jitter = if self.jitter { fastrand::f64() } else { 0.0 };
-        Some(Duration::from_secs_f64(capped + jitter))
+        // The cap is compared as a Duration: `max_interval` near `Duration::MAX`
+        // rounds up as an f64 past what a Duration holds. A base past the cap, or
+        // NaN (a NaN factor), is the cap; a negative one is no wait.
+        let wait = match Duration::try_from_secs_f64(base.max(0.0)) {
+            Ok(wait) if !base.is_nan() => wait.min(self.max_interval),
+            _ => self.max_interval,
+        };
+        let jitter = if self.jitter {
+            Duration::from_secs_f64(fastrand::f64())
+        } else {
+            Duration::ZERO
+        };
+        Some(wait.saturating_add(jitter))
     }
 }
 
@@ -145,6 +155,33 @@ mod tests {
         let p = RetryPolicy::new().retry_on(|e| e.to_string() == "retry me");
         assert!(p.next_wait(1, &NodeError::msg("retry me")).is_some());
         assert!(p.next_wait(1, &NodeError::msg("fatal")).is_none());
+    }
+
+    #[test]
+    fn waits_past_what_a_duration_holds_saturate_at_the_cap() {
+        let e = NodeError::msg("x");
+        let huge = RetryPolicy::new()
+            .initial_interval(Duration::MAX)
+            .max_interval(Duration::MAX)
+            .jitter(false);
+        assert_eq!(huge.next_wait(1, &e), Some(Duration::MAX));
+        assert_eq!(
+            huge.clone().jitter(true).next_wait(1, &e),
+            Some(Duration::MAX)
+        );
+        let growing = RetryPolicy::new()
+            .initial_interval(Duration::from_secs(1))
+            .backoff_factor(1e300)
+            .max_interval(Duration::MAX)
+            .max_attempts(10)
+            .jitter(false);
+        assert_eq!(growing.next_wait(9, &e), Some(Duration::MAX));
+        let capped = growing.clone().max_interval(Duration::from_secs(60));
+        assert_eq!(capped.next_wait(9, &e), Some(Duration::from_secs(60)));
+        let nan = capped.clone().backoff_factor(f64::NAN);
+        assert_eq!(nan.next_wait(2, &e), Some(Duration::from_secs(60)));
+        let negative = capped.backoff_factor(-2.0);
+        assert_eq!(negative.next_wait(2, &e), Some(Duration::ZERO));
     }
 
     #[test]

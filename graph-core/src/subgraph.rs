@@ -234,10 +234,7 @@ impl<C: State> CompiledGraph<C> {
             state,
             interrupts,
             breakpoint,
-        } = run.run(input).await.map_err(|e| match e {
-            GraphError::ParentCommand { command, .. } => NodeError::parent(command),
-            other => NodeError::from(other),
-        })?;
+        } = run.run_nested(input).await?;
         if !interrupts.is_empty() || breakpoint.is_some() {
             return Err(NodeError::interrupts(interrupts));
         }

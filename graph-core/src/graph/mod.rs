@@ -163,9 +163,18 @@ impl NodeOptions {
         self
     }
 
-    /// Cancels an attempt of the node that runs longer than `limit`: it fails
-    /// with [`NodeTimeout`](crate::error::NodeTimeout), which the retry policy may
-    /// retry. Needs a tokio runtime with its timer (as `#[tokio::main]` makes).
+    /// Stops waiting for an attempt of the node that runs longer than `limit`:
+    /// it fails with [`NodeTimeout`](crate::error::NodeTimeout), which the retry
+    /// policy may retry. Needs a tokio runtime with its timer (as
+    /// `#[tokio::main]` makes).
+    ///
+    /// An `async` node is cancelled: its future is dropped at the `.await` it
+    /// waits on. A sync node (a plain `fn`) cannot be interrupted, only
+    /// abandoned: with a timeout it runs on tokio's blocking pool
+    /// (`spawn_blocking`), and past its limit the run goes on without it while
+    /// the attempt finishes on its thread in the background — its side effects
+    /// still happen (possibly while a retry runs), its result is discarded. Sync
+    /// nodes without a timeout run inline, on the executor.
     pub fn timeout(mut self, limit: std::time::Duration) -> Self {
         self.timeout = Some(limit);
         self

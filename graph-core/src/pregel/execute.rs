@@ -5,31 +5,36 @@ use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
 use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
-use crate::error::{GraphError, NodeError};
+use crate::error::{GraphError, NodeError, PanicSite, SerdeValue};
 use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
 use crate::state::State;
 use crate::stream::{MessageMetadata, StreamEvent, StreamMode};
+use crate::unwind;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 enum Failure {
     Error(NodeError),
     Panic(String),
+    /// Code of the user's other than the node's body panicked for the task.
+    Elsewhere(GraphError),
 }
 
-fn panic_message(payload: &(dyn Any + std::marker::Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
+/// A panic of a retry policy's `retry_on` predicate, travelling out of the
+/// task's future as its error ([`PanicSite::RetryPredicate`] once the task is known).
+#[derive(Debug)]
+struct RetryPredicatePanicked(String);
+
+impl std::fmt::Display for RetryPredicatePanicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the retry_on predicate panicked: {}", self.0)
     }
 }
+
+impl std::error::Error for RetryPredicatePanicked {}
 
 /// A node future that runs the node again after an error its policy retries. Each
 /// attempt gets the same input and a context with the attempt number. A panic is
@@ -44,19 +49,28 @@ fn retrying<S: State>(
     Box::pin(async move {
         let mut attempt = 1;
         loop {
-            let result = match runner.call(input.clone(), ctx.for_attempt(attempt)) {
-                Ok(fut) => match timeout {
-                    Some(limit) => within(limit, ctx.node(), fut).await,
-                    None => fut.await,
+            let attempt_ctx = ctx.for_attempt(attempt);
+            let result = match timeout {
+                Some(limit) if runner.is_blocking() => {
+                    let runner = Arc::clone(&runner);
+                    off_executor(limit, ctx.node(), runner, input.clone(), attempt_ctx).await
+                }
+                _ => match runner.call(input.clone(), attempt_ctx) {
+                    Ok(fut) => match timeout {
+                        Some(limit) => within(limit, ctx.node(), fut).await,
+                        None => fut.await,
+                    },
+                    Err(e) => Err(e),
                 },
-                Err(e) => Err(e),
             };
             let error = match result {
                 Ok(out) => return Ok(out),
                 Err(e) => e,
             };
-            let Some(wait) = policy.next_wait(attempt, &error) else {
-                return Err(error);
+            let wait = match unwind::catch(|| policy.next_wait(attempt, &error)) {
+                Ok(Some(wait)) => wait,
+                Ok(None) => return Err(error),
+                Err(panic) => return Err(NodeError::from(RetryPredicatePanicked(panic.message))),
             };
             tracing::debug!(attempt, ?wait, error = %error, "retrying a failed task");
             if !wait.is_zero() {
@@ -79,18 +93,56 @@ async fn within<S: State>(
     fut: NodeFuture<S>,
 ) -> Result<NodeOutput<S>, NodeError> {
     if tokio::runtime::Handle::try_current().is_err() {
-        return Err(NodeError::msg(format!(
-            "node `{node}` has a timeout, which needs a tokio runtime with its timer; run the \
-             graph inside one (e.g. #[tokio::main]) or remove the timeout"
-        )));
+        return Err(no_timer(node));
     }
     match tokio::time::timeout(limit, fut).await {
         Ok(result) => result,
-        Err(_) => Err(NodeError::from(crate::error::NodeTimeout {
-            node: node.to_owned(),
-            limit,
-        })),
+        Err(_) => Err(timed_out(node, limit, false)),
     }
+}
+
+/// Runs one attempt of a blocking node (a sync `fn`) on tokio's blocking pool,
+/// so that its timeout fires on time. A thread cannot be interrupted: past
+/// `limit` the attempt is abandoned, not cancelled — it runs to its end in the
+/// background, its side effects happen, and its result is discarded.
+async fn off_executor<S: State>(
+    limit: std::time::Duration,
+    node: &str,
+    runner: Arc<dyn crate::node::ErasedNode<S>>,
+    input: crate::node::TaskInput<S>,
+    ctx: Context,
+) -> Result<NodeOutput<S>, NodeError> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Err(no_timer(node));
+    };
+    let on_pool = runtime.clone();
+    // The future of a blocking node is ready when first polled; `block_on`
+    // drives it on the pool's thread all the same.
+    let attempt = runtime.spawn_blocking(move || on_pool.block_on(runner.call(input, ctx)?));
+    match tokio::time::timeout(limit, attempt).await {
+        Ok(Ok(result)) => result,
+        // Raised again here, where the executor catches node panics.
+        Ok(Err(joined)) if joined.is_panic() => std::panic::resume_unwind(joined.into_panic()),
+        Ok(Err(_)) => Err(NodeError::msg(format!(
+            "node `{node}` was cancelled on tokio's blocking pool: the runtime is shutting down"
+        ))),
+        Err(_) => Err(timed_out(node, limit, true)),
+    }
+}
+
+fn no_timer(node: &str) -> NodeError {
+    NodeError::msg(format!(
+        "node `{node}` has a timeout, which needs a tokio runtime with its timer; run the graph \
+         inside one (e.g. #[tokio::main]) or remove the timeout"
+    ))
+}
+
+fn timed_out(node: &str, limit: std::time::Duration, abandoned: bool) -> NodeError {
+    NodeError::from(crate::error::NodeTimeout {
+        node: node.to_owned(),
+        limit,
+        abandoned,
+    })
 }
 
 /// Polls a node's future once, catching a panic; `None` when it is still pending.
@@ -101,7 +153,7 @@ async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutpu
             Ok(std::task::Poll::Ready(Ok(out))) => Some(Ok(out)),
             Ok(std::task::Poll::Ready(Err(e))) => Some(Err(Failure::Error(e))),
             Ok(std::task::Poll::Pending) => None,
-            Err(panic) => Some(Err(Failure::Panic(panic_message(&*panic)))),
+            Err(panic) => Some(Err(Failure::Panic(unwind::message(&*panic)))),
         })
     })
     .await
@@ -111,7 +163,7 @@ async fn guarded<S: State>(fut: NodeFuture<S>) -> Result<NodeOutput<S>, Failure>
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(e)) => Err(Failure::Error(e)),
-        Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+        Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
     }
 }
 
@@ -185,11 +237,23 @@ impl<S: State> Run<S> {
     }
 
     /// The cache key of a task whose node has a cache policy (with a cache set).
-    fn cache_key(&self, task: &Task<S>) -> Option<u128> {
-        self.cache.as_ref()?;
+    /// Its input's `Serialize` impl panicking is the task's failure.
+    fn cache_key(&self, task: &Task<S>) -> Result<Option<u128>, Failure> {
         let spec = &self.graph.nodes[task.node];
-        spec.cache.as_ref()?;
-        spec.runner.as_ref()?.cache_key(task.input.as_ref()?)
+        let (Some(_), Some(_), Some(runner), Some(input)) = (
+            &self.cache,
+            &spec.cache,
+            spec.runner.as_ref(),
+            task.input.as_ref(),
+        ) else {
+            return Ok(None);
+        };
+        unwind::catch(|| runner.cache_key(input)).map_err(|panic| {
+            Failure::Elsewhere(panic.at(PanicSite::Serializing {
+                value: SerdeValue::CacheKey(spec.name.to_string()),
+                step: self.step,
+            }))
+        })
     }
 
     /// The cached output of `task`'s node for `key`, if fresh.
@@ -327,18 +391,30 @@ impl<S: State> Run<S> {
             checkpoint: self.checkpoint,
             ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
             events: self.nested_events.clone(),
+            depth: self.nested.as_ref().map_or(0, |n| n.depth),
         }
     }
 
     fn failure(&self, task: &Task<S>, failure: Failure) -> GraphError {
         let node = self.graph.nodes[task.node].name.to_string();
         match failure {
-            Failure::Error(e) => GraphError::NodeFailed {
-                node,
-                task_id: task.id.clone(),
-                step: self.step,
-                source: e.into_boxed(),
+            Failure::Error(e) => match e.downcast_ref::<RetryPredicatePanicked>() {
+                Some(panic) => GraphError::Panicked {
+                    site: PanicSite::RetryPredicate {
+                        node,
+                        task_id: task.id.clone(),
+                        step: self.step,
+                    },
+                    message: panic.0.clone(),
+                },
+                None => GraphError::NodeFailed {
+                    node,
+                    task_id: task.id.clone(),
+                    step: self.step,
+                    source: e.into_boxed(),
+                },
             },
+            Failure::Elsewhere(e) => e,
             Failure::Panic(message) => GraphError::NodePanicked {
                 node,
                 task_id: task.id.clone(),
@@ -406,7 +482,7 @@ impl<S: State> Run<S> {
             }
             Ok(Ok(fut)) => Ok(fut),
             Ok(Err(e)) => Err(Failure::Error(e)),
-            Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+            Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
         }
     }
 
@@ -447,7 +523,15 @@ impl<S: State> Run<S> {
             if slots[i].is_some() {
                 continue;
             }
-            if let Some(key) = self.cache_key(task) {
+            let key = match self.cache_key(task) {
+                Ok(key) => key,
+                Err(f) => {
+                    failure = Some((i, f));
+                    pending.clear();
+                    break;
+                }
+            };
+            if let Some(key) = key {
                 if let Some(out) = self.cached(task, key) {
                     slots[i] = Some(TaskResult::Output(out));
                     continue;
@@ -516,7 +600,9 @@ impl<S: State> Run<S> {
             while let Some((i, joined)) = waiting.next().await {
                 let result = match joined {
                     Ok(r) => r,
-                    Err(e) if e.is_panic() => Err(Failure::Panic(panic_message(&*e.into_panic()))),
+                    Err(e) if e.is_panic() => {
+                        Err(Failure::Panic(unwind::message(&*e.into_panic())))
+                    }
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
                 match ended(result, pads.get(i)) {

@@ -26,6 +26,7 @@ use crate::node::TaskInput;
 use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
 use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
+use crate::unwind;
 use control::ControlChannel;
 use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
@@ -284,10 +285,12 @@ pub(crate) struct Nested {
     /// The subgraph keeps one namespace across calls (its state persists).
     persistent: bool,
     /// The enclosing graphs' checkpoint ids, by namespace.
-    parents: Arc<std::collections::BTreeMap<String, String>>,
+    parents: Arc<scope::Ancestors>,
     /// The caller's `Command::resume` value, for an interrupt with no answer of
     /// its own.
     null_resume: Option<Arc<NullResume>>,
+    /// How many graphs this one runs nested in (1 for a subgraph of the root).
+    depth: usize,
 }
 
 impl<S: State> Run<S> {
@@ -393,7 +396,11 @@ impl<S: State> Run<S> {
         async move {
             let _lease = self.lease()?;
             let guard = self.begin_run().await?;
-            let result = self.write_through(&guard).run_steps(input).await;
+            let mut run = self.write_through(&guard);
+            let result = unwind::contain(run.run_steps(input)).await;
+            if let Err(e) = &result {
+                run.settle_puts(e).await;
+            }
             guard.release().await;
             result
         }
@@ -401,7 +408,16 @@ impl<S: State> Run<S> {
         .await
     }
 
-    async fn run_steps(mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
+    /// A run that fails still waits for the checkpoint it was storing in the
+    /// background (durability `async`) before it returns and gives up its
+    /// thread: the next run then reads that checkpoint, not the one before it.
+    async fn settle_puts(&mut self, failure: &GraphError) {
+        if let Err(e) = self.flush_puts().await {
+            tracing::warn!(error = %e, %failure, "a failed run could not store its last checkpoint");
+        }
+    }
+
+    async fn run_steps(&mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let loaded = self.load().await?;
         let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
@@ -541,7 +557,7 @@ impl<S: State> Run<S> {
         } else {
             self.save_on_exit().await?;
         }
-        Ok(GraphOutput::finished(self.state))
+        Ok(GraphOutput::finished(Arc::clone(&self.state)))
     }
 
     /// New input: written to `__start__` as a new `input` checkpoint, which the
@@ -652,10 +668,8 @@ impl<S: State> Run<S> {
         }
         let _lease = self.lease()?;
         let guard = self.begin_run().await?;
-        let result = self
-            .write_through(&guard)
-            .bulk_update_steps(supersteps)
-            .await;
+        let result =
+            unwind::contain(self.write_through(&guard).bulk_update_steps(supersteps)).await;
         guard.release().await;
         result
     }
@@ -926,10 +940,8 @@ impl<S: State> Run<S> {
         let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Tasks)) else {
             return;
         };
-        if let GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. } =
-            failure
-        {
-            if let Some(task) = tasks.iter().find(|t| &t.id == task_id) {
+        if let Some(task_id) = failure.failed_task() {
+            if let Some(task) = tasks.iter().find(|t| t.id == task_id) {
                 events.emit(StreamEvent::TaskResult {
                     id: task.id.clone(),
                     name: Arc::clone(&self.graph.nodes[task.node].name),

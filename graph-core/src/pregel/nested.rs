@@ -4,10 +4,12 @@
 use super::{Nested, Run};
 use crate::checkpoint::Checkpointer;
 use crate::context::Context;
-use crate::error::GraphError;
+use crate::error::{GraphError, NodeError};
 use crate::graph::compiled::Graph;
+use crate::io::{GraphInput, GraphOutput};
 use crate::state::State;
 use crate::subgraph::SubgraphCheckpoints;
+use futures::future::{BoxFuture, FutureExt};
 use std::sync::Arc;
 
 /// A namespace without task ids, as a persistent subgraph keeps across calls:
@@ -75,10 +77,84 @@ impl<S: State> Run<S> {
         run.nested = Some(Nested {
             resuming: ctx.nested_resumes(),
             persistent: mode == SubgraphCheckpoints::Persistent,
-            parents: Arc::new(scope.parents_of_nested()),
+            parents: scope.parents_of_nested(),
             null_resume: scope.null_resume.clone(),
+            depth: scope.depth + 1,
         });
         Ok(run)
+    }
+
+    /// Runs this nested run ([`Run::nested`]) to its end, for the node that
+    /// runs it: its errors are the node's (a command for the parent graph
+    /// becomes the node's result).
+    ///
+    /// A nested run is polled inside its parent's poll, so each level of
+    /// nesting adds its frames to the thread's stack (about 100 KiB in a debug
+    /// build, 15 KiB in release): at some depth a tokio worker's 2 MiB stack
+    /// overflows, which aborts the process (17 levels in debug, 76 in release). Every [`INLINE_LEVELS`]th level
+    /// therefore runs as a tokio task of its own, on a fresh stack, and the
+    /// stack a run needs no longer grows with its depth; the levels between run
+    /// inline, so shallow nesting (the common case) costs no task spawn.
+    /// Without a tokio runtime every level runs inline.
+    pub(crate) async fn run_nested(
+        self,
+        input: GraphInput<S>,
+    ) -> Result<GraphOutput<Arc<S>>, NodeError> {
+        match self.start_nested(input).await {
+            Ok(result) => result.map_err(|e| match e {
+                GraphError::ParentCommand { command, .. } => NodeError::parent(command),
+                other => NodeError::from(other),
+            }),
+            // Raised again in the parent's task, as if the run were inline.
+            Err(joined) if joined.is_panic() => std::panic::resume_unwind(joined.into_panic()),
+            Err(_) => Err(NodeError::msg(
+                "the nested graph's task was cancelled: the tokio runtime is shutting down",
+            )),
+        }
+    }
+
+    /// The nested run as a boxed future: inline, or waiting for its own task.
+    /// Made outside `run_nested`'s poll, so that poll's frame holds a pointer
+    /// and not the run's future (which debug builds copy onto the stack).
+    fn start_nested(self, input: GraphInput<S>) -> BoxFuture<'static, Joined<S>> {
+        let depth = self.nested.as_ref().map_or(0, |n| n.depth);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if depth.is_multiple_of(INLINE_LEVELS) => {
+                use tracing::Instrument;
+                Box::pin(AbortOnDrop(
+                    runtime.spawn(self.run(input).in_current_span()),
+                ))
+            }
+            _ => Box::pin(self.run(input).map(Ok)),
+        }
+    }
+}
+
+/// How a nested run ended: its result, or its task's panic.
+type Joined<S> = Result<Result<GraphOutput<Arc<S>>, GraphError>, tokio::task::JoinError>;
+
+/// How many levels of nested graphs run inline, polled by their parent, before
+/// one runs as a task of its own ([`Run::run_nested`]).
+const INLINE_LEVELS: usize = 4;
+
+/// A spawned nested run, aborted when its parent stops waiting for it (the
+/// parent was cancelled or failed).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -55,7 +55,7 @@ impl<S: State> Run<S> {
     /// `interrupt_before` matched: the tasks do not run. Writes restored for
     /// tasks that had completed are applied to the returned state (not stored).
     pub(super) async fn stop_before(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
@@ -84,7 +84,7 @@ impl<S: State> Run<S> {
         }
         self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: Vec::new(),
             breakpoint: Some(Breakpoint::Before(nodes)),
         })
@@ -92,14 +92,14 @@ impl<S: State> Run<S> {
 
     /// `interrupt_after` matched the tasks that just ran (their step is stored).
     pub(super) async fn stop_after(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         let nodes = self.breakpoint_nodes(&self.interrupt_after, tasks);
         self.save_on_exit().await?;
         self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: Vec::new(),
             breakpoint: Some(Breakpoint::After(nodes)),
         })
@@ -109,7 +109,7 @@ impl<S: State> Run<S> {
     /// are stored as pending writes of the checkpoint it started from, and applied
     /// to the returned state only.
     pub(super) async fn pause_at_interrupts(
-        mut self,
+        &mut self,
         tasks: &[Task<S>],
         mut results: Vec<Option<TaskResult<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
@@ -154,7 +154,7 @@ impl<S: State> Run<S> {
             self.apply(&done, results, None, true)?;
         }
         Ok(GraphOutput {
-            state: self.state,
+            state: Arc::clone(&self.state),
             interrupts: all,
             breakpoint: (!nested_breakpoints.is_empty())
                 .then_some(Breakpoint::Nested(nested_breakpoints)),
@@ -204,13 +204,10 @@ impl<S: State> Run<S> {
                 other => *slot = other,
             }
         }
-        if let Some(
-            GraphError::NodeFailed { task_id, .. } | GraphError::NodePanicked { task_id, .. },
-        ) = failure
-        {
-            let text = Blob::encode(&failure.map(ToString::to_string))
-                .map_err(|e| storage_error("an error", e))?;
-            rows.push((task_id.clone(), vec![(ERROR.to_owned(), text)]));
+        if let Some((failure, task_id)) = failure.and_then(|f| Some((f, f.failed_task()?))) {
+            let text =
+                Blob::encode(&failure.to_string()).map_err(|e| storage_error("an error", e))?;
+            rows.push((task_id.to_owned(), vec![(ERROR.to_owned(), text)]));
         }
         if self.persistence.is_none() {
             return Ok(());

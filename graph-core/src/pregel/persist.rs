@@ -10,8 +10,10 @@ use crate::checkpoint::{
     Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
-use crate::error::GraphError;
+use crate::error::{GraphError, PanicSite, SerdeValue};
+use crate::graph::compiled::Graph;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
+use crate::unwind;
 use serde::Serialize;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -39,14 +41,92 @@ pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
         .unwrap_or_else(|_| vec![value.clone()])
 }
 
+/// The error of a panic in the `Serialize` impl of field `field`: the field a
+/// collector was at when the visit of a state or an update panicked (one catch
+/// per visit, not per field: this runs for every checkpoint).
+fn serialize_panic(panic: unwind::Caught, field: &str, step: i64) -> GraphError {
+    panic.at(PanicSite::Serializing {
+        value: SerdeValue::StateField(field.to_owned()),
+        step,
+    })
+}
+
+/// Serialises the payload of `send`, catching a panic of its `Serialize` impl.
+fn encode_send(send: &crate::command::Send, step: i64) -> Result<Blob, GraphError> {
+    match unwind::catch(|| send.encode_payload()) {
+        Ok(encoded) => {
+            encoded.map_err(|e| encode_error(&format!("a Send to `{}`", send.node()), e))
+        }
+        Err(panic) => Err(panic.at(PanicSite::Serializing {
+            value: SerdeValue::SendPayload(send.node().to_owned()),
+            step,
+        })),
+    }
+}
+
+/// What a restore is decoding, kept up to date so that a panic of a
+/// `Deserialize` impl of the user's names the value: one catch per restore,
+/// not one per value (this runs for every field of every checkpoint read).
+#[derive(Clone, Copy, Default)]
+enum Decoding {
+    /// The engine's own data: nothing of the user's.
+    #[default]
+    Engine,
+    /// The value of (or a write to) the state field with this index.
+    Field(usize),
+    /// The payload of a `Send` to the node with this index.
+    SendPayload(usize),
+}
+
+impl Decoding {
+    /// The error of a panic while this was decoded from `tuple`.
+    fn panicked<S: State>(
+        self,
+        panic: unwind::Caught,
+        tuple: &CheckpointTuple,
+        graph: &Graph<S>,
+    ) -> GraphError {
+        let value = match self {
+            Decoding::Engine => return panic.at(PanicSite::Run),
+            Decoding::Field(c) => {
+                SerdeValue::StateField(S::FIELDS.get(c).copied().unwrap_or_default().to_owned())
+            }
+            Decoding::SendPayload(node) => SerdeValue::SendPayload(
+                graph
+                    .nodes
+                    .get(node)
+                    .map(|n| n.name.to_string())
+                    .unwrap_or_default(),
+            ),
+        };
+        panic.at(PanicSite::Deserializing {
+            value,
+            checkpoint_id: tuple.checkpoint.id.clone(),
+        })
+    }
+}
+
 /// Collects one blob per visited field.
 struct BlobCollector<'a> {
     out: &'a mut Vec<(String, Blob)>,
+    /// The field being serialised.
+    at: &'static str,
     error: Option<serde_json::Error>,
+}
+
+impl<'a> BlobCollector<'a> {
+    fn new(out: &'a mut Vec<(String, Blob)>) -> Self {
+        BlobCollector {
+            out,
+            at: "",
+            error: None,
+        }
+    }
 }
 
 impl FieldVisitor for BlobCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, _field: usize, name: &'static str, value: &T) {
+        self.at = name;
         match Blob::encode(value) {
             Ok(blob) => self.out.push((name.to_owned(), blob)),
             Err(e) => {
@@ -186,11 +266,14 @@ impl Listed {
 /// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
     out: &'a mut [Option<Blob>],
+    /// The field being serialised.
+    at: &'static str,
     error: Option<serde_json::Error>,
 }
 
 impl FieldVisitor for ValueCollector<'_> {
-    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, _name: &'static str, value: &T) {
+    fn visit<T: Serialize + ?Sized>(&mut self, field: usize, name: &'static str, value: &T) {
+        self.at = name;
         match Blob::encode(value) {
             Ok(blob) => self.out[field] = Some(blob),
             Err(e) => {
@@ -370,10 +453,15 @@ impl<S: State> Run<S> {
             smallvec::smallvec![None; graph.num_fields()];
         let mut collector = ValueCollector {
             out: &mut values,
+            at: "",
             error: None,
         };
-        self.state
-            .visit_saved(&self.fields, Some(&changed_fields), &mut collector);
+        let (state, fields) = (&self.state, &self.fields);
+        let visited =
+            unwind::catch(|| state.visit_saved(fields, Some(&changed_fields), &mut collector));
+        if let Err(panic) = visited {
+            return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
+        }
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
         }
@@ -494,12 +582,14 @@ impl<S: State> Run<S> {
                 return Ok(None);
             };
             let mut pairs = Vec::new();
-            let mut collector = BlobCollector {
-                out: &mut pairs,
-                error: None,
-            };
-            for update in updates {
-                update.visit_writes(&mut collector);
+            let mut collector = BlobCollector::new(&mut pairs);
+            let visited = unwind::catch(|| {
+                for update in updates {
+                    update.visit_writes(&mut collector);
+                }
+            });
+            if let Err(panic) = visited {
+                return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
             }
             if let Some(e) = collector.error {
                 return Err(encode_error("the input", e));
@@ -510,9 +600,7 @@ impl<S: State> Run<S> {
         if c == graph.tasks_channel() {
             let mut sends = Vec::with_capacity(self.sends.len());
             for s in &self.sends {
-                let arg = s
-                    .encode_payload()
-                    .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                let arg = encode_send(s, self.checkpoint_step)?;
                 sends.push(SendForm {
                     node: s.node().to_owned(),
                     arg,
@@ -532,7 +620,18 @@ impl<S: State> Run<S> {
     }
 
     /// Restores every channel, version and `versions_seen` entry from `tuple`.
+    /// A `Deserialize` impl that panics is [`PanicSite::Deserializing`].
     pub(crate) fn restore(&mut self, tuple: &CheckpointTuple) -> Result<(), GraphError> {
+        let mut at = Decoding::default();
+        unwind::catch(|| self.restore_channels(tuple, &mut at))
+            .unwrap_or_else(|panic| Err(at.panicked(panic, tuple, &self.graph)))
+    }
+
+    fn restore_channels(
+        &mut self,
+        tuple: &CheckpointTuple,
+        at: &mut Decoding,
+    ) -> Result<(), GraphError> {
         let graph = Arc::clone(&self.graph);
         let cp = &tuple.checkpoint;
         for (name, text) in &cp.channel_versions {
@@ -551,6 +650,7 @@ impl<S: State> Run<S> {
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
                 let state = Arc::make_mut(&mut self.state);
+                *at = Decoding::Field(c);
                 let result = match value {
                     Some(blob) => {
                         let mut de = serde_json::Deserializer::from_str(blob.as_str());
@@ -560,20 +660,16 @@ impl<S: State> Run<S> {
                         serde_json::de::StrRead<'_>,
                     >>(&mut self.fields, c, None),
                 };
+                *at = Decoding::Engine;
                 result.map_err(|e| decode_error(tuple, format!("state field `{name}`"), e))?;
             } else if c == graph.start_channel() {
                 self.start_input = match value {
-                    Some(blob) => Some(
-                        self.decode_input(blob)
-                            .map_err(|e| decode_error(tuple, "the pending input".to_owned(), e))?,
-                    ),
+                    Some(blob) => Some(self.decode_input(tuple, blob, at)?),
                     None => None,
                 };
             } else if c == graph.tasks_channel() {
                 self.sends = match value {
-                    Some(blob) => self
-                        .decode_sends(blob)
-                        .map_err(|e| decode_error(tuple, "the pending Sends".to_owned(), e))?,
+                    Some(blob) => self.decode_sends(tuple, blob, at)?,
                     None => Vec::new(),
                 };
             } else {
@@ -651,21 +747,37 @@ impl<S: State> Run<S> {
     }
 
     /// The `__start__` channel's value: a map of field → write, one update per field.
-    fn decode_input(&self, blob: &Blob) -> Result<Vec<S::Update>, serde_json::Error> {
-        let map: BTreeMap<String, Blob> = blob.decode()?;
+    fn decode_input(
+        &self,
+        tuple: &CheckpointTuple,
+        blob: &Blob,
+        at: &mut Decoding,
+    ) -> Result<Vec<S::Update>, GraphError> {
+        let what = || "the pending input".to_owned();
+        let map: BTreeMap<String, Blob> =
+            blob.decode().map_err(|e| decode_error(tuple, what(), e))?;
         let mut updates = Vec::with_capacity(map.len());
         for (field, value) in &map {
             let Some(idx) = S::field_index(field) else {
                 continue;
             };
             let mut de = serde_json::Deserializer::from_str(value.as_str());
-            updates.push(S::Update::from_field_write(idx, &mut de)?);
+            *at = Decoding::Field(idx);
+            let update = S::Update::from_field_write(idx, &mut de);
+            *at = Decoding::Engine;
+            updates.push(update.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(updates)
     }
 
-    fn decode_sends(&self, blob: &Blob) -> Result<Vec<crate::command::Send>, serde_json::Error> {
-        let forms: Vec<SendForm> = blob.decode()?;
+    fn decode_sends(
+        &self,
+        tuple: &CheckpointTuple,
+        blob: &Blob,
+        at: &mut Decoding,
+    ) -> Result<Vec<crate::command::Send>, GraphError> {
+        let what = || "the pending Sends".to_owned();
+        let forms: Vec<SendForm> = blob.decode().map_err(|e| decode_error(tuple, what(), e))?;
         let mut sends = Vec::with_capacity(forms.len());
         for form in forms {
             let Some(&node) = self.graph.node_by_name.get(form.node.as_str()) else {
@@ -675,7 +787,10 @@ impl<S: State> Run<S> {
             let Some(runner) = &self.graph.nodes[node].runner else {
                 continue;
             };
-            sends.push(runner.decode_send(form.node.clone().into(), &form.arg)?);
+            *at = Decoding::SendPayload(node);
+            let send = runner.decode_send(form.node.clone().into(), &form.arg);
+            *at = Decoding::Engine;
+            sends.push(send.map_err(|e| decode_error(tuple, what(), e))?);
         }
         Ok(sends)
     }
@@ -686,12 +801,14 @@ impl<S: State> Run<S> {
         writes: &TaskWrites<S>,
     ) -> Result<Vec<(String, Blob)>, GraphError> {
         let mut rows = Vec::new();
-        let mut collector = BlobCollector {
-            out: &mut rows,
-            error: None,
-        };
-        for u in &writes.updates {
-            u.visit_writes(&mut collector);
+        let mut collector = BlobCollector::new(&mut rows);
+        let visited = unwind::catch(|| {
+            for u in &writes.updates {
+                u.visit_writes(&mut collector);
+            }
+        });
+        if let Err(panic) = visited {
+            return Err(serialize_panic(panic, collector.at, self.step));
         }
         if let Some(e) = collector.error {
             return Err(encode_error("a node's update", e));
@@ -706,9 +823,7 @@ impl<S: State> Run<S> {
                     Blob::encode(&**name).map_err(|e| encode_error("a join write", e))?,
                 )),
                 ControlWrite::Send(s) => {
-                    let arg = s
-                        .encode_payload()
-                        .map_err(|e| encode_error(&format!("a Send to `{}`", s.node()), e))?;
+                    let arg = encode_send(s, self.step)?;
                     let form = SendForm {
                         node: s.node().to_owned(),
                         arg,
@@ -726,11 +841,23 @@ impl<S: State> Run<S> {
         Ok(rows)
     }
 
-    /// Rebuilds a task's writes from its pending-write rows.
+    /// Rebuilds a task's writes from its pending-write rows. A `Deserialize`
+    /// impl that panics is [`PanicSite::Deserializing`].
     pub(crate) fn decode_writes(
         &self,
         tuple: &CheckpointTuple,
         rows: &[&PendingWrite],
+    ) -> Result<TaskWrites<S>, GraphError> {
+        let mut at = Decoding::default();
+        unwind::catch(|| self.decode_rows(tuple, rows, &mut at))
+            .unwrap_or_else(|panic| Err(at.panicked(panic, tuple, &self.graph)))
+    }
+
+    fn decode_rows(
+        &self,
+        tuple: &CheckpointTuple,
+        rows: &[&PendingWrite],
+        at: &mut Decoding,
     ) -> Result<TaskWrites<S>, GraphError> {
         let graph = &self.graph;
         let mut writes = TaskWrites::default();
@@ -748,9 +875,10 @@ impl<S: State> Run<S> {
                     continue;
                 };
                 if let Some(runner) = &graph.nodes[node].runner {
-                    let send = runner
-                        .decode_send(form.node.clone().into(), &form.arg)
-                        .map_err(|e| decode_error(tuple, what(), e))?;
+                    *at = Decoding::SendPayload(node);
+                    let send = runner.decode_send(form.node.clone().into(), &form.arg);
+                    *at = Decoding::Engine;
+                    let send = send.map_err(|e| decode_error(tuple, what(), e))?;
                     writes.control.push(ControlWrite::Send(send));
                 }
                 continue;
@@ -774,9 +902,12 @@ impl<S: State> Run<S> {
             };
             if c < graph.num_fields() {
                 let mut de = serde_json::Deserializer::from_str(row.value.as_str());
-                let update = S::Update::from_field_write(c, &mut de)
-                    .map_err(|e| decode_error(tuple, what(), e))?;
-                writes.updates.push(update);
+                *at = Decoding::Field(c);
+                let update = S::Update::from_field_write(c, &mut de);
+                *at = Decoding::Engine;
+                writes
+                    .updates
+                    .push(update.map_err(|e| decode_error(tuple, what(), e))?);
             } else if c >= graph.control_base() {
                 match &self.control[c - graph.control_base()] {
                     ControlChannel::Branch(_) | ControlChannel::DeferredBranch(_) => {
@@ -831,7 +962,7 @@ impl<S: State> Run<S> {
             parents: self
                 .nested
                 .as_ref()
-                .map(|n| (*n.parents).clone())
+                .map(|n| n.parents.to_map())
                 .unwrap_or_default(),
             extra,
         }

@@ -30,26 +30,66 @@ pub(crate) struct StepScope {
     pub(crate) null_resume: Option<Arc<NullResume>>,
     /// The id of the checkpoint the step started from.
     pub(crate) checkpoint: [u8; 16],
-    /// Checkpoint ids of the enclosing graphs, by namespace.
-    pub(crate) ancestors: Option<Arc<BTreeMap<String, String>>>,
+    /// Checkpoints of the enclosing graphs.
+    pub(crate) ancestors: Option<Arc<Ancestors>>,
     /// Where nested graphs send their events, when the caller streams subgraphs.
     pub(crate) events: Option<super::NestedEvents>,
+    /// How many graphs the graph running the step is nested in (0 at the root).
+    pub(crate) depth: usize,
 }
 
 impl StepScope {
-    /// The `parents` of a checkpoint written by a graph nested in this step: the
-    /// enclosing graphs' checkpoints and this one's.
-    pub(crate) fn parents_of_nested(&self) -> BTreeMap<String, String> {
-        let mut parents = self.ancestors.as_deref().cloned().unwrap_or_default();
-        parents.insert(
-            self.graph_ns.to_string(),
-            super::ids::format_uuid(&self.checkpoint),
-        );
-        parents
+    /// The enclosing checkpoints of a graph nested in this step: the enclosing
+    /// graphs' and this one's.
+    pub(crate) fn parents_of_nested(&self) -> Arc<Ancestors> {
+        Arc::new(Ancestors {
+            ns: Arc::clone(&self.graph_ns),
+            checkpoint_id: super::ids::format_uuid(&self.checkpoint),
+            up: self.ancestors.clone(),
+        })
     }
 
     /// The checkpoint namespace of the task `node:task_id` of this step.
     pub(crate) fn task_ns(&self, node: &str, task_id: &str) -> String {
         super::ids::task_namespace(&self.graph_ns, node, task_id)
+    }
+}
+
+/// The checkpoints of the graphs a nested graph runs in, innermost first, as
+/// a chain shared by the levels: a graph nested `d` deep adds one link instead
+/// of copying its `d` ancestors, whose namespaces are up to `d` segments long
+/// (copies made the memory of a nested run grow as `d³`).
+pub(crate) struct Ancestors {
+    ns: Arc<str>,
+    checkpoint_id: String,
+    up: Option<Arc<Ancestors>>,
+}
+
+impl Ancestors {
+    /// The `parents` of a checkpoint: namespace → checkpoint id.
+    pub(crate) fn to_map(&self) -> BTreeMap<String, String> {
+        let mut parents = BTreeMap::new();
+        let mut link = Some(self);
+        while let Some(ancestor) = link {
+            parents
+                .entry(ancestor.ns.to_string())
+                .or_insert_with(|| ancestor.checkpoint_id.clone());
+            link = ancestor.up.as_deref();
+        }
+        parents
+    }
+}
+
+impl Drop for Ancestors {
+    /// Unlinks the chain iteratively: dropping the last holder of a chain
+    /// thousands of links long must not recurse once per link.
+    fn drop(&mut self) {
+        let mut up = self.up.take();
+        while let Some(link) = up {
+            up = match Arc::try_unwrap(link) {
+                Ok(mut ancestor) => ancestor.up.take(),
+                Err(_) => None,
+            };
+        }
     }
 }

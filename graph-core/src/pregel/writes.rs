@@ -5,12 +5,13 @@
 use super::ids::TaskPath;
 use super::{Run, Task};
 use crate::command::Send;
-use crate::error::{GraphError, InvalidUpdateError};
+use crate::error::{GraphError, InvalidUpdateError, PanicSite};
 use crate::graph::branch::BranchRoute;
 use crate::graph::compiled::{EdgeWrite, Graph};
 use crate::node::{NodeOutput, RouteWrite};
 use crate::state::{FieldSet, State, StateUpdate};
 use crate::stream::{StreamEvent, StreamMode};
+use crate::unwind;
 use crate::{END, START};
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -60,18 +61,26 @@ fn goto_write<S: State>(graph: &Graph<S>, from: &str, target: &str, out: &mut Co
     }
 }
 
-/// Runs the conditional edges of node `node` against `state`.
+/// Runs the conditional edges of `task`'s node against `state`; a router that
+/// panics is [`PanicSite::Router`].
 fn route<S: State>(
     graph: &Graph<S>,
-    node: usize,
+    task: &Task<S>,
+    step: i64,
     state: &S,
     out: &mut ControlWrites,
-) -> Result<(), InvalidUpdateError> {
-    let spec = &graph.nodes[node];
+) -> Result<(), GraphError> {
+    let spec = &graph.nodes[task.node];
     let mut routes = Vec::new();
     for router in &spec.branches {
         routes.clear();
-        router.route(state, &mut routes);
+        unwind::catch(|| router.route(state, &mut routes)).map_err(|panic| {
+            panic.at(PanicSite::Router {
+                node: spec.name.to_string(),
+                task_id: task.id.clone(),
+                step,
+            })
+        })?;
         for r in routes.drain(..) {
             match r {
                 BranchRoute::End => {}
@@ -80,13 +89,14 @@ fn route<S: State>(
                         "Branch did not return a valid destination (a conditional edge of `{}` \
                          returned START)",
                         spec.name
-                    )))
+                    ))
+                    .into())
                 }
                 BranchRoute::Node(name) => goto_write(graph, &spec.name, &name, out),
                 BranchRoute::Send(s) if s.node() == END => {
-                    return Err(InvalidUpdateError::new(
-                        "Cannot send a packet to the END node",
-                    ))
+                    return Err(
+                        InvalidUpdateError::new("Cannot send a packet to the END node").into(),
+                    )
                 }
                 BranchRoute::Send(s) => out.push(ControlWrite::Send(s)),
             }
@@ -131,9 +141,9 @@ impl<S: State> Run<S> {
         routes_and_edges(graph, task.node, &mut out, &mut control);
         if !graph.nodes[task.node].branches.is_empty() {
             if out.updates.iter().all(|u| u.is_empty()) {
-                route(graph, task.node, &self.state, &mut control)?;
+                route(graph, task, self.step, &self.state, &mut control)?;
             } else {
-                self.route_on_own_writes(task.node, &out.updates, &mut control)?;
+                self.route_on_own_writes(task, &out.updates, &mut control)?;
             }
         }
         Ok(TaskWrites {
@@ -147,16 +157,16 @@ impl<S: State> Run<S> {
     /// the shared state cannot serve it.
     fn route_on_own_writes(
         &self,
-        node: usize,
+        task: &Task<S>,
         updates: &[S::Update],
         out: &mut ControlWrites,
     ) -> Result<(), GraphError> {
         let mut fresh = (*self.state).clone();
         let mut channels = self.fields.clone();
         let mut own = updates.to_vec();
-        fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default())?;
-        route(&self.graph, node, &fresh, out)?;
-        Ok(())
+        unwind::catch(|| fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default()))
+            .map_err(|panic| panic.applying(self.step))??;
+        route(&self.graph, task, self.step, &fresh, out)
     }
 
     /// Applies one superstep's writes. `input`, when given, is written to
@@ -279,11 +289,11 @@ impl<S: State> Run<S> {
                 continue;
             }
             if !wrote_fields[ti] {
-                route(&graph, node, &self.state, &mut control[ti])?;
+                route(&graph, &tasks[ti], self.step, &self.state, &mut control[ti])?;
             } else if writers == 1 {
                 route_after_fields = Some(ti);
             } else {
-                self.route_on_own_writes(node, &outputs[ti].updates, &mut control[ti])?;
+                self.route_on_own_writes(&tasks[ti], &outputs[ti].updates, &mut control[ti])?;
             }
         }
 
@@ -301,15 +311,13 @@ impl<S: State> Run<S> {
         }
         let mut changed = FieldSet::default();
         if updates.iter().any(|u| !u.is_empty()) {
-            Arc::make_mut(&mut self.state).apply_updates(
-                &mut self.fields,
-                &mut updates,
-                &mut changed,
-            )?;
+            let (state, fields) = (Arc::make_mut(&mut self.state), &mut self.fields);
+            unwind::catch(|| state.apply_updates(fields, &mut updates, &mut changed))
+                .map_err(|panic| panic.applying(self.step))??;
             self.mark(&changed, nv, &mut updated);
         }
         if let Some(ti) = route_after_fields {
-            route(&graph, tasks[ti].node, &self.state, &mut control[ti])?;
+            route(&graph, &tasks[ti], self.step, &self.state, &mut control[ti])?;
         }
 
         // Graph input goes to `__start__` (an ephemeral channel).

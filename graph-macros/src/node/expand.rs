@@ -50,6 +50,15 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
         Some(Passing::ByValue) => quote!(, __ctx),
     };
     let await_call = asyncness.map(|_| quote!(.await));
+    // A sync body blocks the thread that polls the node: with a timeout, the
+    // engine moves it to tokio's blocking pool.
+    let is_blocking = asyncness.is_none().then(|| {
+        quote! {
+            fn is_blocking(&self) -> bool {
+                true
+            }
+        }
+    });
     let future = quote! {
         async move {
             <#ret as ::stategraph::IntoNodeOutput<__S>>::into_output(
@@ -124,6 +133,8 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
                 fn targets(&self) -> ::stategraph::Targets {
                     <#ret as ::stategraph::IntoNodeOutput<__S>>::targets()
                 }
+
+                #is_blocking
             }
 
             #goto_check
