@@ -13,11 +13,11 @@
 //! believes about its lock. The run's release removes its row.
 
 use crate::lock::LockState;
-use crate::{ops, with_retry, PgError, PostgresSaver};
+use crate::{PgError, PostgresSaver};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
+    CheckpointTuple, Checkpointer, ListOptions, Retention,
 };
 use std::sync::Arc;
 
@@ -119,32 +119,15 @@ impl Checkpointer for LeasedSaver {
     fn put<'a>(
         &'a self,
         config: &'a CheckpointConfig,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
             let fence = self.fence_for(&config.thread_id)?;
-            crate::check_config(config)?;
-            crate::error::check_id("checkpoint id", &checkpoint.id)?;
-            let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
-            let (checkpoint, values, metadata, new_versions) =
-                (&checkpoint, &values, &metadata, &new_versions);
-            with_retry(|| async {
-                let mut client = self.saver.pool.get().await?;
-                ops::put(
-                    &mut client,
-                    config,
-                    checkpoint,
-                    values,
-                    metadata,
-                    new_versions,
-                    Some(fence),
-                )
+            self.saver
+                .put_fenced(config, checkpoint, metadata, new_versions, Some(fence))
                 .await
-            })
-            .await?;
-            Ok(config.at(checkpoint.id.clone()))
         })
     }
 
@@ -156,14 +139,9 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             let fence = self.fence_for(&config.thread_id)?;
-            crate::check_config(config)?;
-            crate::check_writes(&writes, task_id)?;
-            let writes = &writes;
-            Ok(with_retry(|| async {
-                let client = self.saver.pool.get().await?;
-                ops::put_writes(&client, config, writes, task_id, Some(fence)).await
-            })
-            .await?)
+            self.saver
+                .put_writes_fenced(config, writes, task_id, Some(fence))
+                .await
         })
     }
 

@@ -377,6 +377,57 @@ impl PostgresSaver {
     }
 }
 
+impl PostgresSaver {
+    /// `put`, fenced by a run's lease when `fence` is given (see `lease.rs`).
+    async fn put_fenced(
+        &self,
+        config: &CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        fence: Option<&lease::Fence>,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        check_config(config)?;
+        error::check_id("checkpoint id", &checkpoint.id)?;
+        let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
+        let (checkpoint, values, metadata, new_versions) =
+            (&checkpoint, &values, &metadata, &new_versions);
+        with_retry(|| async {
+            let mut client = self.pool.get().await?;
+            ops::put(
+                &mut client,
+                config,
+                checkpoint,
+                values,
+                metadata,
+                new_versions,
+                fence,
+            )
+            .await
+        })
+        .await?;
+        Ok(config.at(checkpoint.id.clone()))
+    }
+
+    /// `put_writes`, fenced by a run's lease when `fence` is given.
+    async fn put_writes_fenced(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, Blob)>,
+        task_id: &str,
+        fence: Option<&lease::Fence>,
+    ) -> Result<(), CheckpointError> {
+        check_config(config)?;
+        check_writes(&writes, task_id)?;
+        let writes = &writes;
+        Ok(with_retry(|| async {
+            let client = self.pool.get().await?;
+            ops::put_writes(&client, config, writes, task_id, fence).await
+        })
+        .await?)
+    }
+}
+
 /// Refuses a config whose ids PostgreSQL cannot store or index (see
 /// [`PgError::InvalidId`]).
 pub(crate) fn check_config(config: &CheckpointConfig) -> Result<(), PgError> {
@@ -458,32 +509,11 @@ impl Checkpointer for PostgresSaver {
     fn put<'a>(
         &'a self,
         config: &'a CheckpointConfig,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(async move {
-            check_config(config)?;
-            error::check_id("checkpoint id", &checkpoint.id)?;
-            let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
-            let (checkpoint, values, metadata, new_versions) =
-                (&checkpoint, &values, &metadata, &new_versions);
-            with_retry(|| async {
-                let mut client = self.pool.get().await?;
-                ops::put(
-                    &mut client,
-                    config,
-                    checkpoint,
-                    values,
-                    metadata,
-                    new_versions,
-                    None,
-                )
-                .await
-            })
-            .await?;
-            Ok(config.at(checkpoint.id.clone()))
-        })
+        Box::pin(self.put_fenced(config, checkpoint, metadata, new_versions, None))
     }
 
     fn put_writes<'a>(
@@ -492,16 +522,7 @@ impl Checkpointer for PostgresSaver {
         writes: Vec<(String, Blob)>,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move {
-            check_config(config)?;
-            check_writes(&writes, task_id)?;
-            let writes = &writes;
-            Ok(with_retry(|| async {
-                let client = self.pool.get().await?;
-                ops::put_writes(&client, config, writes, task_id, None).await
-            })
-            .await?)
-        })
+        Box::pin(self.put_writes_fenced(config, writes, task_id, None))
     }
 
     fn delete_thread<'a>(
