@@ -50,6 +50,8 @@
 //! `Send`, persistence, interrupts, subgraphs and streaming, each with examples
 //! that run.
 
+#![forbid(unsafe_code)]
+
 pub use graph_core::*;
 
 pub mod guide;

@@ -1,5 +1,7 @@
 //! Shared fixtures of the bench binary and the criterion microbenchmarks.
 
+#![forbid(unsafe_code)]
+
 use serde::{Deserialize, Serialize};
 use stategraph::State;
 

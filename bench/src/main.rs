@@ -3,6 +3,8 @@
 //! `stategraph-bench [--only NAME[,NAME...]] [--quick] [--list]`: one JSON line per
 //! workload on stdout; without `--only`, each workload runs in its own child process.
 
+#![forbid(unsafe_code)]
+
 mod harness;
 mod postgres;
 mod workloads;

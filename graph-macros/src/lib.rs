@@ -1,6 +1,8 @@
 //! Procedural macros of stategraph. Use them through the `stategraph` crate, which
 //! documents them; everything here expands to paths of that facade.
 
+#![forbid(unsafe_code)]
+
 mod case;
 mod ctxt;
 mod fallback;

@@ -114,6 +114,7 @@
 //! those newer than a time) with their writes and the blobs no kept checkpoint
 //! refers to.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod error;

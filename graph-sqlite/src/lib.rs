@@ -106,6 +106,7 @@
 //! transaction survives a crash of the process; an OS crash or power cut can lose
 //! the last few commits but never corrupts the file.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod decode;

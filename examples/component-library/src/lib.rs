@@ -37,6 +37,8 @@
 //! # }).unwrap();
 //! ```
 
+#![forbid(unsafe_code)]
+
 use serde::de::DeserializeOwned;
 use stategraph::prelude::*;
 use stategraph::CompiledGraph;

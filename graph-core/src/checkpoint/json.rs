@@ -29,6 +29,7 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
     // `serde_json`'s own output (which is UTF-8): the bytes are valid UTF-8. This
     // is what `serde_json::to_string` does too; checking megabytes again would cost
     // as much as scanning them for escapes.
+    #[allow(unsafe_code)]
     Ok(unsafe { String::from_utf8_unchecked(writer.out) })
 }
 
