@@ -1116,3 +1116,75 @@ async fn an_update_without_resume_reruns_the_paused_node_which_asks_again() {
     assert_eq!(again.interrupts, first.interrupts);
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 }
+
+mod swallowed_signals {
+    //! A pause is recorded where `ctx.interrupt` raises it: a node that handles
+    //! its errors generically (`.ok()`, `unwrap_or`, `map_err` to an error of its
+    //! own, a retry-anything policy) still pauses, and is not retried.
+    use super::*;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+    struct Named {
+        name: String,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the approval step failed")]
+    struct ApprovalFailed;
+
+    #[tokio::test]
+    async fn a_node_that_swallows_its_interrupt_still_pauses() {
+        let app = StateGraph::<Named>::new()
+            .add_node_fn("ask", |_: &Named, ctx: &Context| {
+                // The node treats every error alike and carries on.
+                let name: String = ctx
+                    .interrupt("who?")
+                    .unwrap_or_else(|_| "nobody".to_owned());
+                Named::update().name(name)
+            })
+            .add_edge(START, "ask")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("t");
+        let paused = app.invoke(Named::update(), &config).await.unwrap();
+        assert_eq!(paused.interrupts.len(), 1, "{paused:?}");
+        assert_eq!(paused.interrupts[0].value, "who?");
+        assert_eq!(
+            paused.name, "",
+            "the swallowed pause's result was discarded"
+        );
+        assert_eq!(app.get_state(&config).await.unwrap().next, ["ask"]);
+        let done = app.invoke(Command::resume("ada"), &config).await.unwrap();
+        assert!(done.interrupts.is_empty());
+        assert_eq!(done.name, "ada");
+    }
+
+    #[tokio::test]
+    async fn a_pause_mapped_to_another_error_is_not_retried_and_still_pauses() {
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&attempts);
+        let app = StateGraph::<Named>::new()
+            .add_node_fn(
+                "ask",
+                move |_: &Named, ctx: &Context| -> Result<NamedUpdate, NodeError> {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let name: String = ctx.interrupt("who?").map_err(|_| ApprovalFailed)?;
+                    Ok(Named::update().name(name))
+                },
+            )
+            .retry_policy(RetryPolicy::new().max_attempts(5))
+            .add_edge(START, "ask")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("t");
+        let paused = app.invoke(Named::update(), &config).await.unwrap();
+        assert_eq!(paused.interrupts.len(), 1, "paused, not failed: {paused:?}");
+        assert_eq!(
+            attempts.load(Ordering::SeqCst),
+            1,
+            "a pause is never retried"
+        );
+        let done = app.invoke(Command::resume("grace"), &config).await.unwrap();
+        assert_eq!(done.name, "grace");
+    }
+}

@@ -1278,3 +1278,32 @@ mod deep_nesting {
         assert_eq!(done.leaf_ns, "left");
     }
 }
+
+#[tokio::test]
+async fn a_command_for_the_parent_holds_even_if_the_node_swallows_it() {
+    let child = jumping_child();
+    let app = StateGraph::<Dialog>::new()
+        .add_async_node_fn("parent_first", move |_: Arc<Dialog>, ctx: Context| {
+            let child = child.clone();
+            async move {
+                // The node ignores whatever the subgraph call returned.
+                let _ = child.invoke_nested(&ctx, ChildStep::update()).await.ok();
+                Dialog::update().jump_from_idx(Some(0))
+            }
+        })
+        .add_node_fn("node_b_parent", |_: &Dialog| {
+            Dialog::update().dialog_state(vec!["node_b_parent".into()])
+        })
+        .add_edge(START, "parent_first")
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Dialog::update(), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.dialog_state, ["b_child_state", "node_b_parent"]);
+    assert_eq!(
+        out.jump_from_idx, None,
+        "the node's own update was discarded"
+    );
+}

@@ -216,7 +216,11 @@ impl Context {
                     self.inner.node
                 ))
             })?;
-            return Err(NodeError::interrupts(vec![Interrupt { value, id }]));
+            let interrupt = Interrupt { value, id };
+            // Recorded for the engine: the pause holds even if the node
+            // swallows this `Err`.
+            self.raise(crate::pregel::Signal::Interrupts(vec![interrupt.clone()]));
+            return Err(NodeError::interrupts(vec![interrupt]));
         };
         serde_json::from_str(answer.as_str()).map_err(|source| {
             if let Some(pad) = pad {
@@ -254,6 +258,16 @@ impl Context {
 
     pub(crate) fn scope(&self) -> &Arc<StepScope> {
         &self.inner.scope
+    }
+
+    /// Records a control signal of this task (see `pregel::Signals`).
+    pub(crate) fn raise(&self, signal: crate::pregel::Signal) {
+        self.inner.scope.signals.raise(&self.inner.task_id, signal);
+    }
+
+    /// Whether this task raised a control signal.
+    pub(crate) fn signalled(&self) -> bool {
+        self.inner.scope.signals.raised(&self.inner.task_id)
     }
 
     /// Whether a graph run nested in this task continues its checkpoint.

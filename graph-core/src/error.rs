@@ -168,14 +168,27 @@ impl NodeError {
     /// its parent: this task's result is that command.
     pub(crate) fn parent(route: crate::node::ParentRoute) -> Self {
         NodeError {
-            inner: Box::new(ParentSignal(route)),
+            inner: Box::new(ParentSignal(Some(route))),
+        }
+    }
+
+    /// The signal of a node whose subgraph handed a command to this graph,
+    /// the command being recorded in the task's context already.
+    pub(crate) fn parent_raised() -> Self {
+        NodeError {
+            inner: Box::new(ParentSignal(None)),
         }
     }
 
     /// The command for this task's graph this error carries, or the error itself.
     pub(crate) fn into_parent(self) -> Result<crate::node::ParentRoute, Self> {
         match self.inner.downcast::<ParentSignal>() {
-            Ok(signal) => Ok(signal.0),
+            Ok(signal) => match signal.0 {
+                Some(route) => Ok(route),
+                None => Err(NodeError {
+                    inner: Box::new(ParentSignal(None)),
+                }),
+            },
             Err(inner) => Err(NodeError { inner }),
         }
     }
@@ -210,9 +223,10 @@ impl fmt::Display for NodeError {
 }
 
 /// A subgraph's command for the graph of the task that ran it, travelling up
-/// through `?` in the task's node.
+/// through `?` in the task's node (`None`: recorded in the task's context, where
+/// the engine takes it from).
 #[derive(Debug)]
-struct ParentSignal(crate::node::ParentRoute);
+struct ParentSignal(Option<crate::node::ParentRoute>);
 
 impl fmt::Display for ParentSignal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -234,8 +234,21 @@ impl<C: State> CompiledGraph<C> {
             state,
             interrupts,
             breakpoint,
-        } = run.run_nested(input).await?;
+        } = match run.run_nested(input).await {
+            Ok(output) => output,
+            // A command for this graph: recorded for the engine, which hands it
+            // on even if the node swallows the `Err`.
+            Err(e) => match e.into_parent() {
+                Ok(route) => {
+                    ctx.raise(crate::pregel::Signal::Parent(route));
+                    return Err(NodeError::parent_raised());
+                }
+                Err(e) => return Err(e),
+            },
+        };
         if !interrupts.is_empty() || breakpoint.is_some() {
+            // Likewise, the pause holds even if the node swallows the `Err`.
+            ctx.raise(crate::pregel::Signal::Interrupts(interrupts.clone()));
             return Err(NodeError::interrupts(interrupts));
         }
         Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))

@@ -1,6 +1,7 @@
 //! Running the tasks of one superstep: concurrently on tokio when there are several,
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
+use super::scope::Signal;
 use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
@@ -67,6 +68,11 @@ fn retrying<S: State>(
                 Ok(out) => return Ok(out),
                 Err(e) => e,
             };
+            // A pause or a command for the parent ends the task, whatever error
+            // the node made of it: never retried.
+            if ctx.signalled() {
+                return Err(error);
+            }
             let wait = match unwind::catch(|| policy.next_wait(attempt, &error)) {
                 Ok(Some(wait)) => wait,
                 Ok(None) => return Err(error),
@@ -392,6 +398,7 @@ impl<S: State> Run<S> {
             ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
             events: self.nested_events.clone(),
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
+            signals: Default::default(),
         }
     }
 
@@ -556,7 +563,7 @@ impl<S: State> Run<S> {
                 },
                 Err(failure) => Err(failure),
             };
-            match ended(result, pads.get(i)) {
+            match ended(result, pads.get(i), &scope, task) {
                 Ok(r) => slots[i] = Some(r),
                 Err(f) => {
                     // Tasks not started yet, or still pending, are dropped unrun.
@@ -575,7 +582,7 @@ impl<S: State> Run<S> {
                 self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
             }
             if let Some((i, fut)) = pending.pop() {
-                match ended(guarded(fut).await, pads.get(i)) {
+                match ended(guarded(fut).await, pads.get(i), &scope, &tasks[i]) {
                     Ok(r) => slots[i] = Some(r),
                     Err(f) => failure = Some((i, f)),
                 }
@@ -605,7 +612,7 @@ impl<S: State> Run<S> {
                     }
                     Err(_) => Err(Failure::Error(NodeError::msg("the task was cancelled"))),
                 };
-                match ended(result, pads.get(i)) {
+                match ended(result, pads.get(i), &scope, &tasks[i]) {
                     Ok(r) => {
                         slots[i] = Some(r);
                         // Stored at once while a sibling still runs; the last to
@@ -620,7 +627,9 @@ impl<S: State> Run<S> {
                         // Siblings that completed before the abort keep their
                         // results (stored with the failure); the others stop.
                         while let Some((j, joined)) = waiting.next().await {
-                            if let Ok(Ok(r)) = joined.map(|result| ended(result, pads.get(j))) {
+                            if let Ok(Ok(r)) =
+                                joined.map(|result| ended(result, pads.get(j), &scope, &tasks[j]))
+                            {
                                 slots[j] = Some(r);
                             }
                         }
@@ -634,7 +643,7 @@ impl<S: State> Run<S> {
             let (indices, futures): (Vec<usize>, Vec<_>) = pending.drain(..).unzip();
             let done = futures::future::join_all(futures.into_iter().map(guarded)).await;
             for (i, result) in indices.into_iter().zip(done) {
-                match ended(result, pads.get(i)) {
+                match ended(result, pads.get(i), &scope, &tasks[i]) {
                     Ok(r) => slots[i] = Some(r),
                     Err(f) => {
                         failure.get_or_insert((i, f));
@@ -689,11 +698,32 @@ impl<S: State> StepRun<S> {
 }
 
 /// How a task ended: its output, a pause at an interrupt (with the answers it
-/// consumed, from its scratchpad), or a failure.
+/// consumed, from its scratchpad), or a failure. A signal the task raised
+/// (`scope.signals`) decides, whatever the node returned: a node that
+/// swallowed its pause (`.ok()`, `map_err`) still pauses. A panic still fails.
 fn ended<S: State>(
     result: Result<NodeOutput<S>, Failure>,
     pad: Option<&Option<Arc<Scratchpad>>>,
+    scope: &StepScope,
+    task: &Task<S>,
 ) -> Result<TaskResult<S>, Failure> {
+    if !matches!(result, Err(Failure::Panic(_))) {
+        match scope.signals.take(&task.id) {
+            Some(Signal::Interrupts(interrupts)) => {
+                return Ok(TaskResult::Interrupted(TaskInterrupt {
+                    interrupts,
+                    answers: pad.and_then(Option::as_ref).and_then(|p| p.resume_write()),
+                }))
+            }
+            Some(Signal::Parent(route)) => {
+                return route
+                    .into_output::<S>()
+                    .map(TaskResult::Output)
+                    .map_err(Failure::Error)
+            }
+            None => {}
+        }
+    }
     match result {
         Ok(out) => Ok(TaskResult::Output(out)),
         Err(Failure::Error(e)) => match e.into_interrupts() {

@@ -35,7 +35,7 @@ use writes::TaskResult;
 
 pub(crate) use nested::recast;
 pub(crate) use pause::TaskInterrupt;
-pub(crate) use scope::StepScope;
+pub(crate) use scope::{Signal, StepScope};
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {

@@ -4,9 +4,63 @@
 
 use crate::checkpoint::{Blob, Checkpointer};
 use crate::config::RunConfig;
-use crate::interrupt::NullResume;
+use crate::interrupt::{Interrupt, NullResume};
+use crate::node::ParentRoute;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// How a task ends that is not a result nor a failure: it paused at
+/// interrupts (its own `ctx.interrupt`, or a subgraph it ran), or a subgraph it
+/// ran handed a command to this graph (`Command::to_parent`).
+pub(crate) enum Signal {
+    Interrupts(Vec<Interrupt>),
+    Parent(ParentRoute),
+}
+
+/// The signals the step's tasks raised, by task id, recorded where they are
+/// raised. A node gets them as an `Err` for `?` to pass on, but the engine
+/// does not rely on it: a node that handles errors generically (`.ok()`,
+/// `map_err`, a retry-anything loop) still pauses, or still hands the command
+/// on. A task's first signal is the one that counts.
+#[derive(Default)]
+pub(crate) struct Signals {
+    /// Whether any task raised one (the common case, none, takes no lock).
+    any: AtomicBool,
+    raised: Mutex<Vec<(String, Signal)>>,
+}
+
+impl Signals {
+    /// Task `task_id` raised `signal` (kept unless it raised one before).
+    pub(crate) fn raise(&self, task_id: &str, signal: Signal) {
+        let mut raised = self.raised.lock().unwrap_or_else(PoisonError::into_inner);
+        if !raised.iter().any(|(id, _)| id == task_id) {
+            raised.push((task_id.to_owned(), signal));
+        }
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// Whether task `task_id` raised a signal.
+    pub(crate) fn raised(&self, task_id: &str) -> bool {
+        self.any.load(Ordering::Acquire)
+            && self
+                .raised
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|(id, _)| id == task_id)
+    }
+
+    /// The signal task `task_id` raised, taken out.
+    pub(crate) fn take(&self, task_id: &str) -> Option<Signal> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut raised = self.raised.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = raised.iter().position(|(id, _)| id == task_id)?;
+        Some(raised.swap_remove(at).1)
+    }
+}
 
 /// What the tasks of a running superstep share: its step and config, and what
 /// they pass to graphs they run nested.
@@ -36,6 +90,8 @@ pub(crate) struct StepScope {
     pub(crate) events: Option<super::NestedEvents>,
     /// How many graphs the graph running the step is nested in (0 at the root).
     pub(crate) depth: usize,
+    /// The control signals the step's tasks raised.
+    pub(crate) signals: Signals,
 }
 
 impl StepScope {
