@@ -1,5 +1,5 @@
-//! CachePolicy (SEMANTICS.md §10.2): a node's output is reused for an input it
-//! has seen, its edges and routers still run; TTL, clearing, Send payloads.
+//! CachePolicy (docs/semantics.md §11.3): a node's output is reused for an input
+//! it has seen, its edges and routers still run; TTL, clearing, Send payloads.
 
 use stategraph::cache::{CachePolicy, InMemoryCache};
 use stategraph::prelude::*;

@@ -1,5 +1,6 @@
 //! `Command` as a node result: update and goto together, several per node, typed
-//! targets checked by `compile()` (SEMANTICS.md §3.4, §4.3; scenarios 9, 29, 30).
+//! targets checked by `compile()` (docs/semantics.md §3.3, §4.1; scenarios 9, 29,
+//! 30 of its appendix A).
 
 use futures::StreamExt;
 use stategraph::prelude::*;

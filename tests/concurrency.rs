@@ -1,5 +1,5 @@
 //! Tasks of one superstep run concurrently, and their writes are applied in a
-//! deterministic order (SEMANTICS.md §2.6, §2.7).
+//! deterministic order (docs/semantics.md §2.6, §2.7).
 
 use stategraph::prelude::*;
 use std::sync::Arc;

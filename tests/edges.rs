@@ -1,5 +1,5 @@
-//! Edges, joins, conditional edges and deferred nodes (SEMANTICS.md §3.3, §3.7;
-//! scenarios 7, 17, 18, 19, 20).
+//! Edges, joins, conditional edges and deferred nodes (docs/semantics.md §3.2,
+//! §2.8; scenarios 7, 17, 18, 19, 20 of its appendix A).
 
 use stategraph::prelude::*;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,5 @@
 //! Failures: node errors, panics, bad input, and `compile()` validation
-//! (SEMANTICS.md §3.5, scenarios 8 and 44).
+//! (docs/semantics.md §3.4, §11.4; scenarios 8 and 44 of its appendix A).
 
 use stategraph::prelude::*;
 

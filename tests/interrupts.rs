@@ -1,6 +1,7 @@
 //! Human in the loop: `Context::interrupt`, `Command::resume` / `resume_map`,
-//! `Command` as graph input, static breakpoints (SEMANTICS.md §4.2, §5; scenarios
-//! 17, 27, 28, 32–35, 39, 43) and the bad inputs around them.
+//! `Command` as graph input, static breakpoints (docs/semantics.md §4.3, §5;
+//! scenarios 17, 27, 28, 32–35, 39, 43 of its appendix A) and the bad inputs
+//! around them.
 
 use futures::StreamExt;
 use serde_json::json;

@@ -1,4 +1,5 @@
-//! `Overwrite` on reducer fields (SEMANTICS.md §1.2; scenario 37).
+//! `Overwrite` on reducer fields (docs/semantics.md §1.3; scenario 37 of its
+//! appendix A).
 
 use stategraph::prelude::*;
 

@@ -1,5 +1,6 @@
 //! Checkpointing with the in-memory saver: threads, resume after failure, history,
-//! durability (SEMANTICS.md §2.4–§2.10, §6, §7.1–§7.2; scenarios 14–16).
+//! durability (docs/semantics.md §2.1, §2.6, §2.10, §6, §7.1–§7.2; scenarios 14–16
+//! of its appendix A).
 
 use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
 use stategraph::prelude::*;

@@ -1,5 +1,5 @@
 //! Recursion limit and the managed values `RemainingSteps` / `IsLastStep`
-//! (SEMANTICS.md §2.4, §10.3; scenario 10).
+//! (docs/semantics.md §2.9; scenario 10 of its appendix A).
 
 use stategraph::prelude::*;
 

@@ -1,4 +1,5 @@
-//! RetryPolicy (SEMANTICS.md §10.1; scenario 15 with max_attempts = 2).
+//! RetryPolicy (docs/semantics.md §11.1; scenario 15 of its appendix A with
+//! max_attempts = 2).
 
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;

@@ -1,5 +1,5 @@
-//! `Send` fan-out: PUSH tasks with their own input (SEMANTICS.md §2.3, §2.5;
-//! scenarios 12, 13, 14).
+//! `Send` fan-out: PUSH tasks with their own input (docs/semantics.md §2.4, §2.5,
+//! §4.2; scenarios 12, 13, 14 of its appendix A).
 
 use stategraph::prelude::*;
 use stategraph::Route;

@@ -1,6 +1,6 @@
-//! The engine side of stream mode `messages` (SEMANTICS.md §8): chunks a node emits
-//! with `Context::write_message_chunk` reach the caller at once, with the task's
-//! node, id and step; nobody listening costs nothing.
+//! The engine side of stream mode `messages` (docs/semantics.md §9.1): chunks a
+//! node emits with `Context::write_message_chunk` reach the caller at once, with
+//! the task's node, id and step; nobody listening costs nothing.
 
 use futures::StreamExt;
 use stategraph::prelude::*;

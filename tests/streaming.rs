@@ -1,4 +1,4 @@
-//! Stream modes `values`, `updates`, `custom` (SEMANTICS.md §8).
+//! Stream modes `values`, `updates`, `custom` (docs/semantics.md §9).
 
 use futures::StreamExt;
 use stategraph::prelude::*;

@@ -1,6 +1,7 @@
-//! Subgraphs (SEMANTICS.md §9; scenarios 21–24, 36): a compiled graph as a node
-//! (shared or mapped state, reached by edges or by `send`), run from inside a node,
-//! checkpoint namespaces, and interrupts inside subgraphs.
+//! Subgraphs (docs/semantics.md §8; scenarios 21–24, 36 of its appendix A): a
+//! compiled graph as a node (shared or mapped state, reached by edges or by
+//! `send`), run from inside a node, checkpoint namespaces, and interrupts inside
+//! subgraphs.
 
 use futures::StreamExt;
 use serde_json::json;
@@ -1115,8 +1116,8 @@ async fn a_subgraph_node_cannot_take_a_name_the_parent_already_uses() {
 
 #[tokio::test]
 async fn a_retried_subgraph_continues_from_its_checkpoint() {
-    // SEMANTICS.md §10.1: a retry of the task running a subgraph resumes the
-    // subgraph; its steps that completed do not run again.
+    // docs/semantics.md §8.4, §11.1: a retry of the task running a subgraph
+    // resumes the subgraph; its steps that completed do not run again.
     let first_calls = Arc::new(AtomicUsize::new(0));
     let second_calls = Arc::new(AtomicUsize::new(0));
     let (f, s) = (Arc::clone(&first_calls), Arc::clone(&second_calls));

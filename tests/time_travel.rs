@@ -1,4 +1,5 @@
-//! update_state, forks and replays (SEMANTICS.md §7.3, §7.4; scenarios 39–40).
+//! update_state, forks and replays (docs/semantics.md §7.3–§7.6; scenarios 39–40
+//! of its appendix A).
 
 use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
 use stategraph::prelude::*;

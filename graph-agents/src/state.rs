@@ -1,4 +1,4 @@
-//! The `add_messages` reducer (SEMANTICS.md §10.6) and the ready [`MessagesState`].
+//! The `add_messages` reducer (docs/semantics.md §11.5) and the ready [`MessagesState`].
 
 use crate::error::AgentError;
 use crate::message::{new_id, Message, REMOVE_ALL_MESSAGES};

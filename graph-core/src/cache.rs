@@ -1,6 +1,6 @@
-//! Node result caching (SEMANTICS.md §10.2): a node with a [`CachePolicy`] whose
-//! input was seen before (same serialised input, within the TTL) does not run; its
-//! earlier output is used, and its edges and routers run as usual.
+//! Node result caching (docs/semantics.md §11.3): a node with a [`CachePolicy`]
+//! whose input was seen before (same serialised input, within the TTL) does not
+//! run; its earlier output is used, and its edges and routers run as usual.
 //!
 //! ```
 //! use stategraph::prelude::*;

@@ -364,8 +364,8 @@ impl<G, U> Command<G, U> {
     /// Addresses this command to the parent graph: returned by a node of a
     /// subgraph, it ends the subgraph's run and becomes the result of the parent's
     /// task that runs the subgraph — `update` is an update of the *parent's* state
-    /// and `goto` names the parent's nodes (SEMANTICS.md §9.4). In a graph that is
-    /// not running as a subgraph it is an error.
+    /// and `goto` names the parent's nodes (docs/semantics.md §8.5). In a graph
+    /// that is not running as a subgraph it is an error.
     pub fn to_parent(self) -> ParentCommand<G, U> {
         ParentCommand(self)
     }

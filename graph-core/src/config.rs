@@ -12,7 +12,7 @@ pub fn default_recursion_limit() -> u64 {
         .unwrap_or(10_007)
 }
 
-/// When a run stores its checkpoints (SEMANTICS.md §2.10).
+/// When a run stores its checkpoints (docs/semantics.md §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Durability {

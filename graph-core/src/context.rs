@@ -40,7 +40,7 @@ struct TaskInfo {
 
 impl TaskInfo {
     /// Whether a graph nested in this task continues its own checkpoint: the
-    /// run is resuming, or this is a retry (SEMANTICS.md §10.1).
+    /// run is resuming, or this is a retry (docs/semantics.md §8.4, §11.1).
     fn nested_resumes(&self) -> bool {
         self.scope.resuming || self.attempt > 1
     }

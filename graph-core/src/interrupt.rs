@@ -6,7 +6,7 @@
 //! pending write of the current checkpoint. Resuming (`Command::resume`) re-runs the
 //! node *from its beginning*: each `interrupt` call it already passed returns its
 //! stored answer (matched by position), the first unanswered one takes the new
-//! resume value, the next one pauses again (SEMANTICS.md §5).
+//! resume value, the next one pauses again (docs/semantics.md §5).
 
 use crate::checkpoint::Blob;
 use serde::{Deserialize, Serialize};

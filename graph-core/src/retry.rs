@@ -1,4 +1,4 @@
-//! [`RetryPolicy`]: re-running a node that failed (SEMANTICS.md §10.1).
+//! [`RetryPolicy`]: re-running a node that failed (docs/semantics.md §11.1).
 
 use crate::error::NodeError;
 use std::fmt;

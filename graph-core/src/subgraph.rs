@@ -1,5 +1,5 @@
-//! Subgraphs (SEMANTICS.md §9): a compiled graph used as a node of another graph,
-//! or run from inside a node with [`CompiledGraph::invoke_nested`].
+//! Subgraphs (docs/semantics.md §8): a compiled graph used as a node of another
+//! graph, or run from inside a node with [`CompiledGraph::invoke_nested`].
 //!
 //! A subgraph runs in its own checkpoint namespace under the calling task
 //! (`node:<task id>`), with the caller's saver: an interrupt inside it pauses the

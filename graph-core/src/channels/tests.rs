@@ -1,5 +1,6 @@
-//! Unit tests of the channel kinds against SEMANTICS.md §1 and §11 scenarios 1-6, and the
-//! "Límites y fallos" notes of the LastValue / Topic / BinaryOperatorAggregate seeds.
+//! Unit tests of the channel kinds against docs/semantics.md §1 and scenarios 1-6 of
+//! its appendix A, and the "Límites y fallos" notes of the LastValue / Topic /
+//! BinaryOperatorAggregate seeds.
 
 use super::*;
 use crate::error::{EmptyChannelError, ErrorCode};
@@ -87,7 +88,7 @@ fn flatten(batch: &[TopicWrite<String>]) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------------------
-// §11 scenario 1 — LastValue
+// Scenario 1 (docs/semantics.md appendix A) — LastValue
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -324,7 +325,7 @@ fn last_value_after_finish_restored_unfinished_needs_finish() {
 }
 
 // ---------------------------------------------------------------------------------------
-// §11 scenarios 2, 3 — Topic
+// Scenarios 2, 3 (docs/semantics.md appendix A) — Topic
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -464,7 +465,7 @@ fn topic_restores_from_none_as_empty() {
 }
 
 // ---------------------------------------------------------------------------------------
-// §11 scenario 4 — BinaryOperatorAggregate
+// Scenario 4 (docs/semantics.md appendix A) — BinaryOperatorAggregate
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -529,7 +530,8 @@ fn binop_overwrite_drops_later_writes_in_same_step() {
 
 #[test]
 fn binop_overwrite_only_lasts_for_its_step() {
-    // §11 scenario 37, sequential then parallel: the next step folds again.
+    // Scenario 37 (docs/semantics.md appendix A), sequential then parallel: the
+    // next step folds again.
     let mut cell = ChannelCell::new(BinaryOperatorAggregate::new("log", concat));
     cell.update([value(strings(&["START"]))]).unwrap();
     cell.update([overwrite(strings(&["b"]))]).unwrap();
@@ -586,7 +588,7 @@ fn binop_restored_from_none_starts_at_default() {
 }
 
 // ---------------------------------------------------------------------------------------
-// §11 scenario 6 — Overwrite detection through serde_json
+// Scenario 6 (docs/semantics.md appendix A) — Overwrite detection through serde_json
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -678,7 +680,7 @@ fn deserialised_overwrite_bypasses_reducer_in_channel() {
 }
 
 // ---------------------------------------------------------------------------------------
-// §11 scenario 5 — UntrackedValue
+// Scenario 5 (docs/semantics.md appendix A) — UntrackedValue
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -966,7 +968,7 @@ fn barrier_after_finish_checkpoint_round_trip() {
 }
 
 // ---------------------------------------------------------------------------------------
-// §1.2 table: update([]) per channel kind
+// docs/semantics.md §1.8 table: update([]) per channel kind
 // ---------------------------------------------------------------------------------------
 
 #[derive(Debug, PartialEq, Eq)]

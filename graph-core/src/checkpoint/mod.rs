@@ -298,7 +298,8 @@ pub struct CheckpointMetadata {
     /// Ancestor namespace → checkpoint id (empty for a root graph).
     #[serde(default)]
     pub parents: BTreeMap<String, String>,
-    /// Entries copied from the run's metadata and `configurable` (§2.1).
+    /// Entries copied from the run's metadata and `configurable` (docs/semantics.md
+    /// §6.3).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }

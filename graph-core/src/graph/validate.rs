@@ -1,5 +1,5 @@
-//! `compile()` validation (SEMANTICS.md §3.5): every problem is collected and
-//! reported together, each message naming the node and the fix.
+//! `compile()` validation (docs/semantics.md §3.4): every problem is collected
+//! and reported together, each message naming the node and the fix.
 
 use super::StateGraph;
 use crate::command::{Destination, Targets};

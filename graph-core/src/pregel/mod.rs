@@ -1,4 +1,4 @@
-//! The Pregel superstep loop (SEMANTICS.md §2): prepare the tasks a step triggers,
+//! The Pregel superstep loop (docs/semantics.md §2): prepare the tasks a step triggers,
 //! run them concurrently, apply their writes in deterministic task order, repeat.
 
 mod control;
@@ -519,7 +519,7 @@ impl<S: State> Run<S> {
             }
             if let Some((i, command)) = step.take_parent_command() {
                 // The command leaves this graph: the task stores nothing, its
-                // siblings keep their writes (SEMANTICS.md §9.4).
+                // siblings keep their writes (docs/semantics.md §8.5).
                 self.persist_step(&tasks, &mut step.results, None).await?;
                 return Err(GraphError::ParentCommand {
                     node: self.graph.nodes[tasks[i].node].name.to_string(),
@@ -550,7 +550,7 @@ impl<S: State> Run<S> {
             }
         }
         // Under durability `exit`, a subgraph that completes stores nothing unless
-        // it keeps its state across calls (SEMANTICS.md §2.9).
+        // it keeps its state across calls (docs/semantics.md §2.10).
         let exit = self.persistence.as_ref().map(|p| p.durability) == Some(Durability::Exit);
         if exit && self.nested.as_ref().is_some_and(|n| !n.persistent) {
             self.flush_puts().await?;
@@ -653,7 +653,7 @@ impl<S: State> Run<S> {
     }
 
     /// `bulk_update_state`: each superstep is a list of `(values, as_node)` applied
-    /// together and stored as one checkpoint (§7.3).
+    /// together and stored as one checkpoint (docs/semantics.md §7.4).
     pub(crate) async fn bulk_update_state(
         self,
         supersteps: Vec<Vec<NodeUpdate<S>>>,
@@ -842,7 +842,7 @@ impl<S: State> Run<S> {
         Ok(stored)
     }
 
-    /// The node an update without `as_node` is attributed to (§7.3).
+    /// The node an update without `as_node` is attributed to (docs/semantics.md §7.3).
     fn infer_as_node(&self) -> Result<usize, GraphError> {
         let graph = &self.graph;
         if graph.nodes.len() == 2 {
@@ -1009,8 +1009,8 @@ impl<S: State> Run<S> {
             return Ok(());
         };
         let id = ids::format_uuid(&self.checkpoint);
-        // `update_state` checkpoints record no updated channels (SEMANTICS.md §2.1):
-        // whoever loads one considers every node.
+        // `update_state` checkpoints record no updated channels (docs/semantics.md
+        // §6.1, §7.3): whoever loads one considers every node.
         let with_updated = self.updated_known && source != CheckpointSource::Update;
         let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), with_updated)?;
         // The checkpoint holds every change so far: the next one holds only later ones.

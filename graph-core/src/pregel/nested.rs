@@ -1,5 +1,5 @@
-//! Running a graph inside a task of another graph (SEMANTICS.md §9.1, §9.3): the
-//! namespace, saver and resume values come from the calling task.
+//! Running a graph inside a task of another graph (docs/semantics.md §8.2, §8.3,
+//! §8.4): the namespace, saver and resume values come from the calling task.
 
 use super::{Nested, Run};
 use crate::checkpoint::Checkpointer;

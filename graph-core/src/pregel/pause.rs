@@ -1,7 +1,8 @@
-//! A superstep that does not complete (SEMANTICS.md §2.7, §2.9, §5.3, §5.6): tasks
-//! paused at interrupts, a static breakpoint, or a failure. The checkpoint the step
-//! started from stays the thread's latest; what the step's tasks did is stored as
-//! its pending writes, so a resume re-runs only the tasks that must run again.
+//! A superstep that does not complete (docs/semantics.md §2.6, §2.11, §5.3, §5.6):
+//! tasks paused at interrupts, a static breakpoint, or a failure. The checkpoint
+//! the step started from stays the thread's latest; what the step's tasks did is
+//! stored as its pending writes, so a resume re-runs only the tasks that must run
+//! again.
 
 use super::persist::{self, ERROR};
 use super::writes::{TaskResult, TaskWrites};

@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Special channels of pending writes (SEMANTICS.md §0).
+/// Special channels of pending writes (docs/semantics.md §6.4).
 pub(crate) const NO_WRITES: &str = "__no_writes__";
 pub(crate) const ERROR: &str = "__error__";
 pub(crate) const INTERRUPT: &str = crate::checkpoint::INTERRUPT_CHANNEL;

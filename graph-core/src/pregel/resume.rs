@@ -1,4 +1,4 @@
-//! Continuing a thread from its checkpoint (SEMANTICS.md §2.4 step 5, §4.2, §5.4):
+//! Continuing a thread from its checkpoint (docs/semantics.md §2.1, §4.3, §5.4):
 //! a `Command` given as input becomes writes not tied to a task (persisted, then
 //! applied before the first superstep), resume values reach the tasks that asked,
 //! and replaying an old checkpoint forks it.

@@ -1,6 +1,6 @@
 //! What the tasks of one superstep share with the graphs they run as subgraphs
-//! (SEMANTICS.md §9): the namespace, the saver, whether the run is resuming, and
-//! the resume values a nested interrupt may take.
+//! (docs/semantics.md §8): the namespace, the saver, whether the run is resuming,
+//! and the resume values a nested interrupt may take.
 
 use crate::checkpoint::{Blob, Checkpointer};
 use crate::config::RunConfig;

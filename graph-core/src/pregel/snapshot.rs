@@ -1,4 +1,5 @@
-//! Building [`StateSnapshot`]s from stored checkpoints (SEMANTICS.md §7.1, §7.2).
+//! Building [`StateSnapshot`]s from stored checkpoints (docs/semantics.md §7.1,
+//! §7.2).
 
 use super::writes::TaskResult;
 use super::{persist, Run};

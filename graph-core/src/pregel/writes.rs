@@ -1,6 +1,6 @@
-//! `apply_writes` (SEMANTICS.md §2.6): writes of a superstep are applied in task-path
-//! order, channel by channel, then unwritten ephemeral channels are cleared and, if
-//! nothing would run next, channels are finished.
+//! `apply_writes` (docs/semantics.md §2.7): writes of a superstep are applied in
+//! task-path order, channel by channel, then unwritten ephemeral channels are
+//! cleared and, if nothing would run next, channels are finished.
 
 use super::ids::TaskPath;
 use super::{Run, Task};
