@@ -1308,3 +1308,86 @@ async fn a_command_for_the_parent_holds_even_if_the_node_swallows_it() {
         "the node's own update was discarded"
     );
 }
+
+/// LangGraph 1.2.22, the same graphs (a child node jumps to the parent while its
+/// sibling pauses in the same step): `invoke` returns
+/// `{'dialog_state': ['init', 'b_child_state', 'node_b_parent']}`, and
+/// `get_state` shows nothing next and no interrupt: the command wins.
+#[tokio::test]
+async fn a_command_for_the_parent_wins_over_a_sibling_that_pauses() {
+    let child = StateGraph::<ChildStep>::new()
+        .add_node_fn("jump", |_: &ChildStep| {
+            Command::goto("node_b_parent")
+                .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
+                .to_parent()
+        })
+        .add_node_fn("pause", |_: &ChildStep, ctx: &Context| {
+            let _: String = ctx.interrupt("q")?;
+            Ok::<_, NodeError>(ChildStep::update().n(1))
+        })
+        .add_edge(START, "jump")
+        .add_edge(START, "pause")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Dialog>::new()
+        .add_node(Subgraph::mapped(
+            "sub",
+            child,
+            |_: &Dialog| ChildStep::update(),
+            |_: ChildStep| Dialog::update(),
+        ))
+        .add_node_fn("node_b_parent", |_: &Dialog| {
+            Dialog::update().dialog_state(vec!["node_b_parent".into()])
+        })
+        .add_edge(START, "sub")
+        .add_edge("node_b_parent", END)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let out = app
+        .invoke(Dialog::update().dialog_state(vec!["init".into()]), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.dialog_state, ["init", "b_child_state", "node_b_parent"]);
+    assert!(out.interrupts.is_empty(), "{:?}", out.interrupts);
+    let state = app.get_state(&config).await.unwrap();
+    assert!(state.next.is_empty(), "{:?}", state.next);
+}
+
+/// A node with a retry policy whose subgraph hands a command to the parent:
+/// the command takes effect once; it is not an error to retry.
+#[tokio::test]
+async fn a_command_for_the_parent_is_not_retried() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let child = StateGraph::<ChildStep>::new()
+        .add_node_fn("child_node", move |_: &ChildStep| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Command::goto("node_b_parent")
+                .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
+                .to_parent()
+        })
+        .add_edge(START, "child_node")
+        .compile()
+        .unwrap();
+    let app = StateGraph::<Dialog>::new()
+        .add_node(Subgraph::mapped(
+            "sub",
+            child,
+            |_: &Dialog| ChildStep::update(),
+            |_: ChildStep| Dialog::update(),
+        ))
+        .add_node_fn("node_b_parent", |_: &Dialog| {
+            Dialog::update().dialog_state(vec!["node_b_parent".into()])
+        })
+        .add_edge(START, "sub")
+        .retry_policy(stategraph::RetryPolicy::new().max_attempts(3))
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Dialog::update(), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.dialog_state, ["b_child_state", "node_b_parent"]);
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the child ran once");
+}

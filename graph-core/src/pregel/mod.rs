@@ -514,18 +514,21 @@ impl<S: State> Run<S> {
             if let Some(invalid) = step.late.take() {
                 return Err(invalid);
             }
-            if step.interrupted() {
-                return self.pause_at_interrupts(&tasks, step.results).await;
-            }
+            // A command for the parent wins over a sibling's pause, as in
+            // LangGraph: the graph ends with the command, not paused.
             if let Some((i, command)) = step.take_parent_command() {
                 // The command leaves this graph: the task stores nothing, its
-                // siblings keep their writes (docs/semantics.md §8.5).
+                // siblings keep their writes, and a sibling's pause its
+                // interrupt (docs/semantics.md §8.5).
                 self.persist_step(&tasks, &mut step.results, None).await?;
                 return Err(GraphError::ParentCommand {
                     node: self.graph.nodes[tasks[i].node].name.to_string(),
                     task_id: tasks[i].id.clone(),
                     command,
                 });
+            }
+            if step.interrupted() {
+                return self.pause_at_interrupts(&tasks, step.results).await;
             }
             let results = step.results.into_iter().flatten().collect();
             span.in_scope(|| self.apply(&tasks, results, None, true))?;
