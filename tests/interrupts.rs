@@ -1133,6 +1133,9 @@ mod swallowed_signals {
     #[error("the approval step failed")]
     struct ApprovalFailed;
 
+    /// Deliberately unlike LangGraph 1.2.22, where a node that catches the
+    /// pause (`try: v = interrupt("who?") except Exception: v = "nobody"`) runs
+    /// on: `invoke` returns `{'name': 'nobody'}` and nothing is next.
     #[tokio::test]
     async fn a_node_that_swallows_its_interrupt_still_pauses() {
         let app = StateGraph::<Named>::new()
