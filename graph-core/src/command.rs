@@ -2,7 +2,7 @@
 //! (update + goto in one return value) and [`Send`] (a task with its own input).
 
 use crate::checkpoint::Blob;
-use crate::node::{IntoNodeSpec, NodeSpec};
+use crate::spec::{IntoNodeSpec, NodeSpec};
 use serde::Serialize;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -403,3 +403,29 @@ impl<G, U> Command<G, U> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ParentCommand<G, U>(pub(crate) Command<G, U>);
+
+/// A [`ParentCommand`] on its way to the parent
+/// graph: its update (typed for the parent's state, which this graph does not
+/// know, so erased) and its routes.
+pub struct ParentRoute {
+    pub(crate) updates: Vec<Box<dyn Any + std::marker::Send + Sync>>,
+    pub(crate) update_type: &'static str,
+    pub(crate) routes: Vec<RouteWrite>,
+}
+
+impl std::fmt::Debug for ParentRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParentRoute")
+            .field("updates", &self.updates.len())
+            .field("update_type", &self.update_type)
+            .field("routes", &self.routes)
+            .finish()
+    }
+}
+
+/// A control write produced by a node's own routing.
+#[derive(Debug, Clone)]
+pub(crate) enum RouteWrite {
+    Node(Cow<'static, str>),
+    Send(Send),
+}

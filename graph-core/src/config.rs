@@ -1,4 +1,5 @@
-//! [`RunConfig`]: per-run settings (thread, recursion limit, metadata).
+//! [`RunConfig`]: per-run settings (thread, recursion limit, metadata), and
+//! [`SubgraphCheckpoints`]: where a subgraph keeps its checkpoints.
 
 use crate::interrupt::Breakpoints;
 use serde_json::{Map, Value};
@@ -198,4 +199,22 @@ impl RunConfig {
     pub fn get_configurable(&self) -> &Map<String, Value> {
         &self.configurable
     }
+}
+
+/// Where a subgraph keeps its checkpoints (LangGraph's `checkpointer=None / True
+/// / False` on the subgraph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SubgraphCheckpoints {
+    /// The caller's saver, in a namespace of the calling task: every call starts
+    /// from its input; its checkpoints are kept, and an interrupt inside it can be
+    /// resumed. The default.
+    #[default]
+    PerCall,
+    /// The caller's saver, in a namespace named after the node (without task
+    /// ids): the subgraph's state carries over from one call to the next on the
+    /// same thread.
+    Persistent,
+    /// Nothing is stored: an interrupt inside cannot be resumed.
+    Off,
 }

@@ -3,7 +3,7 @@
 use crate::config::RunConfig;
 use crate::error::NodeError;
 use crate::interrupt::{Interrupt, ResumeTypeError, Scratchpad};
-use crate::pregel::StepScope;
+use crate::scope::StepScope;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -219,7 +219,7 @@ impl Context {
             let interrupt = Interrupt { value, id };
             // Recorded for the engine: the pause holds even if the node
             // swallows this `Err`.
-            self.raise(crate::pregel::Signal::Interrupts(vec![interrupt.clone()]));
+            self.raise(crate::scope::Signal::Interrupts(vec![interrupt.clone()]));
             return Err(NodeError::interrupts(vec![interrupt]));
         };
         serde_json::from_str(answer.as_str()).map_err(|source| {
@@ -260,8 +260,8 @@ impl Context {
         &self.inner.scope
     }
 
-    /// Records a control signal of this task (see `pregel::Signals`).
-    pub(crate) fn raise(&self, signal: crate::pregel::Signal) {
+    /// Records a control signal of this task (see `scope::Signals`).
+    pub(crate) fn raise(&self, signal: crate::scope::Signal) {
         self.inner.scope.signals.raise(&self.inner.task_id, signal);
     }
 

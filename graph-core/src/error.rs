@@ -166,7 +166,7 @@ impl NodeError {
 
     /// The signal of a node that ran a subgraph whose node returned a command for
     /// its parent: this task's result is that command.
-    pub(crate) fn parent(route: crate::node::ParentRoute) -> Self {
+    pub(crate) fn parent(route: crate::command::ParentRoute) -> Self {
         NodeError {
             inner: Box::new(ParentSignal(Some(route))),
         }
@@ -181,7 +181,7 @@ impl NodeError {
     }
 
     /// The command for this task's graph this error carries, or the error itself.
-    pub(crate) fn into_parent(self) -> Result<crate::node::ParentRoute, Self> {
+    pub(crate) fn into_parent(self) -> Result<crate::command::ParentRoute, Self> {
         match self.inner.downcast::<ParentSignal>() {
             Ok(signal) => match signal.0 {
                 Some(route) => Ok(route),
@@ -226,7 +226,7 @@ impl fmt::Display for NodeError {
 /// through `?` in the task's node (`None`: recorded in the task's context, where
 /// the engine takes it from).
 #[derive(Debug)]
-struct ParentSignal(Option<crate::node::ParentRoute>);
+struct ParentSignal(Option<crate::command::ParentRoute>);
 
 impl fmt::Display for ParentSignal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -504,7 +504,7 @@ pub enum GraphError {
         /// Its task's id.
         task_id: String,
         /// The command.
-        command: crate::node::ParentRoute,
+        command: crate::command::ParentRoute,
     },
 
     /// Another run of the same thread (and namespace) is in progress in this

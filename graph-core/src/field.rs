@@ -10,9 +10,6 @@
 //! [`UpdateOf::<S>::new().set::<Summary>(..)`](UpdateOf::set). A state that lacks a
 //! field is a compile error naming the state and the marker.
 
-use crate::error::NodeError;
-use crate::io::GraphInput;
-use crate::node::{IntoNodeOutput, NodeOutput};
 use crate::state::State;
 use std::fmt;
 
@@ -96,18 +93,6 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
-    }
-}
-
-impl<S: State> IntoNodeOutput<S> for UpdateOf<S> {
-    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
-        Ok(NodeOutput::new().with_update(self.0))
-    }
-}
-
-impl<S: State> From<UpdateOf<S>> for GraphInput<S> {
-    fn from(update: UpdateOf<S>) -> Self {
-        GraphInput::update(update.0)
     }
 }
 

@@ -266,7 +266,7 @@ impl Scratchpad {
 /// The id of the interrupts raised by the task whose checkpoint namespace is `ns`
 /// (`"node:task_id"` at the root): xxh3-128 as 32 lowercase hex digits.
 pub(crate) fn interrupt_id(ns: &str) -> String {
-    crate::pregel::ids::format_hex(xxhash_rust::xxh3::xxh3_128(ns.as_bytes()))
+    crate::ids::format_hex(xxhash_rust::xxh3::xxh3_128(ns.as_bytes()))
 }
 
 #[cfg(test)]

@@ -61,6 +61,12 @@ impl<S: State> std::fmt::Debug for GraphInput<S> {
     }
 }
 
+impl<S: State> From<crate::field::UpdateOf<S>> for GraphInput<S> {
+    fn from(update: crate::field::UpdateOf<S>) -> Self {
+        GraphInput::update(update.into_inner())
+    }
+}
+
 impl<S: State> From<Option<S::Update>> for GraphInput<S> {
     fn from(update: Option<S::Update>) -> Self {
         match update {

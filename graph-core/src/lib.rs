@@ -2,44 +2,87 @@
 //! superstep engine, `Command` / `Send`, and streaming.
 //!
 //! Users depend on the `stategraph` facade, which re-exports this crate together
-//! with the macros. The architecture, in the order data flows:
+//! with the macros. The architecture, from what a user writes down to what the
+//! engine stores (each module uses only those after it in this list; the full
+//! order is written at the top of `src/lib.rs` and checked by a test):
 //!
-//! - [`channels`]: how one state field reacts to a superstep's writes.
-//! - [`state`]: the [`State`] trait `#[derive(State)]` implements: typed fields,
-//!   a typed partial update, the channel set; [`mod@field`]: access to a named field
-//!   of any state that provides it ([`Has`]).
-//! - [`component`]: graphs and node sets a library ships for any state with the
-//!   fields they use.
-//! - [`node`] and [`command`]: what a node is, and what it may return
-//!   ([`Command`], [`Send`], updates).
 //! - [`graph`]: the [`StateGraph`] builder, validated by `compile()` into a
-//!   [`CompiledGraph`].
-//! - `pregel` (internal): the superstep loop that runs a compiled graph;
-//!   [`checkpoint`] persists it.
-//! - [`interrupt`]: human in the loop — pausing a run and resuming it.
-//! - [`io`]: what goes into a run and what comes out.
-//! - [`stream`]: the typed events a run reports.
+//!   [`CompiledGraph`] that runs, streams and inspects threads; [`subgraph`] and
+//!   [`component`] build on it.
+//! - `pregel` (internal): the superstep engine that runs the compiled form of a
+//!   graph.
+//! - [`node`] and [`context`]: what a node is, what it may return, and the
+//!   [`Context`] it receives.
+//! - [`stream`], [`snapshot`], [`config`], [`retry`], [`cache`]: what a run
+//!   reports and how it is configured.
+//! - [`io`], [`state`] and [`mod@field`]: what goes into a run and comes out; the
+//!   [`State`] trait `#[derive(State)]` implements (typed fields, a typed partial
+//!   update, the channel set); access to a named field of any state that provides
+//!   it ([`Has`]).
+//! - [`channels`]: how one state field reacts to a superstep's writes.
+//! - [`error`], [`command`] ([`Command`], [`Send`]) and [`interrupt`] (pausing a
+//!   run and resuming it).
+//! - [`checkpoint`]: the saver interface and the in-memory saver.
+
+// Module order, lowest first. A module may use the modules above it in this
+// list and those beside it on its line, never one below it: data flows one way,
+// from the builder through the compiled graph and the engine down to channels and
+// checkpoints. tests/module_order.rs fails on a use against this order.
+//
+// - ids: checkpoint and task ids, timestamps, hex and digit formatting
+// - checkpoint: the Checkpointer trait, checkpoint types, savers' shared code
+// - interrupt: interrupt values, resume values, breakpoints
+// - spec: a node's name and input type, as edges and Send address it
+// - command: Command, Send, routes, and a command on its way to the parent
+// - error: GraphError, NodeError and the errors they carry
+// - unwind: panics in user code become errors
+// - channels: how one field reacts to a superstep's writes
+// - state, field: the State trait, its update, named fields of any state
+// - io: what goes into a run and what comes out
+// - config: RunConfig, durability, where a subgraph keeps checkpoints
+// - stream: stream modes and events, and where a run sends them
+// - snapshot: StateSnapshot and its tasks
+// - retry: retry policies
+// - cache: node result caching
+// - draw: a graph's drawing, as Mermaid or DOT
+// - scope: what a running step shares with its tasks (signals, resume values)
+// - context: the Context a node receives
+// - node: what a node is and what it returns
+// - branch: routers of conditional edges
+// - compiled: the compiled form of a graph, as the engine runs it
+// - pregel: the superstep engine
+// - graph: the StateGraph builder and the CompiledGraph a user runs
+// - subgraph: a compiled graph as a node of another
+// - component: graphs and node sets a library ships for any state
+// - __private: support for the macros' expansions
+// End of module order.
 
 // One measured exception, allowed where it stands (checkpoint/json.rs: the JSON
 // writer's output as a String without a second UTF-8 scan).
 #![deny(unsafe_code)]
 
+mod branch;
 pub mod cache;
 pub mod channels;
 pub mod checkpoint;
 pub mod command;
+mod compiled;
 pub mod component;
 pub mod config;
 pub mod context;
+mod draw;
 pub mod error;
 pub mod field;
 pub mod graph;
+pub(crate) mod ids;
 pub mod interrupt;
 pub mod io;
 pub mod node;
 pub(crate) mod pregel;
 pub mod retry;
+pub(crate) mod scope;
 pub mod snapshot;
+mod spec;
 pub mod state;
 pub mod stream;
 pub mod subgraph;
@@ -55,7 +98,7 @@ pub use command::{
     Targets,
 };
 pub use component::{Component, CopyFields, FieldsOf, MountPoint, NodeSet};
-pub use config::{Durability, RunConfig};
+pub use config::{Durability, RunConfig, SubgraphCheckpoints};
 pub use context::Context;
 pub use error::{
     EmptyChannelError, ErrorCode, GraphError, InvalidUpdateError, NodeError, NodeTimeout,
@@ -73,7 +116,7 @@ pub use stream::{
     CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes,
     SubgraphEvent,
 };
-pub use subgraph::{Subgraph, SubgraphCheckpoints};
+pub use subgraph::Subgraph;
 
 /// The virtual entry node of every graph.
 pub const START: &str = "__start__";

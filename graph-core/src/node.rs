@@ -2,9 +2,12 @@
 //! [`IntoNodeOutput`] (what a node may return), and closure nodes.
 
 use crate::checkpoint::Blob;
+pub use crate::command::ParentRoute;
+pub(crate) use crate::command::RouteWrite;
 use crate::command::{Command, CommandGraph, Destination, GotoTarget, Route, Send, Targets};
 use crate::context::Context;
 use crate::error::NodeError;
+pub use crate::spec::{ByFn, ByName, ByRef, ByValue, IntoNodeSpec, NodeMarker, NodeSpec};
 use crate::state::State;
 use serde::{de::DeserializeOwned, Serialize};
 use std::any::{Any, TypeId};
@@ -16,81 +19,6 @@ use std::sync::Arc;
 /// The future a node returns.
 pub type NodeFuture<S> =
     Pin<Box<dyn Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static>>;
-
-/// A node's identity: its name and the type of input it takes.
-///
-/// `#[node]` implements it for the unit struct it generates. `Input` is the graph
-/// state for ordinary nodes, or a payload type for nodes reached only by [`Send`].
-pub trait NodeSpec: std::marker::Send + Sync + 'static {
-    /// What the node takes: the graph state, or its own payload type.
-    type Input: Any + std::marker::Send + Sync;
-
-    /// The node's name in the graph.
-    fn name(&self) -> Cow<'static, str>;
-}
-
-/// The argument of the marker fn `#[node]` generates; you never call that fn.
-///
-/// `#[node] fn agent(..)` produces a type `agent` (the node) and a fn
-/// `agent(NodeMarker) -> agent`, so the bare name `agent` can be passed to
-/// `add_node`, `add_edge` and `send` while your own `let agent = ..` bindings still
-/// work (a fn can be shadowed; a unit struct or const could not).
-#[derive(Debug, Clone, Copy)]
-pub struct NodeMarker(pub(crate) ());
-
-/// Marks a node passed as a value (a type implementing [`NodeSpec`]).
-pub enum ByValue {}
-/// Marks a node passed as the marker fn of a `#[node]`.
-pub struct ByFn<T>(std::marker::PhantomData<fn() -> T>);
-/// Marks a node named by a string.
-pub enum ByName {}
-/// Marks a node passed by reference (cloned: a [`Subgraph`](crate::Subgraph)
-/// used both as a node and as a `send` target).
-pub enum ByRef {}
-
-/// A node given either as a value or as the name of a `#[node]` fn.
-///
-/// `M` is inferred; it only keeps the two forms apart.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a node",
-    label = "expected a `#[node]` fn or a node value",
-    note = "write the node as a fn with `#[node]`, or add a closure with `add_node_fn`"
-)]
-pub trait IntoNodeSpec<M> {
-    /// The node.
-    type Spec: NodeSpec;
-
-    /// Produces the node.
-    fn into_spec(self) -> Self::Spec;
-}
-
-impl<N: NodeSpec> IntoNodeSpec<ByValue> for N {
-    type Spec = N;
-
-    fn into_spec(self) -> N {
-        self
-    }
-}
-
-impl<N: NodeSpec + Clone> IntoNodeSpec<ByRef> for &N {
-    type Spec = N;
-
-    fn into_spec(self) -> N {
-        self.clone()
-    }
-}
-
-impl<F, T> IntoNodeSpec<ByFn<T>> for F
-where
-    F: Fn(NodeMarker) -> T,
-    T: NodeSpec,
-{
-    type Spec = T;
-
-    fn into_spec(self) -> T {
-        self(NodeMarker(()))
-    }
-}
 
 /// A node that can run in a graph whose state is `S`.
 #[diagnostic::on_unimplemented(
@@ -119,7 +47,7 @@ pub trait Node<S: State>: NodeSpec {
     /// The compiled graph this node runs, if it is a [`Subgraph`](crate::Subgraph)
     /// (for state inspection across namespaces).
     #[doc(hidden)]
-    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {
+    fn as_subgraph(&self) -> Option<&dyn ErasedSubgraph> {
         None
     }
 }
@@ -129,25 +57,6 @@ pub struct NodeOutput<S: State> {
     pub(crate) updates: Vec<S::Update>,
     pub(crate) routes: Vec<RouteWrite>,
     pub(crate) parent: Option<ParentRoute>,
-}
-
-/// A [`ParentCommand`](crate::command::ParentCommand) on its way to the parent
-/// graph: its update (typed for the parent's state, which this graph does not
-/// know, so erased) and its routes.
-pub struct ParentRoute {
-    pub(crate) updates: Vec<Box<dyn Any + std::marker::Send + Sync>>,
-    pub(crate) update_type: &'static str,
-    pub(crate) routes: Vec<RouteWrite>,
-}
-
-impl std::fmt::Debug for ParentRoute {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParentRoute")
-            .field("updates", &self.updates.len())
-            .field("update_type", &self.update_type)
-            .field("routes", &self.routes)
-            .finish()
-    }
 }
 
 impl ParentRoute {
@@ -174,13 +83,6 @@ impl ParentRoute {
             parent: None,
         })
     }
-}
-
-/// A control write produced by a node's own routing.
-#[derive(Debug, Clone)]
-pub(crate) enum RouteWrite {
-    Node(Cow<'static, str>),
-    Send(Send),
 }
 
 impl<S: State> Default for NodeOutput<S> {
@@ -386,6 +288,12 @@ where
     }
 }
 
+impl<S: State> IntoNodeOutput<S> for crate::field::UpdateOf<S> {
+    fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
+        Ok(NodeOutput::new().with_update(self.into_inner()))
+    }
+}
+
 impl<S: State> IntoNodeOutput<S> for Send {
     fn into_output(self) -> Result<NodeOutput<S>, NodeError> {
         Ok(NodeOutput::default().with_send(self))
@@ -561,7 +469,7 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn input_type(&self) -> (TypeId, &'static str);
     fn targets(&self) -> Targets;
     fn is_blocking(&self) -> bool;
-    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph>;
+    fn as_subgraph(&self) -> Option<&dyn ErasedSubgraph>;
     /// The cache key of `input`: xxh3-128 of its JSON form (`None` if it does not
     /// serialise).
     fn cache_key(&self, input: &TaskInput<S>) -> Option<u128>;
@@ -620,7 +528,7 @@ where
         self.0.is_blocking()
     }
 
-    fn as_subgraph(&self) -> Option<&dyn crate::subgraph::ErasedSubgraph> {
+    fn as_subgraph(&self) -> Option<&dyn ErasedSubgraph> {
         self.0.as_subgraph()
     }
 
@@ -634,4 +542,29 @@ where
         serde_json::to_writer(&mut hasher, input).ok()?;
         Some(hasher.finish())
     }
+}
+
+/// Type-erased access to the compiled graph of a [`Subgraph`](crate::Subgraph) node, for reading
+/// state across namespaces. Implemented by `Subgraph` (`crate::subgraph`), above this module; not meant for other types.
+#[doc(hidden)]
+pub trait ErasedSubgraph: std::marker::Send + Sync {
+    /// The `CompiledGraph<C>`, to downcast.
+    fn graph_any(&self) -> &dyn Any;
+    /// The name of the subgraph's state type.
+    fn state_type_name(&self) -> &'static str;
+    /// Where it keeps its checkpoints.
+    fn checkpoints(&self) -> crate::config::SubgraphCheckpoints;
+    /// Its own subgraph node named `node`.
+    fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph>;
+    /// Its drawing, for the parent's drawing with the subgraph expanded.
+    fn drawing(&self) -> Arc<crate::draw::Drawing>;
+    /// Its snapshot (with its subgraphs') at `config`, `None` if it has none.
+    fn snapshot(
+        &self,
+        saver: Arc<dyn crate::checkpoint::Checkpointer>,
+        config: crate::config::RunConfig,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<Option<crate::snapshot::SubgraphSnapshot>, crate::error::GraphError>,
+    >;
 }

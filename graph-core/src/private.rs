@@ -4,7 +4,7 @@
 pub use serde;
 
 /// UUID text without `format!` (graph-agents' message ids).
-pub use crate::pregel::ids::format_uuid;
+pub use crate::ids::format_uuid;
 
 pub use crate::field::FieldOfType;
 

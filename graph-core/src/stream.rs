@@ -282,16 +282,6 @@ pub struct MessageMetadata {
     pub step: i64,
 }
 
-impl MessageMetadata {
-    pub(crate) fn of(ctx: &crate::Context) -> Self {
-        MessageMetadata {
-            node: ctx.node_arc(),
-            task_id: ctx.task_id().to_owned(),
-            step: ctx.step(),
-        }
-    }
-}
-
 /// The payload of [`StreamEvent::Checkpoint`].
 #[non_exhaustive]
 pub struct CheckpointEvent<S: State> {
@@ -387,4 +377,11 @@ where
                 .finish(),
         }
     }
+}
+
+/// How a run hands events of the graphs nested in it to the root's stream.
+#[derive(Clone)]
+pub(crate) struct NestedEvents {
+    pub(crate) modes: StreamModes,
+    pub(crate) forward: Arc<dyn Fn(Namespace, SubgraphEvent) + std::marker::Send + Sync>,
 }

@@ -8,10 +8,12 @@
 use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
 use crate::config::RunConfig;
+pub use crate::config::SubgraphCheckpoints;
 use crate::context::Context;
 use crate::error::{GraphError, NodeError};
 use crate::graph::CompiledGraph;
 use crate::io::{GraphInput, GraphOutput};
+pub use crate::node::ErasedSubgraph;
 use crate::node::{IntoNodeOutput, Node, NodeFuture, NodeOutput, NodeSpec};
 use crate::pregel::Run;
 use crate::snapshot::{StateSnapshot, SubgraphSnapshot};
@@ -20,24 +22,6 @@ use futures::future::BoxFuture;
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
-
-/// Where a subgraph keeps its checkpoints (LangGraph's `checkpointer=None / True
-/// / False` on the subgraph).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum SubgraphCheckpoints {
-    /// The caller's saver, in a namespace of the calling task: every call starts
-    /// from its input; its checkpoints are kept, and an interrupt inside it can be
-    /// resumed. The default.
-    #[default]
-    PerCall,
-    /// The caller's saver, in a namespace named after the node (without task
-    /// ids): the subgraph's state carries over from one call to the next on the
-    /// same thread.
-    Persistent,
-    /// Nothing is stored: an interrupt inside cannot be resumed.
-    Off,
-}
 
 type InputMap<I, C> = Arc<dyn Fn(&I) -> <C as State>::Update + Send + Sync>;
 type OutputMap<P, C> = Arc<dyn Fn(C) -> Result<NodeOutput<P>, NodeError> + Send + Sync>;
@@ -240,7 +224,7 @@ impl<C: State> CompiledGraph<C> {
             // on even if the node swallows the `Err`.
             Err(e) => match e.into_parent() {
                 Ok(route) => {
-                    ctx.raise(crate::pregel::Signal::Parent(route));
+                    ctx.raise(crate::scope::Signal::Parent(route));
                     return Err(NodeError::parent_raised());
                 }
                 Err(e) => return Err(e),
@@ -248,33 +232,11 @@ impl<C: State> CompiledGraph<C> {
         };
         if !interrupts.is_empty() || breakpoint.is_some() {
             // Likewise, the pause holds even if the node swallows the `Err`.
-            ctx.raise(crate::pregel::Signal::Interrupts(interrupts.clone()));
+            ctx.raise(crate::scope::Signal::Interrupts(interrupts.clone()));
             return Err(NodeError::interrupts(interrupts));
         }
         Ok(Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone()))
     }
-}
-
-/// Type-erased access to the compiled graph of a [`Subgraph`] node, for reading
-/// state across namespaces. Implemented by `Subgraph`; not meant for other types.
-#[doc(hidden)]
-pub trait ErasedSubgraph: Send + Sync {
-    /// The `CompiledGraph<C>`, to downcast.
-    fn graph_any(&self) -> &dyn Any;
-    /// The name of the subgraph's state type.
-    fn state_type_name(&self) -> &'static str;
-    /// Where it keeps its checkpoints.
-    fn checkpoints(&self) -> SubgraphCheckpoints;
-    /// Its own subgraph node named `node`.
-    fn child(&self, node: &str) -> Option<&dyn ErasedSubgraph>;
-    /// Its drawing, for the parent's drawing with the subgraph expanded.
-    fn drawing(&self) -> Arc<crate::graph::draw::Drawing>;
-    /// Its snapshot (with its subgraphs') at `config`, `None` if it has none.
-    fn snapshot(
-        &self,
-        saver: Arc<dyn Checkpointer>,
-        config: RunConfig,
-    ) -> BoxFuture<'_, Result<Option<SubgraphSnapshot>, GraphError>>;
 }
 
 impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I, C> {
@@ -294,7 +256,7 @@ impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I,
         self.graph.child_subgraph(node)
     }
 
-    fn drawing(&self) -> Arc<crate::graph::draw::Drawing> {
+    fn drawing(&self) -> Arc<crate::draw::Drawing> {
         self.graph.drawing()
     }
 

@@ -1,9 +1,9 @@
 //! [`CompiledGraph`]: a validated graph, ready to `invoke` or `stream`.
 
-use super::compiled::Graph;
-use super::draw::{DrawOptions, Drawing};
 use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
+use crate::compiled::Graph;
 use crate::config::RunConfig;
+use crate::draw::{DrawOptions, Drawing};
 use crate::error::GraphError;
 use crate::io::{GraphInput, GraphOutput};
 use crate::pregel::{EventSink, Run};
@@ -121,7 +121,7 @@ impl<S: State> CompiledGraph<S> {
         Ok(graph.with_checkpointer(saver))
     }
 
-    fn find_subgraph(&self, ns: &str) -> Result<&dyn crate::subgraph::ErasedSubgraph, GraphError> {
+    fn find_subgraph(&self, ns: &str) -> Result<&dyn crate::node::ErasedSubgraph, GraphError> {
         let namespace = crate::stream::Namespace::parse(ns);
         let path = namespace.nodes();
         let not_found = || {

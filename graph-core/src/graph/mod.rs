@@ -4,18 +4,18 @@
 //! duplicate name, a goto target that does not exist) are collected and reported
 //! together by [`StateGraph::compile`].
 
-pub(crate) mod branch;
-pub(crate) mod compiled;
+mod build;
 pub(crate) mod draw;
 mod edges;
 mod validate;
 
+pub use crate::branch::{BranchRoute, IntoRoutes};
+pub use crate::draw::DrawOptions;
 pub use app::{CompiledGraph, GraphStream};
-pub use branch::{BranchRoute, IntoRoutes};
-pub use draw::DrawOptions;
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
+use crate::branch::{BranchFn, Router};
 use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
 use crate::context::Context;
@@ -26,7 +26,6 @@ use crate::node::{
 };
 use crate::retry::RetryPolicy;
 use crate::state::State;
-use branch::{BranchFn, Router};
 use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
 use std::borrow::Cow;
@@ -474,8 +473,8 @@ impl<S: State> StateGraph<S> {
         let mut seen = hashbrown::HashSet::with_capacity(self.edges.len());
         self.edges.retain(|edge| seen.insert(edge.clone()));
         validate::validate(&self)?;
-        let drawing = draw::Drawing::of(&self);
-        Ok(CompiledGraph::new(compiled::build(self), saver, drawing))
+        let drawing = crate::draw::Drawing::of(&self);
+        Ok(CompiledGraph::new(build::build(self), saver, drawing))
     }
 
     pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {

@@ -88,7 +88,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
             errors.push(format!("an edge into `{target}` has no source"));
         }
         if join {
-            let channel = super::compiled::join_channel_name(&edge.sources, target);
+            let channel = crate::compiled::join_channel_name(&edge.sources, target);
             if let Some(first) = joins.get(&channel) {
                 errors.push(format!(
                     "the join edges from `{}` and from `{}` into `{target}` would share the \

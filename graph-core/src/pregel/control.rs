@@ -3,8 +3,8 @@
 use crate::channels::{
     Channel, EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish,
 };
+use crate::compiled::ControlKind;
 use crate::error::InvalidUpdateError;
-use crate::graph::compiled::ControlKind;
 use std::collections::BTreeSet;
 
 /// One control channel with its value.

@@ -1,7 +1,6 @@
 //! Running the tasks of one superstep: concurrently on tokio when there are several,
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
-use super::scope::Signal;
 use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
@@ -9,6 +8,7 @@ use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
 use crate::error::{GraphError, NodeError, PanicSite, SerdeValue};
 use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
+use crate::scope::Signal;
 use crate::state::State;
 use crate::stream::{MessageMetadata, StreamEvent, StreamMode};
 use crate::unwind;
@@ -237,7 +237,11 @@ impl<S: State> Run<S> {
         Some(Arc::new(move |ctx: &Context, chunk| {
             events.emit(StreamEvent::Message {
                 chunk,
-                metadata: MessageMetadata::of(ctx),
+                metadata: MessageMetadata {
+                    node: ctx.node_arc(),
+                    task_id: ctx.task_id().to_owned(),
+                    step: ctx.step(),
+                },
             })
         }))
     }
@@ -678,7 +682,7 @@ pub(super) struct StepRun<S: State> {
 impl<S: State> StepRun<S> {
     /// The first task (in task order) that returned a command for the parent
     /// graph, with that command; its result slot is emptied.
-    pub(super) fn take_parent_command(&mut self) -> Option<(usize, crate::node::ParentRoute)> {
+    pub(super) fn take_parent_command(&mut self) -> Option<(usize, crate::command::ParentRoute)> {
         self.results.iter_mut().enumerate().find_map(|(i, slot)| {
             let Some(TaskResult::Output(out)) = slot else {
                 return None;

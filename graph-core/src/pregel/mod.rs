@@ -3,13 +3,12 @@
 
 mod control;
 mod execute;
-pub(crate) mod ids;
+
 mod lease;
 mod nested;
 mod pause;
 mod persist;
 mod resume;
-mod scope;
 mod snapshot;
 mod writes;
 
@@ -17,38 +16,31 @@ use crate::checkpoint::{
     Blob, CheckpointConfig, CheckpointSource, CheckpointTuple, Checkpointer, PendingWrite,
 };
 use crate::command::Send;
+use crate::compiled::Graph;
 use crate::config::{Durability, RunConfig};
 use crate::error::GraphError;
-use crate::graph::compiled::Graph;
+use crate::ids::{self, TaskIds, TaskPath};
 use crate::interrupt::{Breakpoints, NullResume};
 use crate::io::{GraphInput, GraphOutput, InputKind};
 use crate::node::TaskInput;
 use crate::snapshot::NodeUpdate;
 use crate::state::{FieldSet, ManagedValues, State};
-use crate::stream::{Namespace, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
+use crate::stream::{Namespace, NestedEvents, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
 use crate::unwind;
 use control::ControlChannel;
-use ids::{TaskIds, TaskPath};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use writes::TaskResult;
 
+pub(crate) use crate::scope::StepScope;
 pub(crate) use nested::recast;
 pub(crate) use pause::TaskInterrupt;
-pub(crate) use scope::{Signal, StepScope};
 
 /// Where a run reports its stream events.
 pub(crate) struct EventSink<S: State> {
     modes: StreamModes,
     deliver: Box<dyn Fn(StreamEvent<S>) + std::marker::Send + Sync>,
     sent: std::sync::atomic::AtomicUsize,
-}
-
-/// How a run hands events of the graphs nested in it to the root's stream.
-#[derive(Clone)]
-pub(crate) struct NestedEvents {
-    pub(crate) modes: StreamModes,
-    pub(crate) forward: Arc<dyn Fn(Namespace, SubgraphEvent) + std::marker::Send + Sync>,
 }
 
 impl<S: State> EventSink<S> {
@@ -285,7 +277,7 @@ pub(crate) struct Nested {
     /// The subgraph keeps one namespace across calls (its state persists).
     persistent: bool,
     /// The enclosing graphs' checkpoint ids, by namespace.
-    parents: Arc<scope::Ancestors>,
+    parents: Arc<crate::scope::Ancestors>,
     /// The caller's `Command::resume` value, for an interrupt with no answer of
     /// its own.
     null_resume: Option<Arc<NullResume>>,

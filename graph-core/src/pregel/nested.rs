@@ -3,12 +3,12 @@
 
 use super::{Nested, Run};
 use crate::checkpoint::Checkpointer;
+use crate::compiled::Graph;
+use crate::config::SubgraphCheckpoints;
 use crate::context::Context;
 use crate::error::{GraphError, NodeError};
-use crate::graph::compiled::Graph;
 use crate::io::{GraphInput, GraphOutput};
 use crate::state::State;
-use crate::subgraph::SubgraphCheckpoints;
 use futures::future::{BoxFuture, FutureExt};
 use std::sync::Arc;
 

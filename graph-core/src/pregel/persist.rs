@@ -10,8 +10,8 @@ use crate::checkpoint::{
     Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
+use crate::compiled::Graph;
 use crate::error::{GraphError, PanicSite, SerdeValue};
-use crate::graph::compiled::Graph;
 use crate::state::{FieldSet, FieldVisitor, State, StateUpdate};
 use crate::unwind;
 use serde::Serialize;
@@ -164,7 +164,7 @@ impl Book {
     /// looked at again at the next checkpoint (they may be left out now).
     pub(crate) fn ran<S: State>(
         &mut self,
-        nodes: &[crate::graph::compiled::CompiledNode<S>],
+        nodes: &[crate::compiled::CompiledNode<S>],
         node: usize,
         seen: u64,
     ) {
@@ -353,9 +353,9 @@ impl<S: State> Run<S> {
     fn fresh_version_text(&self, n: u64) -> ChannelVersion {
         let mut text = [0u8; 32 + super::VERSION_SALT_LEN];
         let (digits, salt) = text.split_at_mut(32);
-        super::ids::put_digits(digits, n);
+        crate::ids::put_digits(digits, n);
         salt.copy_from_slice(&self.version_salt);
-        SharedStr::from(&*super::ids::ascii_str(&text))
+        SharedStr::from(&*crate::ids::ascii_str(&text))
     }
 
     /// Whether channel `c` holds nothing a checkpoint must keep: an engine
@@ -564,7 +564,7 @@ impl<S: State> Run<S> {
             Checkpoint {
                 v: 4,
                 id,
-                ts: super::ids::now_iso8601(),
+                ts: crate::ids::now_iso8601(),
                 channel_values,
                 channel_versions,
                 versions_seen,

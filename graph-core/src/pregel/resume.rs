@@ -303,7 +303,7 @@ impl<S: State> Run<S> {
         }
         let pseudo = Task {
             node: 0,
-            path: super::ids::TaskPath::Push(0),
+            path: crate::ids::TaskPath::Push(0),
             id: NULL_TASK_ID.to_owned(),
             input: None,
         };
@@ -365,6 +365,6 @@ impl<S: State> Run<S> {
     /// The id of the interrupts `task` raises: a hash of its namespace.
     pub(super) fn interrupt_id_of(&self, task: &Task<S>) -> String {
         let name = &self.graph.nodes[task.node].name;
-        interrupt_id(&super::ids::task_namespace(&self.ns, name, &task.id))
+        interrupt_id(&crate::ids::task_namespace(&self.ns, name, &task.id))
     }
 }

@@ -21,7 +21,7 @@ impl<S: State> Run<S> {
         self.restore(tuple)?;
         self.step = tuple.metadata.step + 1;
         self.stop = self.step + 2;
-        if let Some(bytes) = super::ids::parse_uuid(&tuple.checkpoint.id) {
+        if let Some(bytes) = crate::ids::parse_uuid(&tuple.checkpoint.id) {
             self.checkpoint = bytes;
         }
         let tasks = self.prepare()?;

@@ -2,12 +2,12 @@
 //! task-path order, channel by channel, then unwritten ephemeral channels are
 //! cleared and, if nothing would run next, channels are finished.
 
-use super::ids::TaskPath;
 use super::{Run, Task};
+use crate::branch::BranchRoute;
 use crate::command::Send;
+use crate::compiled::{EdgeWrite, Graph};
 use crate::error::{GraphError, InvalidUpdateError, PanicSite};
-use crate::graph::branch::BranchRoute;
-use crate::graph::compiled::{EdgeWrite, Graph};
+use crate::ids::TaskPath;
 use crate::node::{NodeOutput, RouteWrite};
 use crate::state::{FieldSet, State, StateUpdate};
 use crate::stream::{StreamEvent, StreamMode};

@@ -3,9 +3,9 @@
 //! and the resume values a nested interrupt may take.
 
 use crate::checkpoint::{Blob, Checkpointer};
+use crate::command::ParentRoute;
 use crate::config::RunConfig;
 use crate::interrupt::{Interrupt, NullResume};
-use crate::node::ParentRoute;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -87,7 +87,7 @@ pub(crate) struct StepScope {
     /// Checkpoints of the enclosing graphs.
     pub(crate) ancestors: Option<Arc<Ancestors>>,
     /// Where nested graphs send their events, when the caller streams subgraphs.
-    pub(crate) events: Option<super::NestedEvents>,
+    pub(crate) events: Option<crate::stream::NestedEvents>,
     /// How many graphs the graph running the step is nested in (0 at the root).
     pub(crate) depth: usize,
     /// The control signals the step's tasks raised.
@@ -100,14 +100,14 @@ impl StepScope {
     pub(crate) fn parents_of_nested(&self) -> Arc<Ancestors> {
         Arc::new(Ancestors {
             ns: Arc::clone(&self.graph_ns),
-            checkpoint_id: super::ids::format_uuid(&self.checkpoint),
+            checkpoint_id: crate::ids::format_uuid(&self.checkpoint),
             up: self.ancestors.clone(),
         })
     }
 
     /// The checkpoint namespace of the task `node:task_id` of this step.
     pub(crate) fn task_ns(&self, node: &str, task_id: &str) -> String {
-        super::ids::task_namespace(&self.graph_ns, node, task_id)
+        crate::ids::task_namespace(&self.graph_ns, node, task_id)
     }
 }
 

@@ -1,5 +1,7 @@
-//! Checkpoint ids (UUIDv6 with the step in the clock sequence) and deterministic
-//! task ids (xxh3-128 of checkpoint id, namespace, step, node and triggers).
+//! Ids and time as checkpoints and tasks use them: checkpoint ids (UUIDv6 with
+//! the step in the clock sequence), deterministic task ids (xxh3-128 of
+//! checkpoint id, namespace, step, node and triggers), timestamps and the digit
+//! and hex formatting they share.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,0 +1,81 @@
+//! A node's identity as edges and [`Send`](crate::Send) address it: its name and
+//! the type of input it takes ([`NodeSpec`]), given as a value or as the marker fn
+//! of a `#[node]` ([`IntoNodeSpec`]).
+
+use std::any::Any;
+use std::borrow::Cow;
+
+/// A node's identity: its name and the type of input it takes.
+///
+/// `#[node]` implements it for the unit struct it generates. `Input` is the graph
+/// state for ordinary nodes, or a payload type for nodes reached only by [`Send`].
+pub trait NodeSpec: std::marker::Send + Sync + 'static {
+    /// What the node takes: the graph state, or its own payload type.
+    type Input: Any + std::marker::Send + Sync;
+
+    /// The node's name in the graph.
+    fn name(&self) -> Cow<'static, str>;
+}
+
+/// The argument of the marker fn `#[node]` generates; you never call that fn.
+///
+/// `#[node] fn agent(..)` produces a type `agent` (the node) and a fn
+/// `agent(NodeMarker) -> agent`, so the bare name `agent` can be passed to
+/// `add_node`, `add_edge` and `send` while your own `let agent = ..` bindings still
+/// work (a fn can be shadowed; a unit struct or const could not).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeMarker(pub(crate) ());
+
+/// Marks a node passed as a value (a type implementing [`NodeSpec`]).
+pub enum ByValue {}
+/// Marks a node passed as the marker fn of a `#[node]`.
+pub struct ByFn<T>(std::marker::PhantomData<fn() -> T>);
+/// Marks a node named by a string.
+pub enum ByName {}
+/// Marks a node passed by reference (cloned: a [`Subgraph`](crate::Subgraph)
+/// used both as a node and as a `send` target).
+pub enum ByRef {}
+
+/// A node given either as a value or as the name of a `#[node]` fn.
+///
+/// `M` is inferred; it only keeps the two forms apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a node",
+    label = "expected a `#[node]` fn or a node value",
+    note = "write the node as a fn with `#[node]`, or add a closure with `add_node_fn`"
+)]
+pub trait IntoNodeSpec<M> {
+    /// The node.
+    type Spec: NodeSpec;
+
+    /// Produces the node.
+    fn into_spec(self) -> Self::Spec;
+}
+
+impl<N: NodeSpec> IntoNodeSpec<ByValue> for N {
+    type Spec = N;
+
+    fn into_spec(self) -> N {
+        self
+    }
+}
+
+impl<N: NodeSpec + Clone> IntoNodeSpec<ByRef> for &N {
+    type Spec = N;
+
+    fn into_spec(self) -> N {
+        self.clone()
+    }
+}
+
+impl<F, T> IntoNodeSpec<ByFn<T>> for F
+where
+    F: Fn(NodeMarker) -> T,
+    T: NodeSpec,
+{
+    type Spec = T;
+
+    fn into_spec(self) -> T {
+        self(NodeMarker(()))
+    }
+}
