@@ -19,10 +19,18 @@
 //! - [`interrupt`]: human in the loop — pausing a run and resuming it.
 //! - [`io`]: what goes into a run and what comes out.
 //! - [`stream`]: the typed events a run reports.
+//!
+//! # Features
+//!
+//! - `test-util` (off by default): `checkpoint::conformance`, the test suite
+//!   every [`Checkpointer`](checkpoint::Checkpointer) passes, for the tests of a
+//!   saver written outside this crate. Enable it for dev-dependencies only; the
+//!   facade forwards it as `stategraph/test-util`.
 
 // One measured exception, allowed where it stands (checkpoint/json.rs: the JSON
 // writer's output as a String without a second UTF-8 scan).
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod cache;
 pub mod channels;
