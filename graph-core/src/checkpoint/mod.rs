@@ -11,6 +11,7 @@ pub mod conformance;
 mod json;
 mod memory;
 mod name_map;
+pub mod rows;
 mod run_guard;
 
 pub use memory::InMemorySaver;
