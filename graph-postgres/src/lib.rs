@@ -51,7 +51,10 @@
 //! `json`, which LangGraph's Python saver reads; values it wrote with its default
 //! msgpack serializer are refused with [`CheckpointError::Corrupt`] naming the
 //! channel, never misread. A database migrated past the versions this crate knows
-//! is refused when the saver is created ([`PgError::SchemaTooNew`]).
+//! is refused when the saver is created ([`PgError::SchemaTooNew`]). The rows
+//! themselves (what a `put` and a `put_writes` store, how they read back) are
+//! built by graph-core's [`checkpoint::rows`](graph_core::checkpoint::rows),
+//! shared with the SQLite saver.
 //!
 //! # Connections, failures and retries
 //!
