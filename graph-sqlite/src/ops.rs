@@ -59,7 +59,7 @@ impl Row {
             },
             RowError::FormatTooNew { found, supported } => CheckpointError::Unsupported(format!(
                 "thread `{}`, checkpoint `{}` uses checkpoint format v{found}, but this \
-                     graph-sqlite reads up to v{supported}",
+                 graph-sqlite reads up to v{supported}",
                 key.thread_id, key.checkpoint_id
             )),
             e @ RowError::Serialize { .. } => storage_msg(format!(

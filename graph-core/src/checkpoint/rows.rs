@@ -60,7 +60,7 @@ pub enum RowError {
     /// not stored.
     #[error("cannot decode {what}: {source}")]
     Corrupt {
-        /// Which part (`"the checkpoint"`, `"the value of channel `x`"`, ...).
+        /// Which part: the checkpoint, the metadata, the value of a channel, ...
         what: String,
         /// Why.
         #[source]
