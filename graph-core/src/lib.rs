@@ -23,6 +23,13 @@
 //! - [`error`], [`command`] ([`Command`], [`Send`]) and [`interrupt`] (pausing a
 //!   run and resuming it).
 //! - [`checkpoint`]: the saver interface and the in-memory saver.
+//!
+//! # Features
+//!
+//! - `test-util` (off by default): `checkpoint::conformance`, the test suite
+//!   every [`Checkpointer`](checkpoint::Checkpointer) passes, for the tests of a
+//!   saver written outside this crate. Enable it for dev-dependencies only; the
+//!   facade forwards it as `stategraph/test-util`.
 
 // Module order, lowest first. A module may use the modules above it in this
 // list and those beside it on its line, never one below it: data flows one way,
@@ -60,6 +67,7 @@
 // One measured exception, allowed where it stands (checkpoint/json.rs: the JSON
 // writer's output as a String without a second UTF-8 scan).
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod branch;
 pub mod cache;

@@ -51,7 +51,10 @@
 //! `json`, which LangGraph's Python saver reads; values it wrote with its default
 //! msgpack serializer are refused with [`CheckpointError::Corrupt`] naming the
 //! channel, never misread. A database migrated past the versions this crate knows
-//! is refused when the saver is created ([`PgError::SchemaTooNew`]).
+//! is refused when the saver is created ([`PgError::SchemaTooNew`]). The rows
+//! themselves (what a `put` and a `put_writes` store, how they read back) are
+//! built by graph-core's [`checkpoint::rows`](graph_core::checkpoint::rows),
+//! shared with the SQLite saver.
 //!
 //! # Connections, failures and retries
 //!
@@ -134,7 +137,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
+    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -383,31 +386,21 @@ impl PostgresSaver {
     async fn put_fenced(
         &self,
         config: &CheckpointConfig,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
         fence: Option<&lease::Fence>,
     ) -> Result<CheckpointConfig, CheckpointError> {
         check_config(config)?;
         error::check_id("checkpoint id", &checkpoint.id)?;
-        let values: NameMap<Blob> = std::mem::take(&mut checkpoint.channel_values);
-        let (checkpoint, values, metadata, new_versions) =
-            (&checkpoint, &values, &metadata, &new_versions);
+        let put = ops::put_rows(config, checkpoint, &metadata, &new_versions)?;
+        let put = &put;
         with_retry(|| async {
             let mut client = self.pool.get().await?;
-            ops::put(
-                &mut client,
-                config,
-                checkpoint,
-                values,
-                metadata,
-                new_versions,
-                fence,
-            )
-            .await
+            ops::put(&mut client, config, put, fence).await
         })
         .await?;
-        Ok(config.at(checkpoint.id.clone()))
+        Ok(config.at(put.id.clone()))
     }
 
     /// `put_writes`, fenced by a run's lease when `fence` is given.

@@ -9,18 +9,14 @@ use crate::schema::{LOCK_CLASS_THREAD_GC, LOCK_CLASS_THREAD_RUN};
 use crate::PgError;
 use deadpool_postgres::Client;
 use futures::{pin_mut, TryStreamExt};
+use graph_core::checkpoint::rows::{self, PutRows, RowError, RowKey};
 use graph_core::checkpoint::{
-    metadata_matches, parse_timestamp, write_index, Blob, ChannelVersions, Checkpoint,
-    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, NameMap,
-    PendingWrite, Retention,
+    metadata_matches, parse_timestamp, Blob, ChannelVersions, Checkpoint, CheckpointConfig,
+    CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
 };
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
-
-/// The newest checkpoint format this crate reads (LangGraph's `v`).
-const CHECKPOINT_FORMAT: u32 = 4;
 
 /// A checkpoint row with its values and writes; `{where}` and `{tail}` are
 /// filled in per query.
@@ -67,9 +63,9 @@ const ROW_TYPE: &str = "stategraph";
 /// is empty.
 fn decode_value(type_: Option<&str>, bytes: Option<&[u8]>) -> Result<Option<Blob>, DecodeError> {
     match type_ {
-        Some("empty") => Ok(None),
+        Some(rows::EMPTY) => Ok(None),
         Some("null") => Ok(Some(Blob::null())),
-        Some("json") | None => {
+        Some(rows::JSON) | None => {
             let Some(bytes) = bytes else {
                 return Err("the value is NULL".into());
             };
@@ -92,33 +88,44 @@ fn column<'r, T: tokio_postgres::types::FromSql<'r>>(
     row.try_get(index).map_err(PgError::query(context))
 }
 
+/// `e`, about checkpoint `checkpoint_id` of thread `thread_id`.
+fn row_error(thread_id: &str, checkpoint_id: &str, e: RowError) -> PgError {
+    match e {
+        RowError::Corrupt { what, source } => PgError::Corrupt {
+            thread_id: thread_id.to_owned(),
+            checkpoint_id: checkpoint_id.to_owned(),
+            what,
+            source,
+        },
+        RowError::FormatTooNew { found, supported } => PgError::FormatTooNew {
+            thread_id: thread_id.to_owned(),
+            checkpoint_id: checkpoint_id.to_owned(),
+            found,
+            supported,
+        },
+        RowError::Serialize { what, source } => PgError::Serialize {
+            context: format!("thread `{thread_id}`, checkpoint `{checkpoint_id}`"),
+            what,
+            source,
+        },
+    }
+}
+
 /// One row of [`SELECT`] as a tuple.
 fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError> {
     const CONTEXT: &str = "reading a checkpoint row";
-    let thread_id: String = column(row, 0, CONTEXT)?;
-    let checkpoint_ns: String = column(row, 1, CONTEXT)?;
-    let checkpoint_id: String = column(row, 2, CONTEXT)?;
-    let parent: Option<String> = column(row, 3, CONTEXT)?;
+    let key = RowKey {
+        thread_id: column(row, 0, CONTEXT)?,
+        checkpoint_ns: column(row, 1, CONTEXT)?,
+        checkpoint_id: column(row, 2, CONTEXT)?,
+        parent_checkpoint_id: column(row, 3, CONTEXT)?,
+    };
     let checkpoint_text: String = column(row, 4, CONTEXT)?;
     let metadata_text: String = column(row, 5, CONTEXT)?;
-    let corrupt = |what: String, source: DecodeError| PgError::Corrupt {
-        thread_id: thread_id.clone(),
-        checkpoint_id: checkpoint_id.clone(),
-        what,
-        source,
-    };
-    let mut checkpoint: Checkpoint = serde_json::from_str(&checkpoint_text)
-        .map_err(|e| corrupt("the checkpoint".to_owned(), Box::new(e)))?;
-    if checkpoint.v > CHECKPOINT_FORMAT {
-        return Err(PgError::FormatTooNew {
-            thread_id,
-            checkpoint_id,
-            found: checkpoint.v,
-            supported: CHECKPOINT_FORMAT,
-        });
-    }
-    let metadata: CheckpointMetadata = serde_json::from_str(&metadata_text)
-        .map_err(|e| corrupt("the metadata".to_owned(), Box::new(e)))?;
+    let error = |e| row_error(&key.thread_id, &key.checkpoint_id, e);
+    let corrupt = |what: String, source: DecodeError| error(RowError::Corrupt { what, source });
+    let mut checkpoint = rows::read_checkpoint(&checkpoint_text).map_err(error)?;
+    let metadata = rows::read_metadata(metadata_text.as_bytes()).map_err(error)?;
 
     let channels: Option<Vec<String>> = column(row, 6, CONTEXT)?;
     let types: Option<Vec<Option<String>>> = column(row, 7, CONTEXT)?;
@@ -132,35 +139,16 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
             "channel, type and blob arrays differ in length".into(),
         ));
     }
-    let row_type: Option<String> = column(row, 13, CONTEXT)?;
-    if row_type.as_deref() == Some(ROW_TYPE) && channels.len() < checkpoint.channel_versions.len() {
-        let missing = checkpoint
-            .channel_versions
-            .iter()
-            .find(|(channel, _)| !channels.iter().any(|c| c == channel.as_str()));
-        if let Some((channel, version)) = missing {
-            return Err(corrupt(
-                format!("the value of channel `{channel}`"),
-                format!(
-                    "the checkpoint names version `{version}` of it, and no value is stored \
-                     for that version (in namespace `{checkpoint_ns}`): the value was deleted \
-                     outside stategraph, or the database is damaged"
-                )
-                .into(),
-            ));
-        }
-    }
+    let mut values = Vec::with_capacity(channels.len());
     for ((channel, type_), blob) in channels.into_iter().zip(types).zip(blobs) {
         match decode_value(type_.as_deref(), blob.as_deref()) {
-            Ok(Some(value)) => {
-                checkpoint.channel_values.insert(channel.into(), value);
-            }
-            Ok(None) => {
-                checkpoint.channel_values.remove(channel.as_str());
-            }
+            Ok(value) => values.push((channel, value)),
             Err(e) => return Err(corrupt(format!("the value of channel `{channel}`"), e)),
         }
     }
+    let row_type: Option<String> = column(row, 13, CONTEXT)?;
+    let complete = row_type.as_deref() == Some(ROW_TYPE);
+    rows::fill_values(&mut checkpoint, &key.checkpoint_ns, values, complete).map_err(error)?;
 
     let task_ids: Option<Vec<String>> = column(row, 9, CONTEXT)?;
     let write_channels: Option<Vec<String>> = column(row, 10, CONTEXT)?;
@@ -203,22 +191,8 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
         });
     }
 
-    let config = CheckpointConfig {
-        thread_id,
-        checkpoint_ns,
-        checkpoint_id: Some(checkpoint_id),
-    };
-    let parent_config = parent.filter(|p| !p.is_empty()).map(|p| config.at(p));
-    Ok((
-        CheckpointTuple {
-            config,
-            checkpoint,
-            metadata: metadata.clone(),
-            parent_config,
-            pending_writes,
-        },
-        metadata,
-    ))
+    let tuple = key.into_tuple(checkpoint, metadata.clone(), pending_writes);
+    Ok((tuple, metadata))
 }
 
 pub(crate) async fn get_tuple(
@@ -343,51 +317,50 @@ pub(crate) async fn list(
     Ok(out)
 }
 
+/// The rows [`put`] stores for `checkpoint` (built once, before any retry).
+pub(crate) fn put_rows(
+    config: &CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+    new_versions: &ChannelVersions,
+) -> Result<PutRows, PgError> {
+    let checkpoint_id = checkpoint.id.clone();
+    rows::put_rows(checkpoint, metadata, new_versions).map_err(|e| match e {
+        RowError::Serialize { what, source } => PgError::Serialize {
+            context: format!(
+                "put of thread `{}`, checkpoint `{checkpoint_id}`",
+                config.thread_id
+            ),
+            what,
+            source,
+        },
+        other => row_error(&config.thread_id, &checkpoint_id, other),
+    })
+}
+
 pub(crate) async fn put(
     client: &mut Client,
     config: &CheckpointConfig,
-    checkpoint: &Checkpoint,
-    values: &NameMap<Blob>,
-    metadata: &CheckpointMetadata,
-    new_versions: &ChannelVersions,
+    put: &PutRows,
     fence: Option<&Fence>,
 ) -> Result<(), PgError> {
     let context = || {
         format!(
             "put of thread `{}`, checkpoint `{}`",
-            config.thread_id, checkpoint.id
+            config.thread_id, put.id
         )
     };
-    // The row keeps everything but the values (the caller took them out of
-    // `checkpoint`); each changed channel's value goes to checkpoint_blobs under its
-    // new version (an unchanged one is already there).
-    let row_json = serde_json::to_string(checkpoint).map_err(|source| PgError::Serialize {
-        context: context(),
-        what: "the checkpoint",
-        source,
-    })?;
-    let metadata_json = serde_json::to_string(metadata).map_err(|source| PgError::Serialize {
-        context: context(),
-        what: "the metadata",
-        source,
-    })?;
-    let mut channels: Vec<&str> = Vec::with_capacity(new_versions.len());
-    let mut versions: Vec<&str> = Vec::with_capacity(new_versions.len());
-    let mut types: Vec<&str> = Vec::with_capacity(new_versions.len());
-    let mut blobs: Vec<Option<&[u8]>> = Vec::with_capacity(new_versions.len());
-    for (channel, version) in new_versions {
-        channels.push(channel);
-        versions.push(version);
-        match values.get(channel.as_str()) {
-            Some(value) => {
-                types.push("json");
-                blobs.push(Some(value.as_str().as_bytes()));
-            }
-            None => {
-                types.push("empty");
-                blobs.push(None);
-            }
-        }
+    // The row keeps everything but the values; each changed channel's value goes to
+    // checkpoint_blobs under its new version (an unchanged one is already there).
+    let mut channels: Vec<&str> = Vec::with_capacity(put.blobs.len());
+    let mut versions: Vec<&str> = Vec::with_capacity(put.blobs.len());
+    let mut types: Vec<&str> = Vec::with_capacity(put.blobs.len());
+    let mut blobs: Vec<Option<&[u8]>> = Vec::with_capacity(put.blobs.len());
+    for blob in &put.blobs {
+        channels.push(&blob.channel);
+        versions.push(&blob.version);
+        types.push(blob.type_());
+        blobs.push(blob.bytes());
     }
 
     let tx = client
@@ -426,10 +399,10 @@ pub(crate) async fn put(
     let row_params: [&(dyn ToSql + Sync); 7] = [
         &config.thread_id,
         &config.checkpoint_ns,
-        &checkpoint.id,
+        &put.id,
         &config.checkpoint_id,
-        &row_json,
-        &metadata_json,
+        &put.checkpoint,
+        &put.metadata,
         &ROW_TYPE,
     ];
     let gc_lock = tx.execute(&lock, &lock_params);
@@ -597,23 +570,17 @@ pub(crate) async fn put_writes(
     };
     // One row per index: a special channel written twice in one batch keeps its
     // last value (one statement cannot update a row twice).
-    let mut rows: BTreeMap<i64, (&str, &[u8])> = BTreeMap::new();
-    for (position, (channel, value)) in writes.iter().enumerate() {
-        rows.insert(
-            write_index(channel, position),
-            (channel.as_str(), value.as_str().as_bytes()),
-        );
-    }
+    let rows = rows::write_rows(writes);
     let mut idxs: Vec<i32> = Vec::with_capacity(rows.len());
     let mut channels: Vec<&str> = Vec::with_capacity(rows.len());
     let mut blobs: Vec<&[u8]> = Vec::with_capacity(rows.len());
-    for (idx, (channel, blob)) in rows {
-        let idx = i32::try_from(idx).map_err(|_| {
+    for row in rows {
+        let idx = i32::try_from(row.idx).map_err(|_| {
             PgError::InvalidInput(format!("{}: too many writes in one call", context()))
         })?;
         idxs.push(idx);
-        channels.push(channel);
-        blobs.push(blob);
+        channels.push(row.channel);
+        blobs.push(row.value.as_str().as_bytes());
     }
     // Special writes (negative indices) replace; regular ones are kept if present,
     // so a retried task cannot change what it wrote.

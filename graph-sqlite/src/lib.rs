@@ -35,6 +35,11 @@
 //!   the JSON functions built into SQLite 3.38 and later, in the SQLite that
 //!   Python's `sqlite3` module links.)
 //!
+//! The rows themselves (what a `put` and a `put_writes` store, how they read
+//! back) are built by graph-core's
+//! [`checkpoint::rows`](graph_core::checkpoint::rows), shared with the Postgres
+//! saver.
+//!
 //! Opening a database that Python created migrates it in place (its `checkpoints`
 //! table is renamed to `checkpoint_rows` and the view created), keeping every row;
 //! Python keeps working with it afterwards.

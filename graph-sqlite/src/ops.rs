@@ -4,25 +4,19 @@ use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::lease::{self, Fence};
 use crate::schema::Tables;
 use crate::{storage, storage_msg};
+use graph_core::checkpoint::rows::{self, RowError, RowKey};
 use graph_core::checkpoint::{
-    metadata_matches, write_index, Blob, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
-    SPECIAL_WRITES,
+    metadata_matches, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// The newest checkpoint format this crate reads (LangGraph's `v`).
-const CHECKPOINT_FORMAT: u32 = 4;
-
 /// One row of `checkpoint_rows`, as stored.
 struct Row {
-    thread_id: String,
-    checkpoint_ns: String,
-    checkpoint_id: String,
-    parent_checkpoint_id: Option<String>,
+    key: RowKey,
     type_: Option<String>,
     checkpoint: SqlValue,
     metadata: SqlValue,
@@ -34,10 +28,12 @@ const ROW_COLUMNS: &str = "thread_id, checkpoint_ns, checkpoint_id, parent_check
 impl Row {
     fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         Ok(Row {
-            thread_id: row.get(0)?,
-            checkpoint_ns: row.get(1)?,
-            checkpoint_id: row.get(2)?,
-            parent_checkpoint_id: row.get(3)?,
+            key: RowKey {
+                thread_id: row.get(0)?,
+                checkpoint_ns: row.get(1)?,
+                checkpoint_id: row.get(2)?,
+                parent_checkpoint_id: row.get(3)?,
+            },
             type_: row.get(4)?,
             checkpoint: row.get(5)?,
             metadata: row.get(6)?,
@@ -45,24 +41,44 @@ impl Row {
     }
 
     fn corrupt(&self, what: impl Into<String>, source: DecodeError) -> CheckpointError {
-        CheckpointError::Corrupt {
-            thread_id: self.thread_id.clone(),
-            checkpoint_id: self.checkpoint_id.clone(),
+        self.error(RowError::Corrupt {
             what: what.into(),
             source,
+        })
+    }
+
+    /// `e`, about this row.
+    fn error(&self, e: RowError) -> CheckpointError {
+        let key = &self.key;
+        match e {
+            RowError::Corrupt { what, source } => CheckpointError::Corrupt {
+                thread_id: key.thread_id.clone(),
+                checkpoint_id: key.checkpoint_id.clone(),
+                what,
+                source,
+            },
+            RowError::FormatTooNew { found, supported } => CheckpointError::Unsupported(format!(
+                "thread `{}`, checkpoint `{}` uses checkpoint format v{found}, but this \
+                 graph-sqlite reads up to v{supported}",
+                key.thread_id, key.checkpoint_id
+            )),
+            e @ RowError::Serialize { .. } => storage_msg(format!(
+                "thread `{}`, checkpoint `{}`: {e}",
+                key.thread_id, key.checkpoint_id
+            )),
         }
     }
 
     fn metadata(&self) -> Result<CheckpointMetadata, CheckpointError> {
         let parsed = match &self.metadata {
-            SqlValue::Text(t) => serde_json::from_str(t),
-            SqlValue::Blob(b) => serde_json::from_slice(b),
+            SqlValue::Text(t) => rows::read_metadata(t.as_bytes()),
+            SqlValue::Blob(b) => rows::read_metadata(b),
             SqlValue::Null => {
-                return Err(self.corrupt("metadata", "the metadata is NULL".into()));
+                return Err(self.corrupt("the metadata", "the metadata is NULL".into()));
             }
-            _ => return Err(self.corrupt("metadata", "the metadata is not JSON text".into())),
+            _ => return Err(self.corrupt("the metadata", "the metadata is not JSON text".into())),
         };
-        parsed.map_err(|e| self.corrupt("metadata", Box::new(e)))
+        parsed.map_err(|e| self.error(e))
     }
 
     /// The checkpoint as stored in the row (values of stategraph's rows live in
@@ -88,13 +104,7 @@ impl Row {
             }
             CheckpointDecodeError::Whole(e) => self.corrupt("the checkpoint", e),
         })?;
-        if checkpoint.v > CHECKPOINT_FORMAT {
-            return Err(CheckpointError::Unsupported(format!(
-                "thread `{}`, checkpoint `{}` uses checkpoint format v{}, but this \
-                 graph-sqlite reads up to v{CHECKPOINT_FORMAT}",
-                self.thread_id, self.checkpoint_id, checkpoint.v
-            )));
-        }
+        rows::check_format(&checkpoint).map_err(|e| self.error(e))?;
         Ok(checkpoint)
     }
 }
@@ -211,18 +221,19 @@ fn load(
         None => row.metadata()?,
     };
     let mut checkpoint = row.checkpoint()?;
+    let key = &row.key;
     let context = || {
         format!(
             "reading thread `{}`, checkpoint `{}`",
-            row.thread_id, row.checkpoint_id
+            key.thread_id, key.checkpoint_id
         )
     };
     // A row of ours keeps its values in checkpoint_blobs, one row (of type
     // `empty` for an empty channel) per version it names; Python's rows hold
     // their values inline.
     let values_in_blobs =
-        row.type_.as_deref() == Some("json") && checkpoint.channel_values.is_empty();
-    let mut found = 0;
+        row.type_.as_deref() == Some(rows::JSON) && checkpoint.channel_values.is_empty();
+    let mut values: Vec<(String, Option<Blob>)> = Vec::new();
     if tables.blobs && !checkpoint.channel_versions.is_empty() {
         let versions = serde_json::to_string(&checkpoint.channel_versions)
             .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
@@ -234,91 +245,27 @@ fn load(
                  AND b.channel = v.key AND b.version = v.value",
             )
             .map_err(|e| storage(context(), e))?;
-        let mut rows = stmt
-            .query(params![versions, row.thread_id, row.checkpoint_ns])
+        let mut blob_rows = stmt
+            .query(params![versions, key.thread_id, key.checkpoint_ns])
             .map_err(|e| storage(context(), e))?;
-        while let Some(blob_row) = rows.next().map_err(|e| storage(context(), e))? {
+        while let Some(blob_row) = blob_rows.next().map_err(|e| storage(context(), e))? {
             let channel: String = blob_row.get(0).map_err(|e| storage(context(), e))?;
             let type_: Option<String> = blob_row.get(1).map_err(|e| storage(context(), e))?;
-            found += 1;
-            if type_.as_deref() == Some("empty") {
-                checkpoint.channel_values.remove(channel.as_str());
+            if type_.as_deref() == Some(rows::EMPTY) {
+                values.push((channel, None));
                 continue;
             }
             let raw = blob_row.get_ref(2).map_err(|e| storage(context(), e))?;
             let blob = typed_to_blob(type_.as_deref(), Stored::from(raw))
                 .map_err(|e| row.corrupt(format!("the value of channel `{channel}`"), e))?;
-            checkpoint.channel_values.insert(channel.into(), blob);
+            values.push((channel, Some(blob)));
         }
     }
-    if values_in_blobs && tables.blobs && found < checkpoint.channel_versions.len() {
-        return Err(missing_value(conn, &row, &checkpoint)?);
-    }
+    let complete = values_in_blobs && tables.blobs;
+    rows::fill_values(&mut checkpoint, &key.checkpoint_ns, values, complete)
+        .map_err(|e| row.error(e))?;
     let pending_writes = load_writes(conn, tables, &row)?;
-    let config = CheckpointConfig {
-        thread_id: row.thread_id.clone(),
-        checkpoint_ns: row.checkpoint_ns.clone(),
-        checkpoint_id: Some(row.checkpoint_id.clone()),
-    };
-    let parent_config = row
-        .parent_checkpoint_id
-        .as_ref()
-        .filter(|p| !p.is_empty())
-        .map(|p| config.at(p.clone()));
-    Ok(CheckpointTuple {
-        config,
-        checkpoint,
-        metadata,
-        parent_config,
-        pending_writes,
-    })
-}
-
-/// The error of a checkpoint naming a channel version that has no stored value
-/// (not even an empty one): never read as an empty channel.
-fn missing_value(
-    conn: &Connection,
-    row: &Row,
-    checkpoint: &Checkpoint,
-) -> Result<CheckpointError, CheckpointError> {
-    let context = || {
-        format!(
-            "reading thread `{}`, checkpoint `{}`",
-            row.thread_id, row.checkpoint_id
-        )
-    };
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT 1 FROM checkpoint_blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
-             AND channel = ?3 AND version = ?4",
-        )
-        .map_err(|e| storage(context(), e))?;
-    for (channel, version) in &checkpoint.channel_versions {
-        let exists = stmt
-            .exists(params![
-                row.thread_id,
-                row.checkpoint_ns,
-                channel.as_str(),
-                version.as_str()
-            ])
-            .map_err(|e| storage(context(), e))?;
-        if !exists {
-            return Ok(row.corrupt(
-                format!("the value of channel `{channel}`"),
-                format!(
-                    "the checkpoint names version `{version}` of it, and no value is stored \
-                     for that version (in namespace `{}`): the value was deleted outside \
-                     stategraph, or the database is damaged",
-                    row.checkpoint_ns
-                )
-                .into(),
-            ));
-        }
-    }
-    Ok(row.corrupt(
-        "the channel values",
-        "fewer values are stored than the checkpoint names".into(),
-    ))
+    Ok(row.key.into_tuple(checkpoint, metadata, pending_writes))
 }
 
 fn load_writes(
@@ -329,7 +276,7 @@ fn load_writes(
     let context = || {
         format!(
             "reading pending writes of thread `{}`, checkpoint `{}`",
-            row.thread_id, row.checkpoint_id
+            row.key.thread_id, row.key.checkpoint_id
         )
     };
     // LangGraph's order (`writes_sort_key`): task path, task id, index.
@@ -346,7 +293,11 @@ fn load_writes(
         ))
         .map_err(|e| storage(context(), e))?;
     let mut rows = stmt
-        .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
+        .query(params![
+            row.key.thread_id,
+            row.key.checkpoint_ns,
+            row.key.checkpoint_id
+        ])
         .map_err(|e| storage(context(), e))?;
     let mut writes = Vec::new();
     while let Some(w) = rows.next().map_err(|e| storage(context(), e))? {
@@ -505,28 +456,22 @@ pub(crate) fn list(
 pub(crate) fn put(
     conn: &mut Connection,
     config: &CheckpointConfig,
-    mut checkpoint: Checkpoint,
+    checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
     fence: Option<&Fence>,
 ) -> Result<CheckpointConfig, CheckpointError> {
+    let checkpoint_id = checkpoint.id.clone();
     let context = || {
         format!(
-            "put of thread `{}`, checkpoint `{}`",
-            config.thread_id, checkpoint.id
+            "put of thread `{}`, checkpoint `{checkpoint_id}`",
+            config.thread_id
         )
     };
     // Values go to checkpoint_blobs, one row per changed channel; the row keeps the
     // rest of the checkpoint (versions, versions_seen, ...).
-    let values = std::mem::take(&mut checkpoint.channel_values);
-    let row_json = serde_json::to_string(&checkpoint).map_err(|e| {
-        storage_msg(format!(
-            "{}: cannot serialise the checkpoint: {e}",
-            context()
-        ))
-    })?;
-    let metadata_json = serde_json::to_string(metadata)
-        .map_err(|e| storage_msg(format!("{}: cannot serialise the metadata: {e}", context())))?;
+    let put = rows::put_rows(checkpoint, metadata, new_versions)
+        .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| storage(context(), e))?;
@@ -542,19 +487,16 @@ pub(crate) fn put(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(|e| storage(context(), e))?;
-        for (channel, version) in new_versions {
-            let (type_, blob) = match values.get(channel.as_str()) {
-                Some(blob) => ("json", Some(blob.as_str())),
-                None => ("empty", None),
-            };
+        for blob in &put.blobs {
+            // JSON text is stored as TEXT, as Python's saver stores it.
             blob_stmt
                 .execute(params![
                     config.thread_id,
                     config.checkpoint_ns,
-                    channel.as_str(),
-                    version.as_str(),
-                    type_,
-                    blob
+                    blob.channel.as_str(),
+                    blob.version.as_str(),
+                    blob.type_(),
+                    blob.value.as_ref().map(Blob::as_str)
                 ])
                 .map_err(|e| storage(context(), e))?;
         }
@@ -567,16 +509,16 @@ pub(crate) fn put(
             s.execute(params![
                 config.thread_id,
                 config.checkpoint_ns,
-                checkpoint.id,
+                put.id,
                 config.checkpoint_id,
-                row_json,
-                metadata_json
+                put.checkpoint,
+                put.metadata
             ])
         })
         .map_err(|e| storage(context(), e))?;
     }
     tx.commit().map_err(|e| storage(context(), e))?;
-    Ok(config.at(checkpoint.id))
+    Ok(config.at(put.id))
 }
 
 pub(crate) fn put_writes(
@@ -613,10 +555,13 @@ pub(crate) fn put_writes(
         let mut keep = tx
             .prepare_cached(&format!("INSERT OR IGNORE INTO writes {COLUMNS}"))
             .map_err(|e| storage(context(), e))?;
-        for (position, (channel, value)) in writes.iter().enumerate() {
-            let idx = write_index(channel, position);
-            let special = SPECIAL_WRITES.iter().any(|(c, _)| c == channel);
-            let stmt = if special { &mut replace } else { &mut keep };
+        for row in rows::write_rows(writes) {
+            let (channel, value) = (row.channel, row.value);
+            let stmt = if row.replaces() {
+                &mut replace
+            } else {
+                &mut keep
+            };
             // Interrupts and Sends as the Python objects LangGraph resumes from.
             let python =
                 crate::encode::python_object_write(channel, value.as_str()).map_err(|e| {
@@ -628,7 +573,7 @@ pub(crate) fn put_writes(
             let (type_, stored) = match &python {
                 Some(bytes) => ("msgpack", ToSqlOutput::Borrowed(ValueRef::Blob(bytes))),
                 None => (
-                    "json",
+                    rows::JSON,
                     ToSqlOutput::Borrowed(ValueRef::Text(value.as_str().as_bytes())),
                 ),
             };
@@ -637,7 +582,7 @@ pub(crate) fn put_writes(
                 config.checkpoint_ns,
                 checkpoint_id,
                 task_id,
-                idx,
+                row.idx,
                 channel,
                 type_,
                 stored
@@ -692,8 +637,8 @@ pub(crate) fn prune(
     let doomed: HashSet<(&str, &str)> = retention
         .select(rows.iter().zip(&decoded).map(|(r, c)| {
             (
-                r.checkpoint_ns.as_str(),
-                r.checkpoint_id.as_str(),
+                r.key.checkpoint_ns.as_str(),
+                r.key.checkpoint_id.as_str(),
                 c.as_ref().and_then(Checkpoint::created_at),
             )
         }))?
@@ -727,13 +672,16 @@ pub(crate) fn prune(
     let mut referenced: HashSet<(&str, &str, &str)> = HashSet::new();
     let mut all_known = true;
     for (row, checkpoint) in rows.iter().zip(&decoded) {
-        if doomed.contains(&(row.checkpoint_ns.as_str(), row.checkpoint_id.as_str())) {
+        if doomed.contains(&(
+            row.key.checkpoint_ns.as_str(),
+            row.key.checkpoint_id.as_str(),
+        )) {
             continue;
         }
         match checkpoint {
             Some(c) => referenced.extend(c.channel_versions.iter().map(|(channel, version)| {
                 (
-                    row.checkpoint_ns.as_str(),
+                    row.key.checkpoint_ns.as_str(),
                     channel.as_str(),
                     version.as_str(),
                 )

@@ -1,21 +1,43 @@
 //! A conformance suite for [`Checkpointer`] implementations, written once and run
-//! against every saver (memory, SQLite, ...). It covers what LangGraph's
-//! checkpoint-conformance spec covers: put / get_tuple round trips through the
-//! per-version blob layout, latest vs by id, parent chains, namespaces, `list`
-//! (ordering, filters, `before`, `limit`), pending writes (insert-if-absent,
-//! special replacement, ordering, attachment), `delete_thread`, and idempotence.
+//! against every saver (memory, SQLite, PostgreSQL, and yours). It covers what
+//! LangGraph's checkpoint-conformance spec covers: put / get_tuple round trips
+//! through the per-version blob layout, latest vs by id, parent chains,
+//! namespaces, `list` (ordering, filters, `before`, `limit`), pending writes
+//! (insert-if-absent, special replacement, ordering, attachment),
+//! `delete_thread`, `prune`, and idempotence; [`run_leases`] adds the properties
+//! of a saver that holds threads for its runs.
 //!
 //! Every property is its own `pub async fn`, and [`run_all`] runs them in turn.
 //! Each one works on fresh, randomly named threads, so the suite can run on a saver
 //! that already holds data (or twice on the same saver). Failures panic with a
 //! message naming the property that broke.
 //!
+//! # Testing a saver of your own
+//!
+//! The module is test code, compiled only with the `test-util` feature. Enable it
+//! for your tests alone, in your saver crate's `Cargo.toml`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! stategraph = { version = "0.1", features = ["test-util"] }
+//! # or, when the saver depends on graph-core directly:
+//! graph-core = { version = "0.1", features = ["test-util"] }
+//! tokio = { version = "1", features = ["rt", "macros"] }
+//! ```
+//!
+//! and run the suite from an integration test (`tests/conformance.rs`), here
+//! against the in-memory reference saver:
+//!
 //! ```
 //! use graph_core::checkpoint::{conformance, InMemorySaver};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! conformance::run_all(&InMemorySaver::new()).await;
+//! // In a test file: #[tokio::test] async fn passes_the_conformance_suite() { ... }
+//! let saver = InMemorySaver::new(); // your saver, on a fresh or existing database
+//! conformance::run_all(&saver).await;
+//! // Only if `begin_run` holds threads (returns a guard with a writer):
+//! conformance::run_leases(&saver).await;
 //! # }
 //! ```
 

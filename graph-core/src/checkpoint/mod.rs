@@ -5,11 +5,13 @@
 //! JSON text ([`Blob`]), produced straight from the typed state (no intermediate
 //! `serde_json::Value` tree) and only for the channels that changed.
 
-#[doc(hidden)]
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod conformance;
 mod json;
 mod memory;
 mod name_map;
+pub mod rows;
 mod run_guard;
 
 pub use memory::InMemorySaver;
