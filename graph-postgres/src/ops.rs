@@ -103,7 +103,7 @@ fn row_error(thread_id: &str, checkpoint_id: &str, e: RowError) -> PgError {
             found,
             supported,
         },
-        RowError::Serialize { what, source } => PgError::Serialize {
+        RowError::Encode { what, source } => PgError::Serialize {
             context: format!("thread `{thread_id}`, checkpoint `{checkpoint_id}`"),
             what,
             source,
@@ -326,7 +326,7 @@ pub(crate) fn put_rows(
 ) -> Result<PutRows, PgError> {
     let checkpoint_id = checkpoint.id.clone();
     rows::put_rows(checkpoint, metadata, new_versions).map_err(|e| match e {
-        RowError::Serialize { what, source } => PgError::Serialize {
+        RowError::Encode { what, source } => PgError::Serialize {
             context: format!(
                 "put of thread `{}`, checkpoint `{checkpoint_id}`",
                 config.thread_id

@@ -62,7 +62,7 @@ impl Row {
                  graph-sqlite reads up to v{supported}",
                 key.thread_id, key.checkpoint_id
             )),
-            e @ RowError::Serialize { .. } => storage_msg(format!(
+            e @ RowError::Encode { .. } => storage_msg(format!(
                 "thread `{}`, checkpoint `{}`: {e}",
                 key.thread_id, key.checkpoint_id
             )),

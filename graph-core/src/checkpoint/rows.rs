@@ -49,7 +49,9 @@ pub const EMPTY: &str = "empty";
 pub enum RowError {
     /// The checkpoint or its metadata could not be serialised.
     #[error("cannot serialise {what}: {source}")]
-    Serialize {
+    // Not `Serialize`: a second item of that name anywhere in the crate graph
+    // makes rustc print serde's trait with its full path in users' errors.
+    Encode {
         /// `"the checkpoint"` or `"the metadata"`.
         what: &'static str,
         /// Why.
@@ -125,7 +127,7 @@ pub fn put_rows(
     new_versions: &ChannelVersions,
 ) -> Result<PutRows, RowError> {
     let values = std::mem::take(&mut checkpoint.channel_values);
-    let serialize = |what| move |source| RowError::Serialize { what, source };
+    let serialize = |what| move |source| RowError::Encode { what, source };
     let row = serde_json::to_string(&checkpoint).map_err(serialize("the checkpoint"))?;
     let metadata = serde_json::to_string(metadata).map_err(serialize("the metadata"))?;
     let blobs = new_versions
