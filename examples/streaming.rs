@@ -46,7 +46,7 @@ fn fan_out(p: &Pipeline) -> Vec<stategraph::Send> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), GraphError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = StateGraph::<Pipeline>::new()
         .add_node(render)
         .add_node(publish)
@@ -87,7 +87,7 @@ async fn main() -> Result<(), GraphError> {
     steps.finish();
     tasks.finish_with_message("done");
 
-    let state = last.ok_or_else(|| GraphError::InvalidConfig("no values event".into()))?;
+    let state = last.ok_or("the stream ended without a values event")?;
     println!(
         "rendered {} pages, published: {}",
         state.rendered.len(),

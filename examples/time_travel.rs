@@ -43,9 +43,9 @@ fn publish(article: &Article) -> ArticleUpdate {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), GraphError> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("stategraph-time-travel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| GraphError::InvalidConfig(e.to_string()))?;
+    std::fs::create_dir_all(&dir)?;
     let saver = SqliteSaver::open(dir.join("articles.db")).await?;
     let app = StateGraph::<Article>::new()
         .add_sequence((write, review, publish))

@@ -125,7 +125,11 @@ async fn no_input_on_a_graph_without_checkpointer_is_an_empty_input_error() {
 fn compile_error(graph: StateGraph<Job>) -> String {
     match graph.compile() {
         Ok(_) => panic!("expected compile() to fail"),
-        Err(GraphError::InvalidGraph { problems }) => problems.join("\n"),
+        Err(GraphError::InvalidGraph { problems }) => problems
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
         Err(other) => panic!("expected InvalidGraph, got {other:?}"),
     }
 }
@@ -220,4 +224,73 @@ fn a_router_with_a_declared_unknown_target_is_reported() {
         "{text}"
     );
     let _ = Where::Left;
+}
+
+/// The errors carry their facts in fields: a program can tell problems apart
+/// without reading messages.
+#[tokio::test]
+async fn errors_are_typed_with_the_facts_in_fields() {
+    use stategraph::checkpoint::InMemorySaver;
+    use stategraph::error::{ConfigError, EmptyInputError, GraphProblem, ResumeError};
+
+    let Err(err) = StateGraph::<Job>::new()
+        .add_node(flaky)
+        .add_edge(flaky, "ghost")
+        .compile()
+    else {
+        panic!("the graph is invalid");
+    };
+    let GraphError::InvalidGraph { problems } = &err else {
+        panic!("expected InvalidGraph, got {err:?}");
+    };
+    assert_eq!(
+        problems,
+        &[
+            GraphProblem::UnknownEdgeTarget {
+                node: "ghost".to_owned()
+            },
+            GraphProblem::NoEntrypoint,
+        ]
+    );
+    // The message lists each problem on its own line, as before.
+    assert_eq!(
+        err.to_string(),
+        "invalid graph:\nFound edge ending at unknown node `ghost`\nGraph must have an \
+         entrypoint: add at least one edge from START to another node"
+    );
+
+    let app = StateGraph::<Job>::new()
+        .add_node(flaky)
+        .add_edge(START, flaky)
+        .compile()
+        .unwrap();
+    let err = app.invoke(None, &RunConfig::new()).await.unwrap_err();
+    assert!(matches!(
+        err,
+        GraphError::EmptyInput(EmptyInputError::NoInput)
+    ));
+    let err = app
+        .invoke(Job::update(), &RunConfig::new().recursion_limit(0))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow)
+    ));
+
+    let saved = StateGraph::<Job>::new()
+        .add_node(flaky)
+        .add_edge(START, flaky)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let err = saved
+        .invoke(Command::resume("yes"), &RunConfig::thread("t"))
+        .await
+        .unwrap_err();
+    match err {
+        GraphError::InvalidResume(ResumeError::NoCheckpoint { thread_id }) => {
+            assert_eq!(thread_id, "t")
+        }
+        other => panic!("expected NoCheckpoint, got {other:?}"),
+    }
 }

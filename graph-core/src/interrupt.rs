@@ -42,14 +42,17 @@ pub(crate) enum Resume {
     /// Answers interrupts by id.
     Map(Vec<(String, Blob)>),
     /// A value that could not be serialised: reported when the run starts.
-    Invalid(String),
+    Invalid(ResumeError),
 }
 
 impl Resume {
     pub(crate) fn value<T: Serialize>(value: &T) -> Self {
         match Blob::encode(value) {
             Ok(blob) => Resume::Value(blob),
-            Err(e) => Resume::Invalid(format!("the resume value cannot be serialised: {e}")),
+            Err(e) => Resume::Invalid(ResumeError::NotSerializable {
+                interrupt_id: None,
+                reason: e.to_string(),
+            }),
         }
     }
 
@@ -62,13 +65,84 @@ impl Resume {
             match Blob::encode(&value) {
                 Ok(blob) => map.push((id, blob)),
                 Err(e) => {
-                    return Resume::Invalid(format!(
-                        "the resume value for interrupt {id} cannot be serialised: {e}"
-                    ))
+                    return Resume::Invalid(ResumeError::NotSerializable {
+                        interrupt_id: Some(id),
+                        reason: e.to_string(),
+                    })
                 }
             }
         }
         Resume::Map(map)
+    }
+}
+
+/// A `Command::resume` / `resume_map` that cannot be applied
+/// ([`GraphError::InvalidResume`](crate::GraphError::InvalidResume)); the thread
+/// is unchanged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// A resume value's `Serialize` impl failed.
+    #[error("the resume value{} cannot be serialised: {reason}", match interrupt_id {
+        Some(id) => format!(" for interrupt {id}"),
+        None => String::new(),
+    })]
+    NotSerializable {
+        /// The interrupt it answers (`resume_map`), if named.
+        interrupt_id: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// The thread has no checkpoint, so nothing to resume.
+    #[error(
+        "thread `{thread_id}` has no checkpoint, so there is no interrupt to resume; start it \
+         with input first"
+    )]
+    NoCheckpoint {
+        /// The thread.
+        thread_id: String,
+    },
+    /// The thread's last run finished: no interrupt is pending.
+    #[error("thread `{thread_id}` has no pending interrupt to resume: its last run finished")]
+    NothingToResume {
+        /// The thread.
+        thread_id: String,
+    },
+    /// One value for several paused tasks: which one it answers is not clear.
+    #[error(
+        "When there are multiple pending interrupts, you must specify the interrupt id when \
+         resuming: use Command::resume_map with the ids of the pending interrupts: {}",
+        PendingList(pending)
+    )]
+    Ambiguous {
+        /// The pending interrupts.
+        pending: Vec<Interrupt>,
+    },
+    /// `resume_map` names an interrupt that is not pending.
+    #[error(
+        "no pending interrupt has id {id}; the pending interrupts are: {}",
+        PendingList(pending)
+    )]
+    UnknownInterrupt {
+        /// The id given.
+        id: String,
+        /// The pending interrupts.
+        pending: Vec<Interrupt>,
+    },
+}
+
+/// Pending interrupts as a message lists them: `<id> (asked <value>)`, ...
+struct PendingList<'a>(&'a [Interrupt]);
+
+impl fmt::Display for PendingList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, interrupt) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} (asked {})", interrupt.id, interrupt.value)?;
+        }
+        Ok(())
     }
 }
 

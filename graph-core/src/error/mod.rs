@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+mod invalid;
+pub use crate::interrupt::ResumeError;
+pub use invalid::{BreakpointSide, ConfigError, EmptyInputError, GraphProblem, Reach, SendError};
+
 /// LangGraph's troubleshooting codes, carried by the errors that have one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -405,10 +409,11 @@ impl fmt::Display for SerdeValue {
 #[non_exhaustive]
 pub enum GraphError {
     /// The graph definition is invalid; raised by `compile()` with every problem found.
-    #[error("invalid graph:\n{}", problems.join("\n"))]
+    #[error("invalid graph:\n{}", ProblemList(problems))]
     InvalidGraph {
-        /// One message per problem, each naming the node or edge and the fix.
-        problems: Vec<String>,
+        /// Every problem found; each one's message names the node or edge and
+        /// the fix.
+        problems: Vec<GraphProblem>,
     },
 
     /// A write a channel cannot accept, e.g. two writes to a field without a reducer.
@@ -428,7 +433,7 @@ pub enum GraphError {
 
     /// The run was started with no input and had nothing to resume.
     #[error("{0}")]
-    EmptyInput(String),
+    EmptyInput(EmptyInputError),
 
     /// A node failed.
     #[error("node `{node}` failed (task {task_id}, step {step}): {source}")]
@@ -477,11 +482,12 @@ pub enum GraphError {
 
     /// A `Send` or route named a node whose input type differs from what was sent.
     #[error("{0}")]
-    InvalidSend(String),
+    InvalidSend(SendError),
 
-    /// A configuration value is out of range.
+    /// A configuration value is out of range, or a request about a thread
+    /// cannot be served.
     #[error("invalid run configuration: {0}")]
-    InvalidConfig(String),
+    InvalidConfig(ConfigError),
 
     /// The checkpointer failed, or stored data could not be read back.
     #[error(transparent)]
@@ -490,7 +496,7 @@ pub enum GraphError {
     /// A `Command::resume` that cannot be applied: no pending interrupt to answer,
     /// several pending interrupts and a single value, or an unknown interrupt id.
     #[error("{0}")]
-    InvalidResume(String),
+    InvalidResume(ResumeError),
 
     /// A node returned a command for the parent graph (`Command::to_parent`), but
     /// its graph was not running as a subgraph.
@@ -547,6 +553,21 @@ pub enum GraphError {
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
     NoCheckpointer(&'static str),
+}
+
+/// `compile()`'s problems, one per line.
+struct ProblemList<'a>(&'a [GraphProblem]);
+
+impl fmt::Display for ProblemList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
 }
 
 impl From<crate::checkpoint::CheckpointError> for GraphError {

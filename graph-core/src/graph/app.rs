@@ -4,7 +4,7 @@ use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOpt
 use crate::compiled::Graph;
 use crate::config::RunConfig;
 use crate::draw::{DrawOptions, Drawing};
-use crate::error::GraphError;
+use crate::error::{ConfigError, GraphError};
 use crate::io::{GraphInput, GraphOutput};
 use crate::pregel::{EventSink, Run};
 use crate::snapshot::{NodeUpdate, StateSnapshot};
@@ -75,10 +75,7 @@ impl<S: State> CompiledGraph<S> {
     /// Drops the cached results of `nodes` (all nodes when `None`).
     pub fn clear_cache(&self, nodes: Option<&[&str]>) -> Result<(), GraphError> {
         let Some(cache) = &self.cache else {
-            return Err(GraphError::InvalidConfig(
-                "No cache is set for this graph. Cannot clear cache. (add one with with_cache)"
-                    .to_owned(),
-            ));
+            return Err(GraphError::InvalidConfig(ConfigError::NoCache));
         };
         cache.clear(nodes);
         Ok(())
@@ -112,11 +109,11 @@ impl<S: State> CompiledGraph<S> {
             .ok_or(GraphError::NoCheckpointer("subgraph_at"))?;
         let found = self.find_subgraph(ns)?;
         let Some(graph) = found.graph_any().downcast_ref::<CompiledGraph<C>>() else {
-            return Err(GraphError::InvalidConfig(format!(
-                "the subgraph at `{ns}` has state `{}`, not `{}`",
-                found.state_type_name(),
-                std::any::type_name::<C>()
-            )));
+            return Err(GraphError::InvalidConfig(ConfigError::SubgraphState {
+                namespace: ns.to_owned(),
+                found: found.state_type_name(),
+                expected: std::any::type_name::<C>(),
+            }));
         };
         Ok(graph.with_checkpointer(saver))
     }
@@ -125,18 +122,17 @@ impl<S: State> CompiledGraph<S> {
         let namespace = crate::stream::Namespace::parse(ns);
         let path = namespace.nodes();
         let not_found = || {
-            let names: Vec<&str> = self
+            let subgraphs = self
                 .graph
                 .nodes
                 .iter()
                 .filter(|n| n.runner.as_ref().is_some_and(|r| r.as_subgraph().is_some()))
-                .map(|n| &*n.name)
+                .map(|n| n.name.to_string())
                 .collect();
-            GraphError::InvalidConfig(format!(
-                "Subgraph {ns} not found: this graph's subgraph nodes are [{}] (a graph run with \
-                 invoke_nested inside a node is read with that graph's with_checkpointer)",
-                names.join(", ")
-            ))
+            GraphError::InvalidConfig(ConfigError::SubgraphNotFound {
+                namespace: ns.to_owned(),
+                subgraphs,
+            })
         };
         let (first, rest) = path.split_first().ok_or_else(not_found)?;
         let mut current = self
@@ -159,11 +155,10 @@ impl<S: State> CompiledGraph<S> {
             return Ok(());
         }
         let found = self.find_subgraph(ns)?;
-        Err(GraphError::InvalidConfig(format!(
-            "checkpoint_ns `{ns}` is a subgraph's namespace: read it with \
-             subgraph_at::<{}>(ns)",
-            found.state_type_name()
-        )))
+        Err(GraphError::InvalidConfig(ConfigError::SubgraphNamespace {
+            namespace: ns.to_owned(),
+            state_type: found.state_type_name(),
+        }))
     }
 
     /// The graph as a Mermaid flowchart: static edges solid, conditional edges and
@@ -390,9 +385,7 @@ impl<S: State> CompiledGraph<S> {
 
     fn target(config: &RunConfig) -> Result<CheckpointConfig, GraphError> {
         let Some(thread_id) = config.thread_id() else {
-            return Err(GraphError::InvalidConfig(
-                "reading state needs a thread: use RunConfig::thread(..)".to_owned(),
-            ));
+            return Err(GraphError::InvalidConfig(ConfigError::NoThreadToRead));
         };
         Ok(CheckpointConfig {
             thread_id: thread_id.to_owned(),

@@ -223,7 +223,7 @@ pub struct StateGraph<S: State> {
     pub(crate) edges: Vec<EdgeDef>,
     pub(crate) branches: Vec<BranchDef<S>>,
     /// Mistakes found while building, reported by `compile()`.
-    pub(crate) errors: Vec<String>,
+    pub(crate) errors: Vec<crate::error::GraphProblem>,
     /// The retry policy of nodes without their own.
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) interrupt_before: Breakpoints,
@@ -296,9 +296,11 @@ impl<S: State> StateGraph<S> {
         let name = node.node_name();
         match self.nodes.iter_mut().find(|n| n.name == name) {
             Some(def) => def.cache = Some(policy),
-            None => self.errors.push(format!(
-                "cache_policy names node `{name}`, which is not added yet: add the node first"
-            )),
+            None => self
+                .errors
+                .push(crate::error::GraphProblem::UnknownCachePolicyNode {
+                    node: name.into_owned(),
+                }),
         }
         self
     }
@@ -434,8 +436,7 @@ impl<S: State> StateGraph<S> {
 
     fn chain(mut self, names: &[String]) -> Self {
         if names.is_empty() {
-            self.errors
-                .push("Sequence requires at least one node.".to_owned());
+            self.errors.push(crate::error::GraphProblem::EmptySequence);
         }
         for pair in names.windows(2) {
             self.edges.push(EdgeDef {

@@ -3,7 +3,7 @@
 
 use super::StateGraph;
 use crate::command::{Destination, Targets};
-use crate::error::GraphError;
+use crate::error::{BreakpointSide, GraphError, GraphProblem, Reach};
 use crate::state::State;
 use crate::{END, START};
 use std::any::TypeId;
@@ -36,35 +36,33 @@ fn is_reserved(name: &str) -> bool {
 }
 
 pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError> {
-    let mut errors: Vec<String> = graph.errors.clone();
+    let mut errors: Vec<GraphProblem> = graph.errors.clone();
     let mut names: HashSet<&str> = HashSet::new();
 
     for field in S::FIELDS {
         if is_reserved(field) || *field == crate::checkpoint::TASKS_CHANNEL || *field == START {
-            errors.push(format!(
-                "Channel name '{field}' is reserved; rename the state field `{field}`"
-            ));
+            errors.push(GraphProblem::ReservedFieldName {
+                field: (*field).to_owned(),
+            });
         }
     }
 
     for node in &graph.nodes {
         let n = node.name.as_str();
         if n == START || n == END {
-            errors.push(format!("Node `{n}` is reserved."));
+            errors.push(GraphProblem::ReservedNode { node: n.to_owned() });
         } else if let Some(c) = ['|', ':'].into_iter().find(|c| n.contains(*c)) {
-            errors.push(format!(
-                "'{c}' is a reserved character and is not allowed in the node names (node `{n}`)."
-            ));
+            errors.push(GraphProblem::ReservedCharacter {
+                node: n.to_owned(),
+                character: c,
+            });
         } else if is_reserved(n) || n == crate::checkpoint::TASKS_CHANNEL {
-            errors.push(format!("Node name '{n}' is reserved; choose another name"));
+            errors.push(GraphProblem::ReservedNodeName { node: n.to_owned() });
         } else if n.is_empty() {
-            errors.push("a node name cannot be empty".to_owned());
+            errors.push(GraphProblem::EmptyNodeName);
         }
         if !names.insert(n) {
-            errors.push(format!(
-                "Node `{n}` already present. Each node needs a unique name; add the second one with \
-                 add_node_with(node, NodeOptions::new().name(\"...\"))"
-            ));
+            errors.push(GraphProblem::DuplicateNode { node: n.to_owned() });
         }
     }
 
@@ -76,7 +74,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         .map(|n| (n.name.as_str(), n.runner.input_type()))
         .collect();
     let node_input = |name: &str| inputs.get(name).copied();
-    let mut pull_targets: Vec<(String, String)> = Vec::new();
+    let mut pull_targets: Vec<(String, Reach)> = Vec::new();
     let mut has_entry = false;
 
     // Join channels by name: different joins must not share one.
@@ -85,53 +83,67 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         let target = edge.target.as_str();
         let join = edge.sources.len() > 1;
         if edge.sources.is_empty() {
-            errors.push(format!("an edge into `{target}` has no source"));
+            errors.push(GraphProblem::EdgeWithoutSource {
+                target: target.to_owned(),
+            });
         }
         if join {
             let channel = crate::compiled::join_channel_name(&edge.sources, target);
             if let Some(first) = joins.get(&channel) {
-                errors.push(format!(
-                    "the join edges from `{}` and from `{}` into `{target}` would share the \
-                     channel `{channel}`; rename the nodes so that no name contains `+`",
-                    first.join("`, `"),
-                    edge.sources.join("`, `"),
-                ));
+                errors.push(GraphProblem::SharedJoinChannel {
+                    first: first.to_vec(),
+                    second: edge.sources.clone(),
+                    target: target.to_owned(),
+                    channel: channel.clone(),
+                });
             } else {
                 joins.insert(channel, &edge.sources);
             }
         }
         for source in &edge.sources {
             if source == END {
-                errors.push("END cannot be a start node".to_owned());
+                errors.push(GraphProblem::EndAsSource);
             } else if join && source == START {
-                errors.push(format!(
-                    "START cannot be one of the sources of a join edge into `{target}`"
-                ));
+                errors.push(GraphProblem::StartInJoin {
+                    target: target.to_owned(),
+                });
             } else if join && !names.contains(source.as_str()) {
-                errors.push(format!("Need to add_node `{source}` first"));
+                errors.push(GraphProblem::UnknownJoinSource {
+                    node: source.clone(),
+                });
             } else if source != START && !names.contains(source.as_str()) {
-                errors.push(format!("Found edge starting at unknown node '{source}'"));
+                errors.push(GraphProblem::UnknownEdgeSource {
+                    node: source.clone(),
+                });
             }
             if source == START {
                 has_entry = true;
             }
         }
         if target == START {
-            errors.push("START cannot be an end node".to_owned());
+            errors.push(GraphProblem::StartAsTarget);
         } else if target != END && !names.contains(target) {
-            errors.push(format!("Found edge ending at unknown node `{target}`"));
+            errors.push(GraphProblem::UnknownEdgeTarget {
+                node: target.to_owned(),
+            });
         } else if target != END {
-            let from = edge.sources.join("`, `");
-            pull_targets.push((target.to_owned(), format!("the edge from `{from}`")));
+            pull_targets.push((
+                target.to_owned(),
+                Reach::Edge {
+                    sources: edge.sources.clone(),
+                },
+            ));
         }
     }
 
     for branch in &graph.branches {
         let src = branch.source.as_str();
         if src == END {
-            errors.push("END cannot be a start node".to_owned());
+            errors.push(GraphProblem::EndAsSource);
         } else if src != START && !names.contains(src) {
-            errors.push(format!("Found edge starting at unknown node '{src}'"));
+            errors.push(GraphProblem::UnknownEdgeSource {
+                node: src.to_owned(),
+            });
         }
         if src == START {
             has_entry = true;
@@ -140,13 +152,17 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
             for t in targets {
                 if let Destination::Node(t) = t {
                     if !names.contains(t) {
-                        errors.push(format!(
-                            "At '{src}' node, the conditional edge found unknown target '{t}': \
-                             add a node named `{t}` or remove that variant from the router's goto type"
-                        ));
+                        errors.push(GraphProblem::UnknownBranchTarget {
+                            source: src.to_owned(),
+                            target: (*t).to_owned(),
+                        });
                     } else {
-                        pull_targets
-                            .push(((*t).to_owned(), format!("the conditional edge of `{src}`")));
+                        pull_targets.push((
+                            (*t).to_owned(),
+                            Reach::ConditionalEdge {
+                                source: src.to_owned(),
+                            },
+                        ));
                     }
                 }
             }
@@ -158,12 +174,17 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
             for t in targets {
                 if let Destination::Node(t) = t {
                     if !names.contains(t) {
-                        errors.push(format!(
-                            "node `{node}` can go to `{t}` (a variant of its Command goto type), but \
-                             the graph has no node `{t}`: add it with add_node, or remove the variant"
-                        ));
+                        errors.push(GraphProblem::UnknownGotoTarget {
+                            node: node.to_string(),
+                            target: (*t).to_owned(),
+                        });
                     } else {
-                        pull_targets.push(((*t).to_owned(), format!("the goto type of `{node}`")));
+                        pull_targets.push((
+                            (*t).to_owned(),
+                            Reach::Goto {
+                                node: node.to_string(),
+                            },
+                        ));
                     }
                 }
             }
@@ -172,18 +193,18 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
 
     for (src, targets) in &graph.destinations {
         if src == END {
-            errors.push("END cannot be a start node".to_owned());
+            errors.push(GraphProblem::EndAsSource);
         } else if src != START && !names.contains(src.as_str()) {
-            errors.push(format!(
-                "destinations names source `{src}`, which the graph does not have: add it with add_node"
-            ));
+            errors.push(GraphProblem::UnknownDestinationSource {
+                source: src.clone(),
+            });
         }
         for t in targets {
             if t == START || (t != END && !names.contains(t.as_str())) {
-                errors.push(format!(
-                    "destinations of `{src}` name `{t}`, which the graph does not have: add it with \
-                     add_node, or remove it from the destinations"
-                ));
+                errors.push(GraphProblem::UnknownDestination {
+                    source: src.clone(),
+                    target: t.clone(),
+                });
             }
         }
     }
@@ -192,35 +213,34 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
     for (target, via) in &pull_targets {
         if let Some((ty, ty_name)) = node_input(target) {
             if ty != state_type && reported.insert(target.clone()) {
-                errors.push(format!(
-                    "node `{target}` takes a `{ty_name}` as input, not the graph state `{state_name}`, \
-                     so it can only be started by a Send; it is also reached by {via}"
-                ));
+                errors.push(GraphProblem::SendOnlyNodeReached {
+                    node: target.clone(),
+                    input_type: ty_name,
+                    state_type: state_name,
+                    via: via.clone(),
+                });
             }
         }
     }
 
-    for (which, at) in [
-        ("before", &graph.interrupt_before),
-        ("after", &graph.interrupt_after),
+    for (side, at) in [
+        (BreakpointSide::Before, &graph.interrupt_before),
+        (BreakpointSide::After, &graph.interrupt_after),
     ] {
         if let crate::interrupt::Breakpoints::Nodes(nodes) = at {
             for n in nodes {
                 if !names.contains(n.as_str()) {
-                    errors.push(format!(
-                        "interrupt_{which} names node `{n}`, which the graph does not have: add it \
-                         with add_node, or use \"*\" for every node"
-                    ));
+                    errors.push(GraphProblem::UnknownBreakpoint {
+                        side,
+                        node: n.clone(),
+                    });
                 }
             }
         }
     }
 
     if !has_entry {
-        errors.push(
-            "Graph must have an entrypoint: add at least one edge from START to another node"
-                .to_owned(),
-        );
+        errors.push(GraphProblem::NoEntrypoint);
     }
 
     if errors.is_empty() {

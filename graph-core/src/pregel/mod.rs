@@ -18,7 +18,7 @@ use crate::checkpoint::{
 use crate::command::Send;
 use crate::compiled::Graph;
 use crate::config::{Durability, RunConfig};
-use crate::error::GraphError;
+use crate::error::{BreakpointSide, ConfigError, EmptyInputError, GraphError, SendError};
 use crate::ids::{self, TaskIds, TaskPath};
 use crate::interrupt::{Breakpoints, NullResume};
 use crate::io::{GraphInput, GraphOutput, InputKind};
@@ -293,17 +293,13 @@ impl<S: State> Run<S> {
         saver: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Self, GraphError> {
         if config.get_recursion_limit() < 1 {
-            return Err(GraphError::InvalidConfig(
-                "recursion_limit must be at least 1".to_owned(),
-            ));
+            return Err(GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow));
         }
         let persistence = match saver {
             Some(saver) => {
                 let Some(thread_id) = config.thread_id() else {
                     return Err(GraphError::InvalidConfig(
-                        "Checkpointer requires one or more of the following 'configurable' keys: \
-                         thread_id, checkpoint_ns, checkpoint_id (use RunConfig::thread(..))"
-                            .to_owned(),
+                        ConfigError::NoThreadForCheckpointer,
                     ));
                 };
                 Some(Box::new(Persistence {
@@ -435,11 +431,7 @@ impl<S: State> Run<S> {
             }
             InputKind::Command(cmd) => Some(Some(cmd)),
             InputKind::None if has_versions => Some(None),
-            InputKind::None => {
-                return Err(GraphError::EmptyInput(
-                    "Received no input for __start__".to_owned(),
-                ))
-            }
+            InputKind::None => return Err(GraphError::EmptyInput(EmptyInputError::NoInput)),
         };
         let mut pending: Vec<PendingWrite> = match (resume, &loaded) {
             (Some(cmd), Some(tuple)) => {
@@ -589,10 +581,14 @@ impl<S: State> Run<S> {
                 .iter()
                 .find(|n| graph.node_by_name.get(n.as_str()).is_none_or(|&i| i == 0))
             {
-                return Err(GraphError::InvalidConfig(format!(
-                    "interrupt_{} names node `{unknown}`, which this graph does not have",
-                    if before { "before" } else { "after" }
-                )));
+                return Err(GraphError::InvalidConfig(ConfigError::UnknownBreakpoint {
+                    side: if before {
+                        BreakpointSide::Before
+                    } else {
+                        BreakpointSide::After
+                    },
+                    node: unknown.clone(),
+                }));
             }
         }
         Ok(call.clone())
@@ -654,12 +650,10 @@ impl<S: State> Run<S> {
         supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
         if supersteps.is_empty() {
-            return Err(GraphError::InvalidConfig(
-                "No supersteps provided".to_owned(),
-            ));
+            return Err(GraphError::InvalidConfig(ConfigError::NoSupersteps));
         }
         if supersteps.iter().any(Vec::is_empty) {
-            return Err(GraphError::InvalidConfig("No updates provided".to_owned()));
+            return Err(GraphError::InvalidConfig(ConfigError::NoUpdates));
         }
         let _lease = self.lease()?;
         let guard = self.begin_run().await?;
@@ -1127,11 +1121,11 @@ impl<S: State> Run<S> {
             let (expected, expected_name) = runner.input_type();
             let (actual, actual_name) = send.payload_type();
             if expected != actual {
-                return Err(GraphError::InvalidSend(format!(
-                    "a Send to node `{}` carries a `{actual_name}`, but the node takes a \
-                     `{expected_name}`; build Sends with `send(node, input)` so the compiler checks the payload",
-                    send.node()
-                )));
+                return Err(GraphError::InvalidSend(SendError::PayloadType {
+                    node: send.node().to_string(),
+                    payload_type: actual_name,
+                    input_type: expected_name,
+                }));
             }
             let name = &graph.nodes[node].name;
             let index = ids::DecimalText::new(i as i64);
@@ -1177,11 +1171,10 @@ impl<S: State> Run<S> {
                     .runner
                     .as_ref()
                     .map_or((std::any::TypeId::of::<()>(), "?"), |r| r.input_type());
-                return Err(GraphError::InvalidSend(format!(
-                    "node `{}` takes a `{input}` as input, not the graph state, so it can only be \
-                     started by a Send; a route by name (a string goto or router result) reached it",
-                    spec.name
-                )));
+                return Err(GraphError::InvalidSend(SendError::RoutedToPayloadNode {
+                    node: spec.name.to_string(),
+                    input_type: input,
+                }));
             }
             let parts = [step_str, &*spec.name, "__pregel_pull"]
                 .into_iter()

@@ -8,7 +8,7 @@ use super::writes::{ControlWrite, TaskResult, TaskWrites};
 use super::{Run, Task};
 use crate::checkpoint::{Blob, CheckpointSource, CheckpointTuple, PendingWrite};
 use crate::command::{Destination, GotoTarget, Route};
-use crate::error::{GraphError, InvalidUpdateError};
+use crate::error::{EmptyInputError, GraphError, InvalidUpdateError, ResumeError};
 use crate::interrupt::{interrupt_id, Interrupt, NullResume, Resume};
 use crate::io::InputCommand;
 use crate::state::{FieldSet, State, StateUpdate};
@@ -62,12 +62,8 @@ pub(super) fn decode_interrupts(
     })
 }
 
-fn describe(waiting: &[Waiting]) -> String {
-    waiting
-        .iter()
-        .map(|w| format!("{} (asked {})", w.interrupt.id, w.interrupt.value))
-        .collect::<Vec<_>>()
-        .join(", ")
+fn pending_interrupts(waiting: &[Waiting]) -> Vec<Interrupt> {
+    waiting.iter().map(|w| w.interrupt.clone()).collect()
 }
 
 impl<S: State> Run<S> {
@@ -82,18 +78,14 @@ impl<S: State> Run<S> {
             return Err(InvalidUpdateError::new("There is no parent graph").into());
         }
         match &cmd.resume {
-            Some(Resume::Invalid(message)) => {
-                return Err(GraphError::InvalidResume(message.clone()))
-            }
+            Some(Resume::Invalid(error)) => return Err(GraphError::InvalidResume(error.clone())),
             Some(_) if self.persistence.is_none() => {
                 return Err(GraphError::NoCheckpointer("Command::resume"))
             }
             Some(_) => {
-                return Err(GraphError::InvalidResume(format!(
-                    "thread `{}` has no checkpoint, so there is no interrupt to resume; start it \
-                     with input first",
-                    self.config.thread_id().unwrap_or_default()
-                )))
+                return Err(GraphError::InvalidResume(ResumeError::NoCheckpoint {
+                    thread_id: self.config.thread_id().unwrap_or_default().to_owned(),
+                }))
             }
             None => {}
         }
@@ -105,7 +97,7 @@ impl<S: State> Run<S> {
             .into());
         }
         cmd.update
-            .ok_or_else(|| GraphError::EmptyInput("Received empty Command input".to_owned()))
+            .ok_or(GraphError::EmptyInput(EmptyInputError::EmptyCommand))
     }
 
     /// Continues the loaded checkpoint (input `None` or a `Command`): stores the
@@ -209,17 +201,14 @@ impl<S: State> Run<S> {
         let waiting = waiting_interrupts(tuple, pending)?;
         match cmd.resume {
             None => {}
-            Some(Resume::Invalid(message)) => return Err(GraphError::InvalidResume(message)),
+            Some(Resume::Invalid(error)) => return Err(GraphError::InvalidResume(error)),
             Some(Resume::Value(value)) => {
                 let tasks: std::collections::BTreeSet<&str> =
                     waiting.iter().map(|w| w.task_id.as_str()).collect();
                 if tasks.len() > 1 {
-                    return Err(GraphError::InvalidResume(format!(
-                        "When there are multiple pending interrupts, you must specify the \
-                         interrupt id when resuming: use Command::resume_map with the ids of \
-                         the pending interrupts: {}",
-                        describe(&waiting)
-                    )));
+                    return Err(GraphError::InvalidResume(ResumeError::Ambiguous {
+                        pending: pending_interrupts(&waiting),
+                    }));
                 }
                 if tasks.is_empty() && self.prepare()?.is_empty() {
                     return Err(self.nothing_to_resume());
@@ -234,18 +223,16 @@ impl<S: State> Run<S> {
                     .iter()
                     .find(|(id, _)| !waiting.iter().any(|w| &w.interrupt.id == id))
                 {
-                    return Err(GraphError::InvalidResume(format!(
-                        "no pending interrupt has id {id}; the pending interrupts are: {}",
-                        describe(&waiting)
-                    )));
+                    return Err(GraphError::InvalidResume(ResumeError::UnknownInterrupt {
+                        id: id.clone(),
+                        pending: pending_interrupts(&waiting),
+                    }));
                 }
                 self.resume_map = map;
             }
         }
         if rows.is_empty() && self.resume_map.is_empty() {
-            return Err(GraphError::EmptyInput(
-                "Received empty Command input".to_owned(),
-            ));
+            return Err(GraphError::EmptyInput(EmptyInputError::EmptyCommand));
         }
         if rows.is_empty() {
             return Ok(());
@@ -275,10 +262,9 @@ impl<S: State> Run<S> {
     }
 
     fn nothing_to_resume(&self) -> GraphError {
-        GraphError::InvalidResume(format!(
-            "thread `{}` has no pending interrupt to resume: its last run finished",
-            self.config.thread_id().unwrap_or_default()
-        ))
+        GraphError::InvalidResume(ResumeError::NothingToResume {
+            thread_id: self.config.thread_id().unwrap_or_default().to_owned(),
+        })
     }
 
     /// Applies the writes of no task (a `Command`'s update and gotos) to the
