@@ -7,16 +7,41 @@
 # `cargo test --workspace` with this script's arguments, then stops the server and
 # removes the directory, whatever happened.
 #
-# Needs PostgreSQL's server programs (initdb, pg_ctl, postgres): on Debian/Ubuntu
-# `apt-get install postgresql`; they are found on PATH or in
-# /usr/lib/postgresql/*/bin. initdb refuses to run as root, so when run as root the
-# server runs as the `postgres` user (created by the Debian package), or as a
-# system user made for the purpose.
+# Needs PostgreSQL's server programs (initdb, pg_ctl, postgres), found on PATH or
+# in /usr/lib/postgresql/*/bin. When they are missing, the script installs them
+# with apt-get if it can (as root, or with passwordless sudo); otherwise it says
+# what to install. initdb refuses to run as root, so when run as root the server
+# runs as the `postgres` user (created by the Debian package), or as a system user
+# made for the purpose.
+#
+# Plain `cargo test --workspace` also works once the programs are installed: the
+# Postgres tests then start a throwaway server per test binary. This script starts
+# one for all of them, which is faster.
 #
 # To run only some tests against a server of your own instead:
 #   STATEGRAPH_TEST_PG_URL=postgres://user@127.0.0.1:5432/db cargo test -p graph-postgres
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+have_pg() {
+    { command -v initdb && command -v pg_ctl; } >/dev/null 2>&1 ||
+        ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+if ! have_pg && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            SUDO="sudo -n"
+        else
+            SUDO=none
+        fi
+    fi
+    if [ "$SUDO" != none ]; then
+        echo "scripts/test.sh: installing PostgreSQL's server programs (apt-get install postgresql)"
+        $SUDO apt-get update -qq
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+fi
 
 pg_bin() {
     if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
@@ -46,14 +71,19 @@ if [ "$(id -u)" -eq 0 ]; then
             useradd --system --no-create-home --shell /usr/sbin/nologin "$PG_USER"
     fi
 fi
+# It runs from the temporary directory, which that user can enter (from the
+# repository it would warn "could not change directory ...: Permission denied").
 as_pg() {
-    if [ "$(id -un)" = "$PG_USER" ]; then
-        "$@"
-    elif command -v runuser >/dev/null 2>&1; then
-        runuser -u "$PG_USER" -- "$@"
-    else
-        su -s /bin/sh "$PG_USER" -c "$(printf '%q ' "$@")"
-    fi
+    (
+        cd "$TMP"
+        if [ "$(id -un)" = "$PG_USER" ]; then
+            "$@"
+        elif command -v runuser >/dev/null 2>&1; then
+            runuser -u "$PG_USER" -- "$@"
+        else
+            su -s /bin/sh "$PG_USER" -c "$(printf '%q ' "$@")"
+        fi
+    )
 }
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stategraph-pg.XXXXXX")"

@@ -4,21 +4,23 @@
 
 use graph_postgres::{PostgresSaver, PostgresSaverBuilder};
 
+mod server;
+
 /// The env var naming the test server.
 pub const URL_VAR: &str = "STATEGRAPH_TEST_PG_URL";
 
-const HOW_TO: &str = "run the tests with `bash scripts/test.sh` (it starts a throwaway \
-PostgreSQL on loopback and sets STATEGRAPH_TEST_PG_URL), or point STATEGRAPH_TEST_PG_URL at a \
-server of yours, e.g. STATEGRAPH_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/postgres \
-cargo test -p graph-postgres (each test creates a schema of its own there, named t_*)";
+const HOW_TO: &str = "without STATEGRAPH_TEST_PG_URL the tests start a throwaway \
+PostgreSQL of their own; with it, they use that server, e.g. \
+STATEGRAPH_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/postgres cargo test -p graph-postgres \
+(each test creates a schema of its own there, named t_*)";
 
-/// The server's URL; fails the test (never skips it) when it is not set.
+/// The server's URL: `STATEGRAPH_TEST_PG_URL` when set, else a throwaway
+/// server this test binary starts (and stops when it exits). Fails the test,
+/// never skips it, when there is no server to be had.
 pub fn url() -> String {
     match std::env::var(URL_VAR) {
         Ok(url) if !url.is_empty() => url,
-        _ => panic!(
-            "{URL_VAR} is not set: the PostgreSQL saver is tested against a real server; {HOW_TO}"
-        ),
+        _ => server::url(),
     }
 }
 
