@@ -2,6 +2,12 @@
 //! API (OpenAI, vLLM, Ollama, llama.cpp's server...), with SSE streaming and tool
 //! calls. Feature `openai`.
 //!
+//! Streamed replies are read as the server-sent events format defines them:
+//! lines may end in LF, CRLF or a lone CR, the `data:` lines of one event are
+//! joined with newlines, a field loses one leading space and no more, comments
+//! and the `event:`, `id:` and `retry:` fields are skipped, and `data: [DONE]`
+//! ends the reply. Chunks may split the stream anywhere.
+//!
 //! Failures are typed [`AgentError`]s: HTTP 429 is
 //! [`RateLimited`](AgentError::RateLimited), 5xx is [`Server`](AgentError::Server),
 //! a connection failure is [`Transport`](AgentError::Transport), a stream cut
@@ -24,6 +30,7 @@ use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sse_stream::{Sse, SseByteStream};
 use std::time::Duration;
 
 /// A client for an OpenAI-compatible chat completions server.
@@ -365,8 +372,9 @@ fn parse_completion(text: &str) -> Result<WireCompletion, AgentError> {
 
 /// What an SSE stream has delivered so far.
 struct SseState {
-    body: BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
-    buffer: Vec<u8>,
+    /// The body's events, parsed as they come: the parser keeps its place
+    /// between chunks, so no byte is scanned twice.
+    events: BoxStream<'static, Result<Sse, sse_stream::Error>>,
     finished: bool,
     done: bool,
     /// The id of the reply, on every chunk.
@@ -374,31 +382,33 @@ struct SseState {
 }
 
 impl SseState {
-    /// The next `data:` payload, `None` at `[DONE]` or at the end of the body.
+    /// The next event's data, `None` at `[DONE]` or at the end of the body.
     async fn next_data(&mut self) -> Option<Result<String, AgentError>> {
         loop {
-            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
-                let line = String::from_utf8_lossy(&line);
-                let line = line.trim_end_matches(['\n', '\r']);
-                let Some(data) = line.strip_prefix("data:") else {
-                    continue; // comments, `event:` lines, blank separators
-                };
-                let data = data.trim();
-                if data == "[DONE]" {
-                    self.done = true;
-                    return None;
+            match self.events.next().await {
+                Some(Ok(event)) => {
+                    // Blocks of only `event:`, `id:` or `retry:` fields carry no
+                    // completion (comments never reach here).
+                    let Some(data) = event.data else { continue };
+                    let trimmed = data.trim();
+                    if trimmed == "[DONE]" {
+                        self.done = true;
+                        return None;
+                    }
+                    if trimmed.is_empty() {
+                        continue;
+                    }
+                    return Some(Ok(data));
                 }
-                if data.is_empty() {
-                    continue;
-                }
-                return Some(Ok(data.to_owned()));
-            }
-            match self.body.next().await {
-                Some(Ok(bytes)) => self.buffer.extend_from_slice(&bytes),
-                Some(Err(e)) => {
+                Some(Err(sse_stream::Error::Body(e))) => {
                     self.done = true;
                     return Some(Err(AgentError::StreamEnded(e.to_string())));
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(AgentError::InvalidResponse(format!(
+                        "the event stream could not be read: {e}"
+                    ))));
                 }
                 None => {
                     self.done = true;
@@ -440,8 +450,7 @@ impl ChatModel for OpenAiChat {
         let start = async move {
             match self.send(&body).await {
                 Ok(response) => Ok(SseState {
-                    body: response.bytes_stream().boxed(),
-                    buffer: Vec::new(),
+                    events: SseByteStream::new(response.bytes_stream()).boxed(),
                     finished: false,
                     done: false,
                     id,
