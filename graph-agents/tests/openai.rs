@@ -488,6 +488,92 @@ async fn an_unreachable_server_is_a_transport_error() {
     assert!(err.is_retryable());
 }
 
+#[tokio::test]
+async fn the_request_body_is_the_json_openai_expects() {
+    let server = MockServer::start().await;
+    serve_in_order(
+        &server,
+        vec![json_response(completion(
+            json!({"role": "assistant", "content": "ok"}),
+            "stop",
+        ))],
+    )
+    .await;
+    let model = client(&server).temperature(0.5).max_tokens(64);
+    let mut answered = graph_agents::AiMessage::new("let me look").with_tool_call(
+        graph_agents::ToolCall::new("c1", "weather", json!({"city": "Oslo"})),
+    );
+    answered
+        .invalid_tool_calls
+        .push(graph_agents::InvalidToolCall {
+            id: Some("c2".into()),
+            name: Some("weather".into()),
+            args: Some("{\"city\": \"Os".into()),
+            error: Some("EOF".into()),
+        });
+    let history = [
+        graph_agents::SystemMessage {
+            content: "an old instruction".into(),
+            ..Default::default()
+        }
+        .into(),
+        graph_agents::HumanMessage {
+            content: "weather in Oslo?".into(),
+            name: Some("ada".into()),
+            ..Default::default()
+        }
+        .into(),
+        answered.into(),
+        Message::tool("sunny in Oslo", "c1"),
+        Message::tool("bad arguments", "c2"),
+        graph_agents::AiMessage::new("")
+            .with_tool_call(graph_agents::ToolCall::new("c3", "weather", json!({})))
+            .into(),
+        Message::tool("where?", "c3"),
+        Message::remove("some-id"),
+    ];
+    let tools = [graph_agents::BoxedTool::new(Weather).spec().clone()];
+    model
+        .generate(ChatRequest::new(&history).system("be brief").tools(&tools))
+        .await
+        .unwrap();
+    // Keys in alphabetical order, as the body has always been written: the
+    // bytes on the wire are compared, not only the JSON they mean.
+    let expected = json!({
+        "max_tokens": 64,
+        "messages": [
+            {"content": "be brief", "role": "system"},
+            {"content": "an old instruction", "role": "system"},
+            {"content": "weather in Oslo?", "name": "ada", "role": "user"},
+            {"content": "let me look", "role": "assistant", "tool_calls": [
+                {"function": {"arguments": "{\"city\":\"Oslo\"}", "name": "weather"},
+                 "id": "c1", "type": "function"},
+                {"function": {"arguments": "{\"city\": \"Os", "name": "weather"},
+                 "id": "c2", "type": "function"},
+            ]},
+            {"content": "sunny in Oslo", "role": "tool", "tool_call_id": "c1"},
+            {"content": "bad arguments", "role": "tool", "tool_call_id": "c2"},
+            {"content": null, "role": "assistant", "tool_calls": [
+                {"function": {"arguments": "{}", "name": "weather"}, "id": "c3", "type": "function"},
+            ]},
+            {"content": "where?", "role": "tool", "tool_call_id": "c3"},
+        ],
+        "model": "mock-model",
+        "stream": false,
+        "temperature": 0.5,
+        "tools": [{"function": {
+            "description": "Today's weather in a city.",
+            "name": "weather",
+            "parameters": tools[0].parameters,
+        }, "type": "function"}],
+    });
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    let sent = std::str::from_utf8(&requests[0].body).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(sent).unwrap(), expected);
+    assert_eq!(sent, expected.to_string());
+}
+
 /// One step of what [`serve_sse_in_pieces`] sends.
 enum Piece {
     /// Bytes sent as one chunk of a chunked body, flushed before the next step.
