@@ -484,8 +484,31 @@ async fn an_unreachable_server_is_a_transport_error() {
         .generate(ChatRequest::new(&history))
         .await
         .unwrap_err();
-    assert!(matches!(err, AgentError::Transport(_)), "{err:?}");
+    assert!(matches!(err, AgentError::Transport { .. }), "{err:?}");
     assert!(err.is_retryable());
+    // The message says what to do; the HTTP client's error is the source, whole,
+    // and no message in the chain repeats the one below it.
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "could not connect to the model server at http://127.0.0.1:{port}/v1/chat/completions: \
+             check the base URL"
+        )),
+        "{message}"
+    );
+    let source = std::error::Error::source(&err).expect("a source");
+    assert!(
+        source.is::<graph_agents::model::openai::reqwest::Error>(),
+        "{source:?}"
+    );
+    let mut outer: &dyn std::error::Error = &err;
+    while let Some(inner) = outer.source() {
+        assert!(
+            !outer.to_string().contains(&inner.to_string()),
+            "{outer} repeats {inner}"
+        );
+        outer = inner;
+    }
 }
 
 #[tokio::test]
@@ -824,4 +847,28 @@ async fn a_long_event_in_many_small_chunks_is_parsed_in_linear_time() {
     let url = serve_sse_in_pieces(pieces).await;
     let items = collect_stream(&url, 15).await;
     assert_eq!(contents(&items), [content.as_str()]);
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_answer_in_time_is_a_transport_error_that_says_so() {
+    // The kernel completes the connection; nothing ever reads or answers it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let http = graph_agents::model::openai::reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let model = OpenAiChat::new(url, "m").with_client(http);
+    let history = [Message::human("hi")];
+    let err = model
+        .generate(ChatRequest::new(&history))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AgentError::Transport { context, .. }
+            if context.contains("did not answer in time") && context.contains("with_client")),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    drop(listener);
 }

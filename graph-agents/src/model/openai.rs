@@ -182,8 +182,34 @@ fn reply_id() -> String {
     format!("run-{}", crate::message::new_id())
 }
 
+/// A failure of the HTTP client, said in words that tell what to do; the
+/// client's error stays whole as the source.
 fn transport(e: reqwest::Error) -> AgentError {
-    AgentError::Transport(e.to_string())
+    let at = e.url().map(|url| format!(" at {url}")).unwrap_or_default();
+    let context = if e.is_timeout() {
+        format!(
+            "the model server{at} did not answer in time: check that it is up and not \
+             overloaded, or allow more time with a client of your own (`OpenAiChat::with_client`)"
+        )
+    } else if e.is_connect() {
+        format!(
+            "could not connect to the model server{at}: check the base URL and that the \
+             server is running"
+        )
+    } else if e.is_builder() {
+        format!("could not build the request to the model server{at}: check the base URL")
+    } else if e.is_body() || e.is_decode() {
+        format!("the connection to the model server{at} failed while its reply was read: try again")
+    } else {
+        format!(
+            "the request to the model server{at} failed: check the base URL and that the \
+             server is running"
+        )
+    };
+    AgentError::Transport {
+        context,
+        source: Box::new(e),
+    }
 }
 
 fn truncate(mut s: String, max: usize) -> String {
