@@ -106,8 +106,22 @@ pub enum AgentError {
     },
 
     /// The connection failed or timed out. Retryable.
-    #[error("could not reach the model server: {0}")]
-    Transport(String),
+    ///
+    /// The message says what failed and what to do; the error underneath (the
+    /// HTTP client's) is the [`source`](std::error::Error::source), and is not
+    /// repeated in the message, so that a reporter walking the chain prints
+    /// each cause once.
+    #[error("{context}")]
+    Transport {
+        /// What failed and what to do about it, e.g. "could not connect to the
+        /// model server at `URL`: check the base URL and that the server is
+        /// running".
+        context: String,
+        /// The error underneath. A bare message converts too:
+        /// `"connection reset".into()`.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 
     /// The server answered with something that is not a chat completion.
     #[error("the model server sent an invalid response: {0}")]
@@ -130,8 +144,32 @@ impl AgentError {
             self,
             AgentError::RateLimited { .. }
                 | AgentError::Server { .. }
-                | AgentError::Transport(_)
+                | AgentError::Transport { .. }
                 | AgentError::StreamEnded(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_transport_error_keeps_its_source_out_of_its_message() {
+        let err = AgentError::Transport {
+            context: "could not connect to the model server at http://x/v1: check the base URL"
+                .to_owned(),
+            source: "connection refused".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "could not connect to the model server at http://x/v1: check the base URL"
+        );
+        assert_eq!(
+            err.source().map(ToString::to_string).as_deref(),
+            Some("connection refused")
+        );
+        assert!(err.is_retryable());
     }
 }

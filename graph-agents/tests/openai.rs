@@ -484,6 +484,391 @@ async fn an_unreachable_server_is_a_transport_error() {
         .generate(ChatRequest::new(&history))
         .await
         .unwrap_err();
-    assert!(matches!(err, AgentError::Transport(_)), "{err:?}");
+    assert!(matches!(err, AgentError::Transport { .. }), "{err:?}");
     assert!(err.is_retryable());
+    // The message says what to do; the HTTP client's error is the source, whole,
+    // and no message in the chain repeats the one below it.
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "could not connect to the model server at http://127.0.0.1:{port}/v1/chat/completions: \
+             check the base URL"
+        )),
+        "{message}"
+    );
+    let source = std::error::Error::source(&err).expect("a source");
+    assert!(
+        source.is::<graph_agents::model::openai::reqwest::Error>(),
+        "{source:?}"
+    );
+    let mut outer: &dyn std::error::Error = &err;
+    while let Some(inner) = outer.source() {
+        assert!(
+            !outer.to_string().contains(&inner.to_string()),
+            "{outer} repeats {inner}"
+        );
+        outer = inner;
+    }
+}
+
+#[tokio::test]
+async fn the_request_body_is_the_json_openai_expects() {
+    let server = MockServer::start().await;
+    serve_in_order(
+        &server,
+        vec![json_response(completion(
+            json!({"role": "assistant", "content": "ok"}),
+            "stop",
+        ))],
+    )
+    .await;
+    let model = client(&server).temperature(0.5).max_tokens(64);
+    let mut answered = graph_agents::AiMessage::new("let me look").with_tool_call(
+        graph_agents::ToolCall::new("c1", "weather", json!({"city": "Oslo"})),
+    );
+    answered
+        .invalid_tool_calls
+        .push(graph_agents::InvalidToolCall {
+            id: Some("c2".into()),
+            name: Some("weather".into()),
+            args: Some("{\"city\": \"Os".into()),
+            error: Some("EOF".into()),
+        });
+    let history = [
+        graph_agents::SystemMessage {
+            content: "an old instruction".into(),
+            ..Default::default()
+        }
+        .into(),
+        graph_agents::HumanMessage {
+            content: "weather in Oslo?".into(),
+            name: Some("ada".into()),
+            ..Default::default()
+        }
+        .into(),
+        answered.into(),
+        Message::tool("sunny in Oslo", "c1"),
+        Message::tool("bad arguments", "c2"),
+        graph_agents::AiMessage::new("")
+            .with_tool_call(graph_agents::ToolCall::new("c3", "weather", json!({})))
+            .into(),
+        Message::tool("where?", "c3"),
+        Message::remove("some-id"),
+    ];
+    let tools = [graph_agents::BoxedTool::new(Weather).spec().clone()];
+    model
+        .generate(ChatRequest::new(&history).system("be brief").tools(&tools))
+        .await
+        .unwrap();
+    // Keys in alphabetical order, as the body has always been written: the
+    // bytes on the wire are compared, not only the JSON they mean.
+    let expected = json!({
+        "max_tokens": 64,
+        "messages": [
+            {"content": "be brief", "role": "system"},
+            {"content": "an old instruction", "role": "system"},
+            {"content": "weather in Oslo?", "name": "ada", "role": "user"},
+            {"content": "let me look", "role": "assistant", "tool_calls": [
+                {"function": {"arguments": "{\"city\":\"Oslo\"}", "name": "weather"},
+                 "id": "c1", "type": "function"},
+                {"function": {"arguments": "{\"city\": \"Os", "name": "weather"},
+                 "id": "c2", "type": "function"},
+            ]},
+            {"content": "sunny in Oslo", "role": "tool", "tool_call_id": "c1"},
+            {"content": "bad arguments", "role": "tool", "tool_call_id": "c2"},
+            {"content": null, "role": "assistant", "tool_calls": [
+                {"function": {"arguments": "{}", "name": "weather"}, "id": "c3", "type": "function"},
+            ]},
+            {"content": "where?", "role": "tool", "tool_call_id": "c3"},
+        ],
+        "model": "mock-model",
+        "stream": false,
+        "temperature": 0.5,
+        "tools": [{"function": {
+            "description": "Today's weather in a city.",
+            "name": "weather",
+            "parameters": tools[0].parameters,
+        }, "type": "function"}],
+    });
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    let sent = std::str::from_utf8(&requests[0].body).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(sent).unwrap(), expected);
+    assert_eq!(sent, expected.to_string());
+}
+
+/// One step of what [`serve_sse_in_pieces`] sends.
+enum Piece {
+    /// Bytes sent as one chunk of a chunked body, flushed before the next step.
+    Bytes(Vec<u8>),
+    /// Waits until the test says go on (or forever).
+    Wait(std::sync::Arc<tokio::sync::Notify>),
+}
+
+fn piece(text: &str) -> Piece {
+    Piece::Bytes(text.as_bytes().to_vec())
+}
+
+/// Every byte of `body` as a chunk of its own: splits inside `data:`, between a
+/// CR and its LF, inside a multi-byte character...
+fn one_byte_each(body: &str) -> Vec<Piece> {
+    body.bytes().map(|b| Piece::Bytes(vec![b])).collect()
+}
+
+/// A server on loopback for one request that answers with an SSE body sent in
+/// exactly `pieces`, one HTTP chunk each (wiremock sends a body whole; these
+/// tests choose where it splits, and the client reads each chunk as it comes).
+/// Returns the base URL.
+async fn serve_sse_in_pieces(pieces: Vec<Piece>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        // The request: its head, then as many body bytes as it says.
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        let head_end = loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the client closed before its request was complete");
+            request.extend_from_slice(&buf[..n]);
+            if let Some(i) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&request[..head_end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        while request.len() < head_end + length {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the client closed before its request was complete");
+            request.extend_from_slice(&buf[..n]);
+        }
+        let response = async {
+            socket
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                      transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+                )
+                .await?;
+            for piece in pieces {
+                match piece {
+                    Piece::Bytes(bytes) => {
+                        assert!(!bytes.is_empty(), "an empty chunk ends a chunked body");
+                        socket
+                            .write_all(format!("{:x}\r\n", bytes.len()).as_bytes())
+                            .await?;
+                        socket.write_all(&bytes).await?;
+                        socket.write_all(b"\r\n").await?;
+                        socket.flush().await?;
+                    }
+                    Piece::Wait(go_on) => go_on.notified().await,
+                }
+            }
+            socket.write_all(b"0\r\n\r\n").await?;
+            socket.shutdown().await
+        };
+        // The client may hang up early (it stops reading at `[DONE]`).
+        let _ = response.await;
+    });
+    url
+}
+
+/// The client's stream for a one-message history, collected; a stream that does
+/// not end within `secs` fails the test.
+async fn collect_stream(url: &str, secs: u64) -> Vec<Result<AiMessageChunk, AgentError>> {
+    let model = OpenAiChat::new(url, "mock-model");
+    let history = [Message::human("hi")];
+    tokio::time::timeout(
+        Duration::from_secs(secs),
+        model.stream(ChatRequest::new(&history)).collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the stream did not end")
+}
+
+fn contents(items: &[Result<AiMessageChunk, AgentError>]) -> Vec<&str> {
+    items
+        .iter()
+        .map(|item| match item {
+            Ok(chunk) => chunk.content.as_str(),
+            Err(e) => panic!("an error in the stream: {e:?}"),
+        })
+        .collect()
+}
+
+fn finish_reason(items: &[Result<AiMessageChunk, AgentError>]) -> Option<&Value> {
+    items
+        .last()?
+        .as_ref()
+        .ok()?
+        .response_metadata
+        .get("finish_reason")
+}
+
+#[tokio::test]
+async fn sse_split_at_every_byte_gives_every_token_with_lf_crlf_or_cr_line_ends() {
+    for eol in ["\n", "\r\n", "\r"] {
+        // No `[DONE]`: the last event, ended by a blank line just before the
+        // connection closes, finishes the reply.
+        let body: String = [
+            delta(json!({"role": "assistant", "content": "Grüße, "}), None),
+            delta(json!({"content": "🌍!"}), None),
+            delta(json!({}), Some("stop")),
+        ]
+        .iter()
+        .map(|d| format!("data: {d}{eol}{eol}"))
+        .collect();
+        let url = serve_sse_in_pieces(one_byte_each(&body)).await;
+        let items = collect_stream(&url, 30).await;
+        assert_eq!(contents(&items), ["Grüße, ", "🌍!", ""], "{eol:?}");
+        assert_eq!(finish_reason(&items), Some(&json!("stop")), "{eol:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_event_ended_by_cr_is_delivered_without_waiting_for_the_next_byte() {
+    // A CR may be followed by an LF that makes it one CRLF line end; the event
+    // is complete at the CR all the same, and is not held back until the next
+    // chunk shows whether an LF follows.
+    let go_on = std::sync::Arc::new(tokio::sync::Notify::new());
+    let first = delta(json!({"role": "assistant", "content": "It is"}), None);
+    let last = delta(json!({"content": " sunny."}), Some("stop"));
+    let url = serve_sse_in_pieces(vec![
+        piece(&format!("data: {first}\r\r")),
+        Piece::Wait(go_on.clone()),
+        piece(&format!("data: {last}\r\r")),
+    ])
+    .await;
+    let model = OpenAiChat::new(url, "mock-model");
+    let history = [Message::human("hi")];
+    let mut stream = model.stream(ChatRequest::new(&history));
+    let chunk = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the first event was held back")
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk.content, "It is");
+    go_on.notify_one();
+    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream did not end");
+    assert_eq!(contents(&rest), [" sunny."]);
+}
+
+#[tokio::test]
+async fn a_data_field_loses_one_leading_space_not_more() {
+    let no_space = delta(json!({"role": "assistant", "content": "a"}), None);
+    let two_spaces = delta(json!({"content": "b"}), None);
+    let body = format!("data:{no_space}\n\ndata:  {two_spaces}\n\ndata:  {{\"choices\": [\n\n");
+    let url = serve_sse_in_pieces(vec![piece(&body)]).await;
+    let items = collect_stream(&url, 30).await;
+    assert_eq!(contents(&items[..2]), ["a", "b"]);
+    // The broken event's data, quoted in the error, kept its second space.
+    assert!(
+        matches!(&items[2..], [Err(AgentError::InvalidResponse(m))]
+            if m.ends_with("; the body was:  {\"choices\": [")),
+        "{:?}",
+        &items[2..]
+    );
+}
+
+#[tokio::test]
+async fn the_data_lines_of_one_event_are_joined_by_newlines() {
+    // One completion chunk written over three `data:` lines (JSON allows the
+    // newlines the parser puts between them).
+    let body = "data: {\"id\": \"chatcmpl-2\", \"model\": \"mock-model\",\n\
+                data: \"choices\": [{\"index\": 0, \"delta\": {\"content\": \"multi\"},\n\
+                data:   \"finish_reason\": \"stop\"}]}\n\n";
+    let url = serve_sse_in_pieces(vec![piece(body)]).await;
+    let items = collect_stream(&url, 30).await;
+    assert_eq!(contents(&items), ["multi"]);
+    assert_eq!(finish_reason(&items), Some(&json!("stop")));
+}
+
+#[tokio::test]
+async fn comments_and_event_id_retry_and_unknown_fields_are_ignored() {
+    let first = delta(json!({"role": "assistant", "content": "It is"}), None);
+    let last = delta(json!({"content": " sunny."}), Some("stop"));
+    let body = format!(
+        ": keep-alive\n\n\
+         event: message\nid: 1\n: a comment inside an event\ndata: {first}\nretry: 3000\n\n\
+         id: 2\n\n\
+         event: ping\n\n\
+         retry: 10\n\n\
+         data\n\n\
+         :data: {{\"not\": \"an event\"}}\n\n\
+         DATA: {{\"not\": \"an event\"}}\n\
+         data : {{\"not\": \"an event\"}}\n\n\
+         data: {last}\n\n"
+    );
+    let url = serve_sse_in_pieces(vec![piece(&body)]).await;
+    let items = collect_stream(&url, 30).await;
+    assert_eq!(contents(&items), ["It is", " sunny."]);
+    assert_eq!(finish_reason(&items), Some(&json!("stop")));
+}
+
+#[tokio::test]
+async fn done_ends_the_stream_without_waiting_for_the_connection_to_close() {
+    // After `[DONE]` the server keeps the connection open and would send more:
+    // the stream ends at `[DONE]` and reads nothing after it.
+    let never = std::sync::Arc::new(tokio::sync::Notify::new());
+    let token = delta(json!({"role": "assistant", "content": "done"}), None);
+    let url = serve_sse_in_pieces(vec![
+        piece(&format!("data: {token}\n\ndata: [DONE]\n\n")),
+        Piece::Wait(never),
+        piece("data: not json\n\n"),
+    ])
+    .await;
+    let items = collect_stream(&url, 10).await;
+    assert_eq!(contents(&items), ["done"]);
+}
+
+#[tokio::test]
+async fn a_long_event_in_many_small_chunks_is_parsed_in_linear_time() {
+    // 4 MiB of content in 1 KiB chunks: a parser that scans its whole buffer
+    // again for each chunk does ~8 GB of work here (a minute in a debug build)
+    // and misses the deadline; one that keeps its place takes well under a second.
+    let content = "x".repeat(4 << 20);
+    let body = format!(
+        "data: {}\n\n",
+        delta(
+            json!({"role": "assistant", "content": content}),
+            Some("stop")
+        )
+    );
+    let pieces = body
+        .as_bytes()
+        .chunks(1024)
+        .map(|c| Piece::Bytes(c.to_vec()))
+        .collect();
+    let url = serve_sse_in_pieces(pieces).await;
+    let items = collect_stream(&url, 15).await;
+    assert_eq!(contents(&items), [content.as_str()]);
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_answer_in_time_is_a_transport_error_that_says_so() {
+    // The kernel completes the connection; nothing ever reads or answers it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let http = graph_agents::model::openai::reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let model = OpenAiChat::new(url, "m").with_client(http);
+    let history = [Message::human("hi")];
+    let err = model
+        .generate(ChatRequest::new(&history))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AgentError::Transport { context, .. }
+            if context.contains("did not answer in time") && context.contains("with_client")),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    drop(listener);
 }

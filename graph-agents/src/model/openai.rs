@@ -2,6 +2,12 @@
 //! API (OpenAI, vLLM, Ollama, llama.cpp's server...), with SSE streaming and tool
 //! calls. Feature `openai`.
 //!
+//! Streamed replies are read as the server-sent events format defines them:
+//! lines may end in LF, CRLF or a lone CR, the `data:` lines of one event are
+//! joined with newlines, a field loses one leading space and no more, comments
+//! and the `event:`, `id:` and `retry:` fields are skipped, and `data: [DONE]`
+//! ends the reply. Chunks may split the stream anywhere.
+//!
 //! Failures are typed [`AgentError`]s: HTTP 429 is
 //! [`RateLimited`](AgentError::RateLimited), 5xx is [`Server`](AgentError::Server),
 //! a connection failure is [`Transport`](AgentError::Transport), a stream cut
@@ -22,8 +28,10 @@ use crate::error::AgentError;
 use crate::message::{AiMessage, Message, Usage};
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sse_stream::{Sse, SseByteStream};
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// A client for an OpenAI-compatible chat completions server.
@@ -95,45 +103,54 @@ impl OpenAiChat {
         self
     }
 
-    /// The request body for `request`.
-    pub fn body(&self, request: &ChatRequest<'_>, stream: bool) -> Value {
+    /// The request body for `request`: serialize it to see the JSON sent.
+    pub fn body<'a>(
+        &'a self,
+        request: &ChatRequest<'a>,
+        stream: bool,
+    ) -> ChatCompletionRequest<'a> {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = request.system {
-            messages.push(json!({"role": "system", "content": system}));
+            messages.push(RequestMessage::System {
+                content: system,
+                role: Role::System,
+            });
         }
-        messages.extend(request.messages.iter().filter_map(wire_message));
-        let mut body = json!({
-            "model": self.model,
-            "messages": messages,
-            "stream": stream,
-        });
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
+        messages.extend(request.messages.iter().filter_map(RequestMessage::of));
+        ChatCompletionRequest {
+            max_tokens: self.max_tokens,
+            messages,
+            model: &self.model,
+            stream,
+            temperature: self.temperature,
+            tools: request
                 .tools
                 .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
+                .map(|t| RequestTool {
+                    function: RequestFunction {
+                        description: &t.description,
+                        name: &t.name,
+                        parameters: &t.parameters,
+                    },
+                    kind: FunctionKind::Function,
                 })
-                .collect();
-            body["tools"] = Value::Array(tools);
+                .collect(),
         }
-        if let Some(t) = self.temperature {
-            body["temperature"] = json!(t);
-        }
-        if let Some(n) = self.max_tokens {
-            body["max_tokens"] = json!(n);
-        }
-        body
     }
 
-    async fn send(&self, body: &Value) -> Result<reqwest::Response, AgentError> {
+    async fn send(
+        &self,
+        body: &ChatCompletionRequest<'_>,
+    ) -> Result<reqwest::Response, AgentError> {
+        // Strings, numbers and JSON values only: this does not fail.
+        let body = serde_json::to_vec(body).map_err(|e| {
+            AgentError::Model(format!("the request could not be written as JSON: {e}"))
+        })?;
         let mut http = self
             .client
             .post(format!("{}/chat/completions", self.base_url))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
+            .body(body);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
@@ -165,8 +182,34 @@ fn reply_id() -> String {
     format!("run-{}", crate::message::new_id())
 }
 
+/// A failure of the HTTP client, said in words that tell what to do; the
+/// client's error stays whole as the source.
 fn transport(e: reqwest::Error) -> AgentError {
-    AgentError::Transport(e.to_string())
+    let at = e.url().map(|url| format!(" at {url}")).unwrap_or_default();
+    let context = if e.is_timeout() {
+        format!(
+            "the model server{at} did not answer in time: check that it is up and not \
+             overloaded, or allow more time with a client of your own (`OpenAiChat::with_client`)"
+        )
+    } else if e.is_connect() {
+        format!(
+            "could not connect to the model server{at}: check the base URL and that the \
+             server is running"
+        )
+    } else if e.is_builder() {
+        format!("could not build the request to the model server{at}: check the base URL")
+    } else if e.is_body() || e.is_decode() {
+        format!("the connection to the model server{at} failed while its reply was read: try again")
+    } else {
+        format!(
+            "the request to the model server{at} failed: check the base URL and that the \
+             server is running"
+        )
+    };
+    AgentError::Transport {
+        context,
+        source: Box::new(e),
+    }
 }
 
 fn truncate(mut s: String, max: usize) -> String {
@@ -181,48 +224,156 @@ fn truncate(mut s: String, max: usize) -> String {
     s
 }
 
-/// One history message in OpenAI's form (remove markers are not sent).
-fn wire_message(m: &Message) -> Option<Value> {
-    Some(match m {
-        Message::System(s) => json!({"role": "system", "content": s.content}),
-        Message::Human(h) => {
-            let mut v = json!({"role": "user", "content": h.content});
-            if let Some(name) = &h.name {
-                v["name"] = json!(name);
+/// The body of a chat completions request, from [`OpenAiChat::body`]. It is
+/// [`Serialize`]: `serde_json::to_value(&body)` shows the JSON that is sent.
+//
+// Every struct here declares its fields in alphabetical order, the order in which
+// the `serde_json::Value` tree that this replaced wrote them: the bytes sent are
+// the same.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatCompletionRequest<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    messages: Vec<RequestMessage<'a>>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<RequestTool<'a>>,
+}
+
+/// Who wrote a message, in OpenAI's words.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One history message in OpenAI's form.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+enum RequestMessage<'a> {
+    System {
+        content: &'a str,
+        role: Role,
+    },
+    User {
+        content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+        role: Role,
+    },
+    Assistant {
+        /// `null` when the reply is only tool calls.
+        content: Option<&'a str>,
+        role: Role,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<RequestToolCall<'a>>,
+    },
+    Tool {
+        content: &'a str,
+        role: Role,
+        tool_call_id: &'a str,
+    },
+}
+
+impl<'a> RequestMessage<'a> {
+    /// `m` in OpenAI's form (remove markers are not sent).
+    fn of(m: &'a Message) -> Option<Self> {
+        Some(match m {
+            Message::System(s) => RequestMessage::System {
+                content: &s.content,
+                role: Role::System,
+            },
+            Message::Human(h) => RequestMessage::User {
+                content: &h.content,
+                name: h.name.as_deref(),
+                role: Role::User,
+            },
+            Message::Ai(ai) => {
+                let mut tool_calls: Vec<RequestToolCall<'a>> = ai
+                    .tool_calls
+                    .iter()
+                    .map(|c| RequestToolCall {
+                        function: RequestFunctionCall {
+                            arguments: Cow::Owned(c.args.to_string()),
+                            name: &c.name,
+                        },
+                        id: Some(&c.id),
+                        kind: FunctionKind::Function,
+                    })
+                    .collect();
+                // Invalid calls are sent as the model made them: their answers follow.
+                tool_calls.extend(ai.invalid_tool_calls.iter().map(|c| RequestToolCall {
+                    function: RequestFunctionCall {
+                        arguments: Cow::Borrowed(c.args.as_deref().unwrap_or_default()),
+                        name: c.name.as_deref().unwrap_or_default(),
+                    },
+                    id: c.id.as_deref(),
+                    kind: FunctionKind::Function,
+                }));
+                let content = if ai.content.is_empty() && !tool_calls.is_empty() {
+                    None
+                } else {
+                    Some(ai.content.as_str())
+                };
+                RequestMessage::Assistant {
+                    content,
+                    role: Role::Assistant,
+                    tool_calls,
+                }
             }
-            v
-        }
-        Message::Ai(ai) => {
-            let mut calls: Vec<Value> = ai
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    json!({"id": c.id, "type": "function",
-                           "function": {"name": c.name, "arguments": c.args.to_string()}})
-                })
-                .collect();
-            // Invalid calls are sent as the model made them: their answers follow.
-            calls.extend(ai.invalid_tool_calls.iter().map(|c| {
-                json!({"id": c.id, "type": "function",
-                       "function": {"name": c.name.clone().unwrap_or_default(),
-                                    "arguments": c.args.clone().unwrap_or_default()}})
-            }));
-            let content = if ai.content.is_empty() && !calls.is_empty() {
-                Value::Null
-            } else {
-                json!(ai.content)
-            };
-            let mut v = json!({"role": "assistant", "content": content});
-            if !calls.is_empty() {
-                v["tool_calls"] = Value::Array(calls);
-            }
-            v
-        }
-        Message::Tool(t) => {
-            json!({"role": "tool", "tool_call_id": t.tool_call_id, "content": t.content})
-        }
-        Message::Remove(_) => return None,
-    })
+            Message::Tool(t) => RequestMessage::Tool {
+                content: &t.content,
+                role: Role::Tool,
+                tool_call_id: &t.tool_call_id,
+            },
+            Message::Remove(_) => return None,
+        })
+    }
+}
+
+/// The `type` of a tool and of a tool call: OpenAI knows functions only.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum FunctionKind {
+    Function,
+}
+
+/// A tool call of an earlier reply.
+#[derive(Debug, Clone, Serialize)]
+struct RequestToolCall<'a> {
+    function: RequestFunctionCall<'a>,
+    /// `null` for an invalid call that came without an id.
+    id: Option<&'a str>,
+    #[serde(rename = "type")]
+    kind: FunctionKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct RequestFunctionCall<'a> {
+    /// The arguments as a JSON string, as OpenAI sends them.
+    arguments: Cow<'a, str>,
+    name: &'a str,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, Serialize)]
+struct RequestTool<'a> {
+    function: RequestFunction<'a>,
+    #[serde(rename = "type")]
+    kind: FunctionKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct RequestFunction<'a> {
+    description: &'a str,
+    name: &'a str,
+    parameters: &'a Value,
 }
 
 #[derive(Deserialize)]
@@ -365,8 +516,9 @@ fn parse_completion(text: &str) -> Result<WireCompletion, AgentError> {
 
 /// What an SSE stream has delivered so far.
 struct SseState {
-    body: BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
-    buffer: Vec<u8>,
+    /// The body's events, parsed as they come: the parser keeps its place
+    /// between chunks, so no byte is scanned twice.
+    events: BoxStream<'static, Result<Sse, sse_stream::Error>>,
     finished: bool,
     done: bool,
     /// The id of the reply, on every chunk.
@@ -374,31 +526,33 @@ struct SseState {
 }
 
 impl SseState {
-    /// The next `data:` payload, `None` at `[DONE]` or at the end of the body.
+    /// The next event's data, `None` at `[DONE]` or at the end of the body.
     async fn next_data(&mut self) -> Option<Result<String, AgentError>> {
         loop {
-            if let Some(pos) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=pos).collect();
-                let line = String::from_utf8_lossy(&line);
-                let line = line.trim_end_matches(['\n', '\r']);
-                let Some(data) = line.strip_prefix("data:") else {
-                    continue; // comments, `event:` lines, blank separators
-                };
-                let data = data.trim();
-                if data == "[DONE]" {
-                    self.done = true;
-                    return None;
+            match self.events.next().await {
+                Some(Ok(event)) => {
+                    // Blocks of only `event:`, `id:` or `retry:` fields carry no
+                    // completion (comments never reach here).
+                    let Some(data) = event.data else { continue };
+                    let trimmed = data.trim();
+                    if trimmed == "[DONE]" {
+                        self.done = true;
+                        return None;
+                    }
+                    if trimmed.is_empty() {
+                        continue;
+                    }
+                    return Some(Ok(data));
                 }
-                if data.is_empty() {
-                    continue;
-                }
-                return Some(Ok(data.to_owned()));
-            }
-            match self.body.next().await {
-                Some(Ok(bytes)) => self.buffer.extend_from_slice(&bytes),
-                Some(Err(e)) => {
+                Some(Err(sse_stream::Error::Body(e))) => {
                     self.done = true;
                     return Some(Err(AgentError::StreamEnded(e.to_string())));
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(AgentError::InvalidResponse(format!(
+                        "the event stream could not be read: {e}"
+                    ))));
                 }
                 None => {
                     self.done = true;
@@ -440,8 +594,7 @@ impl ChatModel for OpenAiChat {
         let start = async move {
             match self.send(&body).await {
                 Ok(response) => Ok(SseState {
-                    body: response.bytes_stream().boxed(),
-                    buffer: Vec::new(),
+                    events: SseByteStream::new(response.bytes_stream()).boxed(),
                     finished: false,
                     done: false,
                     id,
@@ -482,6 +635,7 @@ mod tests {
     use super::*;
     use crate::message::{AiMessage, ToolCall};
     use crate::tool::ToolSpec;
+    use serde_json::json;
 
     #[test]
     fn the_history_is_sent_in_openai_form() {
@@ -500,7 +654,7 @@ mod tests {
             parameters: json!({"type": "object"}),
         }];
         let request = ChatRequest::new(&history).system("be brief").tools(&tools);
-        let body = model.body(&request, true);
+        let body = serde_json::to_value(model.body(&request, true)).unwrap();
         assert_eq!(model.base_url, "http://x/v1");
         assert_eq!(body["stream"], true);
         assert_eq!(body["temperature"], 0.0);
