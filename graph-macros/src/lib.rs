@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod case;
+mod crate_path;
 mod ctxt;
 mod fallback;
 mod goto;
@@ -15,7 +16,7 @@ mod tool;
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
-#[proc_macro_derive(State, attributes(reducer, channel, field))]
+#[proc_macro_derive(State, attributes(state, reducer, channel, field))]
 pub fn derive_state(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     debug("derive(State)", &input.ident, state::derive(&input))
