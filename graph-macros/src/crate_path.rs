@@ -124,8 +124,8 @@ fn compiling_the_library() -> bool {
         && var("UNSTABLE_RUSTDOC_TEST_PATH").is_err()
 }
 
-const USAGE: &str = "write the path to the stategraph crate as your Cargo.toml names it: \
-                     crate = stategraph, crate = sg, or crate = \"sg\"";
+const USAGE: &str = "the path of the stategraph crate as your Cargo.toml names it, as in \
+                     crate = sg or crate = \"sg\"";
 
 /// Parses the value of a `crate = ..` option into `slot`, for `#[what(crate = ..)]`.
 ///
@@ -140,7 +140,7 @@ pub(crate) fn parse_option(
     let value: Expr = match meta.value() {
         Ok(value) => value.parse()?,
         Err(_) => {
-            errors.push(meta.error(format!("expected `crate = path`; {USAGE}")));
+            errors.push(meta.error(format!("expected a value: {USAGE}")));
             return Ok(());
         }
     };
@@ -166,17 +166,9 @@ fn value_path(value: &Expr) -> syn::Result<Path> {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(s), ..
         }) => s.parse::<Path>().map_err(|_| {
-            syn::Error::new(
-                s.span(),
-                format!("expected a path in the string, like \"sg\" or \"::my::sg\"; {USAGE}"),
-            )
+            syn::Error::new(s.span(), format!("expected a path in the string: {USAGE}"))
         })?,
-        other => {
-            return Err(syn::Error::new_spanned(
-                other,
-                format!("expected a path to the stategraph crate; {USAGE}"),
-            ))
-        }
+        other => return Err(syn::Error::new_spanned(other, format!("expected {USAGE}"))),
     };
     if let Some(segment) = path
         .segments
@@ -185,7 +177,7 @@ fn value_path(value: &Expr) -> syn::Result<Path> {
     {
         return Err(syn::Error::new_spanned(
             &segment.arguments,
-            format!("a crate path has no generic arguments; {USAGE}"),
+            format!("a crate path has no generic arguments; expected {USAGE}"),
         ));
     }
     Ok(path)

@@ -1,0 +1,24 @@
+//! On the enum, `#[goto]` takes only `crate = path`: bad values, a second `crate`
+//! and other options are reported.
+
+use stategraph::prelude::*;
+
+#[derive(Goto, Clone, Copy)]
+#[goto(crate = "")]
+enum EmptyString {
+    Tools,
+}
+
+#[derive(Goto, Clone, Copy)]
+#[goto(crate = stategraph, crate = stategraph)]
+enum Duplicate {
+    Tools,
+}
+
+#[derive(Goto, Clone, Copy)]
+#[goto(crate = stategraph, rename_all = "kebab-case")]
+enum UnknownOption {
+    Tools,
+}
+
+fn main() {}
