@@ -47,7 +47,7 @@ pub struct Essay {
     pub reviews: Vec<String>,
 }
 
-/// Where [`write`] goes next.
+/// Where [`write`](struct@write) goes next.
 #[derive(Goto, Clone, Copy, Debug)]
 pub enum Next {
     Write,
@@ -67,7 +67,7 @@ pub async fn write(essay: &Essay) -> Command<Next> {
     Command::goto(Next::Write).update(Essay::update().drafts(vec![draft]))
 }
 
-/// Sends each draft to [`review`].
+/// Sends each draft to [`review`](struct@review).
 #[node]
 pub fn fan_out(essay: &Essay) -> Vec<sg::Send> {
     essay
