@@ -114,14 +114,18 @@ fn found(package: &str) -> Option<Path> {
 /// macros in doctests needs them marked `standalone_crate`), a binary with
 /// `CARGO_BIN_NAME`, an example under its own `CARGO_CRATE_NAME`.
 fn compiling_the_library() -> bool {
-    use std::env::var;
-    let (Ok(krate), Ok(package)) = (var("CARGO_CRATE_NAME"), var("CARGO_PKG_NAME")) else {
+    is_library(|name| std::env::var(name).ok())
+}
+
+/// `compiling_the_library`, reading the environment through `var`.
+fn is_library(var: impl Fn(&str) -> Option<String>) -> bool {
+    let (Some(krate), Some(package)) = (var("CARGO_CRATE_NAME"), var("CARGO_PKG_NAME")) else {
         return false;
     };
     krate == package.replace('-', "_")
-        && var("CARGO_BIN_NAME").is_err()
-        && var("CARGO_TARGET_TMPDIR").is_err()
-        && var("UNSTABLE_RUSTDOC_TEST_PATH").is_err()
+        && var("CARGO_BIN_NAME").is_none()
+        && var("CARGO_TARGET_TMPDIR").is_none()
+        && var("UNSTABLE_RUSTDOC_TEST_PATH").is_none()
 }
 
 const USAGE: &str = "the path of the stategraph crate as your Cargo.toml names it, as in \
@@ -240,6 +244,36 @@ mod tests {
         let (slot, errors) = parse(quote::quote!(crate = sg, crate = other));
         assert_eq!(slot.as_deref(), Some("sg"));
         assert_eq!(errors, ["duplicate `crate` option of #[state]; remove one"]);
+    }
+
+    #[test]
+    fn only_the_library_itself_says_crate() {
+        fn library_with(pairs: &[(&str, &str)]) -> bool {
+            is_library(|name| {
+                let value = pairs.iter().find(|(k, _)| *k == name)?.1;
+                Some(value.to_owned())
+            })
+        }
+        let lib = [
+            ("CARGO_CRATE_NAME", "graph_agents"),
+            ("CARGO_PKG_NAME", "graph-agents"),
+        ];
+        assert!(library_with(&lib));
+        // A doctest, a binary, an integration test of the package.
+        for extra in [
+            ("UNSTABLE_RUSTDOC_TEST_PATH", "src/lib.rs"),
+            ("CARGO_BIN_NAME", "graph-agents"),
+            ("CARGO_TARGET_TMPDIR", "/tmp"),
+        ] {
+            assert!(!library_with(&[lib[0], lib[1], extra]), "{extra:?}");
+        }
+        // An example: cargo names the crate after the example.
+        assert!(!library_with(&[
+            ("CARGO_CRATE_NAME", "quickstart"),
+            ("CARGO_PKG_NAME", "stategraph"),
+        ]));
+        // Not built by cargo.
+        assert!(!library_with(&[]));
     }
 
     #[test]

@@ -117,6 +117,11 @@ fn parse(cx: &Ctxt, attr: &Attribute) -> Option<GotoAttr> {
                     ));
                 }
             }
+        } else if meta.path == CRATE {
+            return Err(meta.error(
+                "`crate` is an option of the enum, not of a variant; write #[goto(crate = sg)] \
+                 above the enum",
+            ));
         } else {
             let key = match meta.path.get_ident() {
                 Some(ident) => format!(" `{ident}`"),

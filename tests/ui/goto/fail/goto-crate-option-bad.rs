@@ -1,5 +1,5 @@
 //! On the enum, `#[goto]` takes only `crate = path`: bad values, a second `crate`
-//! and other options are reported.
+//! and other options are reported; so is `crate` on a variant.
 
 use stategraph::prelude::*;
 
@@ -18,6 +18,12 @@ enum Duplicate {
 #[derive(Goto, Clone, Copy)]
 #[goto(crate = stategraph, rename_all = "kebab-case")]
 enum UnknownOption {
+    Tools,
+}
+
+#[derive(Goto, Clone, Copy)]
+enum OnAVariant {
+    #[goto(crate = stategraph)]
     Tools,
 }
 
