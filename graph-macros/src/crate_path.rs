@@ -11,7 +11,13 @@
 //!    given (`sg = { package = "stategraph", .. }`), found by `proc-macro-crate`.
 //! 3. For a crate that depends on the runtime directly (graph-agents): `graph-core`
 //!    for `derive(State)`, `derive(Goto)` and `#[node]`, `graph-agents` for `#[tool]`.
-//! 4. `::stategraph`, when Cargo.toml cannot be read (a build without Cargo).
+//! 4. `::stategraph`, when none of these is in Cargo.toml or it cannot be read (a
+//!    build without Cargo): rustc then reports the unresolved `stategraph`, and
+//!    `crate = path` is the way out.
+//!
+//! Inside the package itself (graph-agents' own `#[tool]`s, say) proc-macro-crate
+//! answers `Itself`: that is `crate` in the library, and `::name` in the doctests,
+//! examples and binaries that link to it (`compiling_the_library`).
 
 use proc_macro2::{Span, TokenStream};
 use proc_macro_crate::{crate_name, FoundCrate};
@@ -101,7 +107,9 @@ fn found(package: &str) -> Option<Path> {
         // integration tests and benches.)
         FoundCrate::Itself => package.replace('-', "_"),
     };
-    let ident = syn::Ident::new(&name, Span::call_site());
+    // Cargo only allows identifiers here; anything else falls through to the next
+    // guess rather than panicking in `Ident::new`.
+    let ident: syn::Ident = syn::parse_str(&name).ok()?;
     Some(syn::parse_quote!(::#ident))
 }
 
