@@ -4,7 +4,7 @@
 //! `docs/guide/` in the repository.
 //!
 //! 1. [State and reducers](state): fields as channels, reducers, `Overwrite`,
-//!    topics and managed values.
+//!    topics and managed values, stategraph under another name (`crate = path`).
 //! 2. [Nodes and `Command`](nodes): `#[node]`, goto enums, the `Context`.
 //! 3. [Edges and `Send`](edges): supersteps, conditional edges, joins, deferred
 //!    nodes, map-reduce, drawing a graph.

@@ -68,7 +68,9 @@ pub mod guide;
 ///   in by the engine before every superstep;
 /// - `#[field(Marker)]`: the field provides the [`Field`] `Marker` (declared with
 ///   [`field!`]), so that code generic over `S: Has<Marker>` reads and writes it
-///   (docs/for-library-authors.md).
+///   (docs/for-library-authors.md);
+/// - `#[state(crate = path)]` on the struct: where the expansion finds this crate
+///   (see [Where the macros find stategraph](#where-the-macros-find-stategraph)).
 ///
 /// The struct may have type and const parameters; a field whose type names one is
 /// checked for each instantiation (`Chat<M>` is a state for each `M` its channels
@@ -76,6 +78,41 @@ pub mod guide;
 ///
 /// It also generates `<Name>Update`, the typed partial update, with a builder
 /// (`Name::update().field(value)`, and `field_overwrite(value)` for reducer fields).
+///
+/// # Where the macros find stategraph
+///
+/// The expansions of `derive(State)`, `derive(Goto)`, `#[node]` and `#[tool]` name
+/// this crate's items by path. They find the `stategraph` dependency in your
+/// Cargo.toml under whatever name you gave it (`sg = { package = "stategraph", .. }`
+/// expands to `::sg::..`). When the crate is reached another way, through a
+/// re-export of a library, say, tell each macro where it is, as a path or a string:
+/// `#[state(crate = path)]` on the struct, `#[goto(crate = path)]` on the enum,
+/// `#[node(crate = path)]`, `#[tool(crate = path)]`. The path names this crate (the
+/// facade); `#[tool]` finds `agents` in it.
+///
+/// ```
+/// use stategraph as sg;
+/// use sg::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// #[state(crate = sg)]
+/// struct Doc {
+///     text: String,
+/// }
+///
+/// #[derive(Goto, Clone, Copy)]
+/// #[goto(crate = "sg")]
+/// enum Route {
+///     #[goto(end)]
+///     Done,
+/// }
+///
+/// #[node(crate = sg)]
+/// fn finish(doc: &Doc) -> Command<Route> {
+///     Command::goto(Route::Done).update(Doc::update().text(doc.text.clone()))
+/// }
+/// # let _ = StateGraph::<Doc>::new().add_node(finish).add_edge(START, finish).compile().unwrap();
+/// ```
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -101,7 +138,8 @@ pub use graph_macros::State;
 /// Each unit variant names a node, in snake_case (`ToolCall` → `tool_call`);
 /// `#[goto(end)]` marks `END`, `#[goto(name = "x")]` names the node explicitly.
 /// A node returning `Command<ThisEnum>` declares these targets: `compile()` checks
-/// every one of them exists.
+/// every one of them exists. On the enum, `#[goto(crate = path)]` tells the
+/// expansion where this crate is ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -132,6 +170,11 @@ pub use graph_macros::Goto;
 ///
 /// The name can then be used as a value: `add_node(agent)`, `add_edge(agent, tools)`,
 /// `send(worker, item)`; the body stays callable as `agent::call(..)`.
+///
+/// Options: `#[node(state = MyState)]` names the graph's state for a node whose input
+/// is a payload and that returns `Command<G>`; `#[node(crate = path)]` tells the
+/// expansion where this crate is
+/// ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -213,7 +256,9 @@ pub mod agents {
     /// the description the model reads; doc comments on parameters describe the
     /// arguments. The fn may be async, and returns a `String`, another
     /// serializable value, or a `Result` of one whose error the model is shown.
-    /// Options: `#[tool(name = "web_search", description = "...")]`.
+    /// Options: `#[tool(name = "web_search", description = "...")]`, and
+    /// `#[tool(crate = path)]` for where the `stategraph` crate is
+    /// ([`State`](macro@crate::State#where-the-macros-find-stategraph)).
     ///
     /// ```
     /// use stategraph::agents::{tool, BoxedTool, Toolbox, ToolCall};

@@ -6,7 +6,7 @@ use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
 use crate::state::{HasMessages, MessagesState};
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest};
-use stategraph::{
+use graph_core::{
     CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, StateGraph, END, START,
 };

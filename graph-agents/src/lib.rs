@@ -27,10 +27,6 @@
 
 #![forbid(unsafe_code)]
 
-// The derive macros expand to `::stategraph::..` paths (the facade); inside this
-// crate, graph-core is that facade.
-extern crate graph_core as stategraph;
-
 pub mod agent;
 pub mod error;
 pub mod message;

@@ -138,7 +138,7 @@ fn merge(
 /// [`create_react_agent`](crate::create_react_agent) work on.
 ///
 /// [`MessagesState`] implements it; implement it for your own state to add fields.
-pub trait HasMessages: stategraph::State + Serialize + serde::de::DeserializeOwned {
+pub trait HasMessages: graph_core::State + Serialize + serde::de::DeserializeOwned {
     /// The message history.
     fn messages(&self) -> &[Message];
 

@@ -488,6 +488,24 @@ mod tests {
         assert_eq!(m.content, r#"{"n":1}"#);
     }
 
+    /// Shouts.
+    #[graph_macros::tool]
+    fn shout(text: String) -> String {
+        text.to_uppercase()
+    }
+
+    // Inside this crate `#[tool]` finds itself as `crate` (proc-macro-crate's
+    // `Itself`, in the library's own compilation).
+    #[tokio::test]
+    async fn a_tool_fn_of_this_crate_expands_to_crate_paths() {
+        let tools = Toolbox::new(shout);
+        let m = tools
+            .run(&call("shout", json!({"text": "hi"})))
+            .await
+            .unwrap();
+        assert_eq!(m.content, "HI");
+    }
+
     #[tokio::test]
     async fn unknown_tools_and_bad_args_are_answered_with_errors() {
         let tools = Toolbox::new((Echo, Stats));

@@ -6,8 +6,8 @@ use crate::error::AgentError;
 use crate::message::{InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
 use crate::state::HasMessages;
 use crate::tool::{IntoTools, ToolErrors, Toolbox};
+use graph_core::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, Targets};
 use serde::{Deserialize, Serialize};
-use stategraph::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, Targets};
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -310,8 +310,8 @@ mod tests {
     use crate::message::AiMessage;
     use crate::state::MessagesState;
     use crate::tool::Tool;
+    use graph_core::{RunConfig, StateGraph, START};
     use serde_json::json;
-    use stategraph::{RunConfig, StateGraph, START};
 
     #[derive(Deserialize, schemars::JsonSchema)]
     struct Args {

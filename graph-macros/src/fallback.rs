@@ -3,6 +3,7 @@
 //! the errors about the macro input, not a cascade of "`Agent` is not a graph
 //! state" at every use (thiserror's `fallback.rs`, clap's `dummies.rs`).
 
+use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use syn::{Data, DeriveInput, Fields};
 /// Stand-ins for everything `#[derive(State)]` generates: the `State` impl, the
 /// update type, a builder that accepts any value for any field name, and `Has` for
 /// each field marker.
-pub(crate) fn state(input: &DeriveInput) -> TokenStream {
+pub(crate) fn state(input: &DeriveInput, sg: &CratePath) -> TokenStream {
     let ident = &input.ident;
     let vis = &input.vis;
     let update = format_ident!("{}Update", ident.unraw(), span = ident.span());
@@ -72,14 +73,15 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
             }
         }
     });
-    let into_output = quote!(::core::result::Result<::stategraph::NodeOutput<#ident #ty_generics>, ::stategraph::NodeError>);
+    let into_output =
+        quote!(::core::result::Result<#sg::NodeOutput<#ident #ty_generics>, #sg::NodeError>);
     let output_bounds = if input.generics.params.is_empty() {
         quote!()
     } else {
-        quote!(where #ident #ty_generics: ::stategraph::State)
+        quote!(where #ident #ty_generics: #sg::State)
     };
 
-    let state_bound = bounds_of_generic(input, quote!(::stategraph::State));
+    let state_bound = bounds_of_generic(input, quote!(#sg::State));
     // One impl per marker, even where the input gave one twice.
     let markers: BTreeMap<String, syn::Type> = markers
         .into_iter()
@@ -88,11 +90,11 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
     let has_impls = markers.values().map(|marker| {
         quote! {
             #[automatically_derived]
-            impl #impl_generics ::stategraph::Has<#marker> for #ident #ty_generics #where_clause #state_bound {
-                fn field_ref(&self) -> &<#marker as ::stategraph::Field>::Value {
+            impl #impl_generics #sg::Has<#marker> for #ident #ty_generics #where_clause #state_bound {
+                fn field_ref(&self) -> &<#marker as #sg::Field>::Value {
                     ::core::unreachable!()
                 }
-                fn write_field(_: &mut #update, _: <#marker as ::stategraph::Field>::Value) {
+                fn write_field(_: &mut #update, _: <#marker as #sg::Field>::Value) {
                     ::core::unreachable!()
                 }
             }
@@ -106,7 +108,7 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
         #[allow(unused_qualifications, unreachable_code)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::stategraph::State for #ident #ty_generics #where_clause #bounds {
+            impl #impl_generics #sg::State for #ident #ty_generics #where_clause #bounds {
                 type Update = #update;
                 type Channels = ();
                 const FIELDS: &'static [&'static str] = &[];
@@ -115,19 +117,19 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
                     &mut self,
                     _: &mut (),
                     _: &mut [#update],
-                    _: &mut ::stategraph::FieldSet,
-                ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                    _: &mut #sg::FieldSet,
+                ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                     ::core::unreachable!()
                 }
                 fn notify_new_step(
                     &mut self,
                     _: &mut (),
-                    _: &::stategraph::FieldSet,
-                    _: &mut ::stategraph::FieldSet,
-                ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                    _: &#sg::FieldSet,
+                    _: &mut #sg::FieldSet,
+                ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                     ::core::unreachable!()
                 }
-                fn finish(&mut self, _: &mut (), _: &mut ::stategraph::FieldSet) {
+                fn finish(&mut self, _: &mut (), _: &mut #sg::FieldSet) {
                     ::core::unreachable!()
                 }
                 fn is_available(&self, _: &(), _: usize) -> bool {
@@ -136,15 +138,15 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
                 fn to_update(&self) -> #update {
                     ::core::unreachable!()
                 }
-                fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
+                fn visit_saved<__V: #sg::state::FieldVisitor>(
                     &self,
                     _: &(),
-                    _: ::core::option::Option<&::stategraph::FieldSet>,
+                    _: ::core::option::Option<&#sg::FieldSet>,
                     _: &mut __V,
                 ) {
                     ::core::unreachable!()
                 }
-                fn restore_field<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                fn restore_field<'__de, __D: #sg::__private::serde::Deserializer<'__de>>(
                     &mut self,
                     _: &mut (),
                     _: usize,
@@ -155,17 +157,17 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl ::stategraph::StateUpdate for #update {
+            impl #sg::StateUpdate for #update {
                 fn is_empty(&self) -> bool {
                     ::core::unreachable!()
                 }
-                fn written_fields(&self, _: &mut ::stategraph::FieldSet) {
+                fn written_fields(&self, _: &mut #sg::FieldSet) {
                     ::core::unreachable!()
                 }
-                fn visit_writes<__V: ::stategraph::state::FieldVisitor>(&self, _: &mut __V) {
+                fn visit_writes<__V: #sg::state::FieldVisitor>(&self, _: &mut __V) {
                     ::core::unreachable!()
                 }
-                fn from_field_write<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+                fn from_field_write<'__de, __D: #sg::__private::serde::Deserializer<'__de>>(
                     _: usize,
                     _: __D,
                 ) -> ::core::result::Result<Self, __D::Error> {
@@ -188,14 +190,14 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
             #(#has_impls)*
 
             #[automatically_derived]
-            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics> for #update #output_bounds {
+            impl #impl_generics #sg::IntoNodeOutput<#ident #ty_generics> for #update #output_bounds {
                 fn into_output(self) -> #into_output {
                     ::core::unreachable!()
                 }
             }
 
             #[automatically_derived]
-            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics> for ::std::vec::Vec<#update> #output_bounds {
+            impl #impl_generics #sg::IntoNodeOutput<#ident #ty_generics> for ::std::vec::Vec<#update> #output_bounds {
                 fn into_output(self) -> #into_output {
                     ::core::unreachable!()
                 }
@@ -205,7 +207,7 @@ pub(crate) fn state(input: &DeriveInput) -> TokenStream {
 }
 
 /// A stand-in `GotoTarget` impl.
-pub(crate) fn goto(input: &DeriveInput) -> TokenStream {
+pub(crate) fn goto(input: &DeriveInput, sg: &CratePath) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let bounds = bounds_of_generic(
@@ -216,11 +218,11 @@ pub(crate) fn goto(input: &DeriveInput) -> TokenStream {
         #[allow(unused_qualifications, unreachable_code)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::stategraph::GotoTarget for #ident #ty_generics #where_clause #bounds {
-                fn destination(&self) -> ::stategraph::Destination<'_> {
+            impl #impl_generics #sg::GotoTarget for #ident #ty_generics #where_clause #bounds {
+                fn destination(&self) -> #sg::Destination<'_> {
                     ::core::unreachable!()
                 }
-                fn targets() -> ::stategraph::Targets {
+                fn targets() -> #sg::Targets {
                     ::core::unreachable!()
                 }
             }
@@ -250,6 +252,7 @@ fn bounds_of_generic(input: &DeriveInput, bounds: TokenStream) -> TokenStream {
 /// Stand-ins for a `#[node]` fn that has errors: the unit struct and its `NodeSpec`
 /// and `Node` impls, so that `add_node(agent)` and `send(agent, ..)` still check.
 pub(crate) fn node(
+    sg: &CratePath,
     cfgs: &[syn::Attribute],
     docs: &[syn::Attribute],
     vis: &syn::Visibility,
@@ -262,9 +265,9 @@ pub(crate) fn node(
         Some(ty) => quote!(#ty),
         None => quote!(()),
     };
-    let value = crate::node::node_value(cfgs, docs, vis, ident, generics);
+    let value = crate::node::node_value(sg, cfgs, docs, vis, ident, generics);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let node_generics = crate::node::with_graph_state(generics);
+    let node_generics = crate::node::with_graph_state(sg, generics);
     let (node_impl_generics, _, _) = node_generics.split_for_impl();
     quote! {
         #value
@@ -273,7 +276,7 @@ pub(crate) fn node(
         #[allow(unused_qualifications, unreachable_code)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::stategraph::NodeSpec for #ident #ty_generics #where_clause {
+            impl #impl_generics #sg::NodeSpec for #ident #ty_generics #where_clause {
                 type Input = #input;
                 fn name(&self) -> ::std::borrow::Cow<'static, str> {
                     ::std::borrow::Cow::Borrowed(#name)
@@ -281,12 +284,12 @@ pub(crate) fn node(
             }
 
             #[automatically_derived]
-            impl #node_impl_generics ::stategraph::Node<__S> for #ident #ty_generics #where_clause {
+            impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics #where_clause {
                 fn run(
                     &self,
                     _: ::std::sync::Arc<#input>,
-                    _: ::stategraph::Context,
-                ) -> ::stategraph::NodeFuture<__S> {
+                    _: #sg::Context,
+                ) -> #sg::NodeFuture<__S> {
                     ::core::unreachable!()
                 }
             }

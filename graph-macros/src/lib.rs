@@ -1,9 +1,14 @@
 //! Procedural macros of stategraph. Use them through the `stategraph` crate, which
-//! documents them; everything here expands to paths of that facade.
+//! documents them; everything here expands to paths of that facade, as the user's
+//! crate names it: `crate = path` in the macro's arguments, else the `stategraph`
+//! dependency found in Cargo.toml under any name, else `graph-core` (or
+//! `graph-agents` for `#[tool]`) for crates that depend on those directly
+//! (`crate_path.rs`).
 
 #![forbid(unsafe_code)]
 
 mod case;
+mod crate_path;
 mod ctxt;
 mod fallback;
 mod goto;
@@ -15,7 +20,7 @@ mod tool;
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
-#[proc_macro_derive(State, attributes(reducer, channel, field))]
+#[proc_macro_derive(State, attributes(state, reducer, channel, field))]
 pub fn derive_state(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     debug("derive(State)", &input.ident, state::derive(&input))

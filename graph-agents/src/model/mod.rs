@@ -13,9 +13,9 @@ use crate::message::{new_id, AiMessage, InvalidToolCall, Message, ToolCall, Usag
 use crate::tool::ToolSpec;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
+use graph_core::{Context, NodeError, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use stategraph::{Context, NodeError, RetryPolicy};
 use std::sync::Arc;
 
 /// What a model is asked: an optional system prompt, the history, the tools it
@@ -143,11 +143,11 @@ impl AiMessageChunk {
 
     /// The chunk of a `messages`-mode stream event, with the event's metadata
     /// (`None` for other events, and for whole messages: see [`StreamedMessage`]).
-    pub fn from_event<S: stategraph::State>(
-        event: &stategraph::StreamEvent<S>,
-    ) -> Option<(AiMessageChunk, &stategraph::MessageMetadata)> {
+    pub fn from_event<S: graph_core::State>(
+        event: &graph_core::StreamEvent<S>,
+    ) -> Option<(AiMessageChunk, &graph_core::MessageMetadata)> {
         match event {
-            stategraph::StreamEvent::Message { chunk, metadata }
+            graph_core::StreamEvent::Message { chunk, metadata }
                 if chunk.get("type").and_then(Value::as_str) == Some("AIMessageChunk") =>
             {
                 let chunk = AiMessageChunk::deserialize(chunk).ok()?;
@@ -183,10 +183,10 @@ impl StreamedMessage {
     /// assert!(StreamedMessage::from_event(&event).is_none());
     /// # let _ = Message::human("");
     /// ```
-    pub fn from_event<S: stategraph::State>(
-        event: &stategraph::StreamEvent<S>,
-    ) -> Option<(StreamedMessage, &stategraph::MessageMetadata)> {
-        let stategraph::StreamEvent::Message { chunk, metadata } = event else {
+    pub fn from_event<S: graph_core::State>(
+        event: &graph_core::StreamEvent<S>,
+    ) -> Option<(StreamedMessage, &graph_core::MessageMetadata)> {
+        let graph_core::StreamEvent::Message { chunk, metadata } = event else {
             return None;
         };
         let message = if chunk.get("type").and_then(Value::as_str) == Some("AIMessageChunk") {

@@ -2,11 +2,14 @@
 
 use super::attr::{self, GotoAttr};
 use crate::case::to_snake_case;
+use crate::crate_path::CratePath;
 use crate::ctxt::Ctxt;
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, Ident};
 
 pub(crate) struct Input<'a> {
+    /// Where the expansion finds the facade.
+    pub(crate) krate: CratePath,
     pub(crate) ident: &'a Ident,
     pub(crate) variants: Vec<Variant<'a>>,
 }
@@ -26,8 +29,7 @@ const SHAPE: &str = "#[derive(Goto)] needs an enum of unit variants, one per pla
                      (`enum Route { Tools, #[goto(end)] Done }`)";
 
 impl<'a> Input<'a> {
-    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
-        attr::container_attrs(cx, &input.attrs);
+    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput, krate: &CratePath) -> Option<Self> {
         let data = match &input.data {
             Data::Enum(data) => data,
             Data::Struct(data) => {
@@ -79,6 +81,7 @@ impl<'a> Input<'a> {
             })
             .collect();
         Some(Input {
+            krate: krate.clone(),
             ident: &input.ident,
             variants,
         })

@@ -1,7 +1,8 @@
 //! The `#[goto(..)]` attribute of `#[derive(Goto)]`.
 
+use crate::crate_path;
 use crate::ctxt::Ctxt;
-use crate::symbol::{END, GOTO, NAME};
+use crate::symbol::{CRATE, END, GOTO, NAME};
 use syn::{Attribute, LitStr, Meta};
 
 /// What a variant's `#[goto]` says.
@@ -33,15 +34,55 @@ pub(crate) fn variant_attr(cx: &Ctxt, attrs: &[Attribute]) -> Option<GotoAttr> {
     out
 }
 
-/// Rejects `#[goto]` on the enum itself.
-pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
+/// The enum's `#[goto(crate = path)]`, if any; rejects the options of a variant
+/// (`end`, `name`) on the enum itself.
+pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<syn::Path> {
+    let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path() == GOTO) {
-        cx.error_spanned_by(
-            attr,
-            "not expected here; the #[goto] attribute belongs on a variant",
-        );
+        let Meta::List(list) = &attr.meta else {
+            cx.error_spanned_by(attr, ON_THE_ENUM);
+            continue;
+        };
+        if list.tokens.is_empty() {
+            cx.error_spanned_by(attr, ON_THE_ENUM);
+            continue;
+        }
+        let mut errors = Vec::new();
+        let mut variant_option = false;
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path == CRATE {
+                return crate_path::parse_option(&meta, &mut krate, "goto", &mut errors);
+            }
+            if meta.path == END || meta.path == NAME {
+                // A variant's option: reported once for the attribute, below.
+                variant_option = true;
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::Group>()?;
+                }
+                return Ok(());
+            }
+            let key = match meta.path.get_ident() {
+                Some(ident) => format!(" `{ident}`"),
+                None => String::new(),
+            };
+            Err(meta.error(format!(
+                "unknown #[goto] option{key} on the enum; the enum takes only `crate`, as in \
+                 #[goto(crate = sg)], and a variant takes `end` or `name = \"..\"`"
+            )))
+        });
+        if variant_option {
+            cx.error_spanned_by(attr, ON_THE_ENUM);
+        }
+        for err in errors.into_iter().chain(result.err()) {
+            cx.syn_error(err);
+        }
     }
+    krate
 }
+
+const ON_THE_ENUM: &str = "not expected here; the #[goto] attribute belongs on a variant";
 
 fn parse(cx: &Ctxt, attr: &Attribute) -> Option<GotoAttr> {
     match &attr.meta {
@@ -76,6 +117,11 @@ fn parse(cx: &Ctxt, attr: &Attribute) -> Option<GotoAttr> {
                     ));
                 }
             }
+        } else if meta.path == CRATE {
+            return Err(meta.error(
+                "`crate` is an option of the enum, not of a variant; write #[goto(crate = sg)] \
+                 above the enum",
+            ));
         } else {
             let key = match meta.path.get_ident() {
                 Some(ident) => format!(" `{ident}`"),

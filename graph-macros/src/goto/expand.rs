@@ -1,14 +1,16 @@
 //! The expansion of a valid `#[derive(Goto)]` input.
 
 use super::ast::{Destination, Input};
+use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::quote;
 
 pub(crate) fn derive(input: &Input) -> TokenStream {
+    let sg = &input.krate;
     let ident = input.ident;
     let arms = input.variants.iter().map(|variant| {
         let variant_ident = variant.ident;
-        let destination = destination(&variant.destination);
+        let destination = destination(sg, &variant.destination);
         quote!(Self::#variant_ident => #destination,)
     });
     // Each destination once, in declaration order.
@@ -19,7 +21,7 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
             Destination::Node(name) => Some(name.as_str()),
         };
         if !seen.iter().any(|(k, _)| *k == key) {
-            seen.push((key, destination(&variant.destination)));
+            seen.push((key, destination(sg, &variant.destination)));
         }
     }
     let targets = seen.iter().map(|(_, d)| d);
@@ -27,24 +29,24 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
         #[allow(unused_qualifications)]
         const _: () = {
             #[automatically_derived]
-            impl ::stategraph::GotoTarget for #ident {
-                fn destination(&self) -> ::stategraph::Destination<'_> {
+            impl #sg::GotoTarget for #ident {
+                fn destination(&self) -> #sg::Destination<'_> {
                     match *self {
                         #(#arms)*
                     }
                 }
 
-                fn targets() -> ::stategraph::Targets {
-                    ::stategraph::Targets::Declared(&[#(#targets),*])
+                fn targets() -> #sg::Targets {
+                    #sg::Targets::Declared(&[#(#targets),*])
                 }
             }
         };
     }
 }
 
-fn destination(destination: &Destination) -> TokenStream {
+fn destination(sg: &CratePath, destination: &Destination) -> TokenStream {
     match destination {
-        Destination::End => quote!(::stategraph::Destination::End),
-        Destination::Node(name) => quote!(::stategraph::Destination::Node(#name)),
+        Destination::End => quote!(#sg::Destination::End),
+        Destination::Node(name) => quote!(#sg::Destination::Node(#name)),
     }
 }

@@ -1,6 +1,7 @@
 //! The model of a `#[node]` fn: its input, its optional context, and its return type
 //! with every `Command<G>` completed to `Command<G, <S as State>::Update>`.
 
+use crate::crate_path::CratePath;
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -50,7 +51,12 @@ const EXTRA_PARAM: &str =
      parameter";
 
 impl<'a> NodeFn<'a> {
-    pub(crate) fn from_syn(cx: &Ctxt, item: &'a ItemFn, state_arg: Option<&'a syn::Path>) -> Self {
+    pub(crate) fn from_syn(
+        cx: &Ctxt,
+        item: &'a ItemFn,
+        state_arg: Option<&'a syn::Path>,
+        sg: &CratePath,
+    ) -> Self {
         let mut docs = Vec::new();
         let mut cfgs = Vec::new();
         let mut other_attrs = Vec::new();
@@ -106,17 +112,18 @@ impl<'a> NodeFn<'a> {
         };
         let mut gotos = Vec::new();
         let mut completed = None;
-        complete(cx, &mut ret, state.as_ref(), &mut gotos, &mut completed);
+        complete(cx, sg, &mut ret, state.as_ref(), &mut gotos, &mut completed);
         // `<S as State>::Update` appears in several generated items. When `S` is not a
         // state (a payload node returning `Command<G>` without `state = ..`), each of
         // them would report it. A `where S: State` on each item reports it once per
         // item instead, always at the same span, so rustc shows it once.
         let state_bound = completed.and_then(|span| {
             let state = respan(state.clone()?, span);
-            Some(quote::quote_spanned!(span=> #state: ::stategraph::State))
+            let sgs = sg.spanned(span);
+            Some(quote::quote_spanned!(span=> #state: #sgs::State))
         });
         let mut ret_without_gotos = ret.clone();
-        replace_gotos(&mut ret_without_gotos);
+        replace_gotos(sg, &mut ret_without_gotos);
 
         NodeFn {
             item,
@@ -232,6 +239,7 @@ fn ctx_param(cx: &Ctxt, ty: &Type) -> Option<Passing> {
 /// and rejects `Command` without arguments and `impl Trait`.
 fn complete(
     cx: &Ctxt,
+    sg: &CratePath,
     ty: &mut Type,
     state: Option<&TokenStream>,
     gotos: &mut Vec<Type>,
@@ -240,13 +248,13 @@ fn complete(
     match ty {
         Type::Path(TypePath { qself, path }) => {
             if let Some(qself) = qself {
-                complete(cx, &mut qself.ty, state, gotos, completed);
+                complete(cx, sg, &mut qself.ty, state, gotos, completed);
             }
             for segment in path.segments.iter_mut() {
                 if let PathArguments::AngleBracketed(args) = &mut segment.arguments {
                     for arg in args.args.iter_mut() {
                         if let GenericArgument::Type(arg) = arg {
-                            complete(cx, arg, state, gotos, completed);
+                            complete(cx, sg, arg, state, gotos, completed);
                         }
                     }
                 }
@@ -281,8 +289,9 @@ fn complete(
                             // uses of this type report one error there, deduplicated.
                             let span = last.ident.span();
                             let state = respan(state.clone(), span);
+                            let sgs = sg.spanned(span);
                             let update: Type = syn::parse_quote_spanned! {span=>
-                                <#state as ::stategraph::State>::Update
+                                <#state as #sgs::State>::Update
                             };
                             args.args.push(GenericArgument::Type(update));
                             completed.get_or_insert(span);
@@ -299,15 +308,15 @@ fn complete(
             if reference.lifetime.as_ref().is_none_or(|l| l.ident == "_") {
                 reference.lifetime = Some(syn::Lifetime::new("'static", reference.and_token.span));
             }
-            complete(cx, &mut reference.elem, state, gotos, completed);
+            complete(cx, sg, &mut reference.elem, state, gotos, completed);
         }
-        Type::Paren(inner) => complete(cx, &mut inner.elem, state, gotos, completed),
-        Type::Group(inner) => complete(cx, &mut inner.elem, state, gotos, completed),
-        Type::Array(inner) => complete(cx, &mut inner.elem, state, gotos, completed),
-        Type::Slice(inner) => complete(cx, &mut inner.elem, state, gotos, completed),
+        Type::Paren(inner) => complete(cx, sg, &mut inner.elem, state, gotos, completed),
+        Type::Group(inner) => complete(cx, sg, &mut inner.elem, state, gotos, completed),
+        Type::Array(inner) => complete(cx, sg, &mut inner.elem, state, gotos, completed),
+        Type::Slice(inner) => complete(cx, sg, &mut inner.elem, state, gotos, completed),
         Type::Tuple(tuple) => {
             for elem in tuple.elems.iter_mut() {
-                complete(cx, elem, state, gotos, completed);
+                complete(cx, sg, elem, state, gotos, completed);
             }
         }
         Type::ImplTrait(impl_trait) => cx.error_spanned_by(
@@ -320,11 +329,11 @@ fn complete(
 }
 
 /// Replaces the goto type of each (completed) `Command` with `NoGoto`.
-fn replace_gotos(ty: &mut Type) {
+fn replace_gotos(sg: &CratePath, ty: &mut Type) {
     match ty {
         Type::Path(TypePath { qself, path }) => {
             if let Some(qself) = qself {
-                replace_gotos(&mut qself.ty);
+                replace_gotos(sg, &mut qself.ty);
             }
             let is_command = path.segments.last().is_some_and(|s| s.ident == "Command");
             let count = path.segments.len();
@@ -334,21 +343,25 @@ fn replace_gotos(ty: &mut Type) {
                         if let GenericArgument::Type(arg) = arg {
                             if is_command && i + 1 == count && j == 0 {
                                 let span = arg.span();
-                                *arg = syn::parse_quote_spanned!(span=> ::stategraph::NoGoto);
+                                let sgs = sg.spanned(span);
+                                *arg = syn::parse_quote_spanned!(span=> #sgs::NoGoto);
                             } else {
-                                replace_gotos(arg);
+                                replace_gotos(sg, arg);
                             }
                         }
                     }
                 }
             }
         }
-        Type::Reference(inner) => replace_gotos(&mut inner.elem),
-        Type::Paren(inner) => replace_gotos(&mut inner.elem),
-        Type::Group(inner) => replace_gotos(&mut inner.elem),
-        Type::Array(inner) => replace_gotos(&mut inner.elem),
-        Type::Slice(inner) => replace_gotos(&mut inner.elem),
-        Type::Tuple(tuple) => tuple.elems.iter_mut().for_each(replace_gotos),
+        Type::Reference(inner) => replace_gotos(sg, &mut inner.elem),
+        Type::Paren(inner) => replace_gotos(sg, &mut inner.elem),
+        Type::Group(inner) => replace_gotos(sg, &mut inner.elem),
+        Type::Array(inner) => replace_gotos(sg, &mut inner.elem),
+        Type::Slice(inner) => replace_gotos(sg, &mut inner.elem),
+        Type::Tuple(tuple) => tuple
+            .elems
+            .iter_mut()
+            .for_each(|elem| replace_gotos(sg, elem)),
         _ => {}
     }
 }
@@ -381,7 +394,14 @@ mod tests {
         let mut ty = ty;
         let mut gotos = Vec::new();
         let state = quote!(Agent);
-        complete(&cx, &mut ty, Some(&state), &mut gotos, &mut None);
+        complete(
+            &cx,
+            &CratePath::stategraph(),
+            &mut ty,
+            Some(&state),
+            &mut gotos,
+            &mut None,
+        );
         let gotos = gotos.iter().map(|g| quote!(#g).to_string()).collect();
         (quote!(#ty).to_string(), gotos, cx.check())
     }
@@ -451,7 +471,7 @@ mod tests {
     #[test]
     fn replaces_gotos_for_the_output_check() {
         let mut ty: Type = parse_quote!(Result<Vec<Command<Route, U>>, E>);
-        replace_gotos(&mut ty);
+        replace_gotos(&CratePath::stategraph(), &mut ty);
         assert_eq!(
             quote!(#ty).to_string(),
             "Result < Vec < Command < :: stategraph :: NoGoto , U > > , E >"
@@ -460,7 +480,7 @@ mod tests {
 
     fn model(item: ItemFn) -> (Option<(String, bool)>, Option<Passing>, usize) {
         let cx = Ctxt::new();
-        let node = NodeFn::from_syn(&cx, &item, None);
+        let node = NodeFn::from_syn(&cx, &item, None, &CratePath::stategraph());
         let input = node.input.as_ref().map(|i| {
             let ty = i.ty;
             (quote!(#ty).to_string(), i.passing == Passing::ByRef)

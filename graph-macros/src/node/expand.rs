@@ -1,12 +1,13 @@
 //! The expansion of a valid `#[node]` fn.
 
 use super::ast::{NodeFn, Passing};
+use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
-pub(crate) fn node(node: &NodeFn) -> TokenStream {
+pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
     let item = node.item;
     let sig = &item.sig;
     let vis = &item.vis;
@@ -16,7 +17,7 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
     let generics = &sig.generics;
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     // `Node<__S>` adds the graph's state to the fn's own parameters.
-    let node_generics = super::value::with_graph_state(generics);
+    let node_generics = super::value::with_graph_state(sg, generics);
     let (node_impl_generics, _, _) = node_generics.split_for_impl();
     let where_preds = where_clause.map(|w| {
         let preds = w.predicates.iter();
@@ -61,7 +62,7 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
     });
     let future = quote! {
         async move {
-            <#ret as ::stategraph::IntoNodeOutput<__S>>::into_output(
+            <#ret as #sg::IntoNodeOutput<__S>>::into_output(
                 Self::call(#input_arg #ctx_arg) #await_call
             )
         }
@@ -74,7 +75,8 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
         let check = format_ident!("__graph_check_{}_goto", ident.unraw());
         let (impl_generics, _, where_clause) = generics.split_for_impl();
         let asserts = node.gotos.iter().map(|goto| {
-            quote_spanned!(goto.span()=> ::stategraph::__private::assert_goto_target::<#goto>();)
+            let sgs = sg.spanned(goto.span());
+            quote_spanned!(goto.span()=> #sgs::__private::assert_goto_target::<#goto>();)
         });
         quote! {
             #[doc(hidden)]
@@ -84,10 +86,10 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
             }
         }
     });
-    let output_check = output_check(node, &name);
+    let output_check = output_check(node, sg, &name);
     let state_bound = &node.state_bound;
     let where_call = with_state_bound(where_clause, state_bound.as_ref());
-    let value = super::value::node_value(cfgs, docs, vis, ident, generics);
+    let value = super::value::node_value(sg, cfgs, docs, vis, ident, generics);
     let (spec_generics, spec_where) = super::value::spec_bounds(generics, input_ty);
 
     quote! {
@@ -107,7 +109,7 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
         #[allow(unused_qualifications)]
         const _: () = {
             #[automatically_derived]
-            impl #spec_generics ::stategraph::NodeSpec for #ident #ty_generics #spec_where {
+            impl #spec_generics #sg::NodeSpec for #ident #ty_generics #spec_where {
                 #input_assoc
 
                 fn name(&self) -> ::std::borrow::Cow<'static, str> {
@@ -116,22 +118,22 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl #node_impl_generics ::stategraph::Node<__S> for #ident #ty_generics
+            impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics
             where
                 #where_preds
-                #ret: ::stategraph::IntoNodeOutput<__S>,
+                #ret: #sg::IntoNodeOutput<__S>,
                 #state_bound
             {
                 fn run(
                     &self,
                     __input: ::std::sync::Arc<#input_ty>,
-                    __ctx: ::stategraph::Context,
-                ) -> ::stategraph::NodeFuture<__S> {
+                    __ctx: #sg::Context,
+                ) -> #sg::NodeFuture<__S> {
                     #run_body
                 }
 
-                fn targets(&self) -> ::stategraph::Targets {
-                    <#ret as ::stategraph::IntoNodeOutput<__S>>::targets()
+                fn targets(&self) -> #sg::Targets {
+                    <#ret as #sg::IntoNodeOutput<__S>>::targets()
                 }
 
                 #is_blocking
@@ -151,7 +153,7 @@ pub(crate) fn node(node: &NodeFn) -> TokenStream {
 /// that implements `State`; a payload input (e.g. `u32` for a node reached by `send`)
 /// is skipped, using autoref dispatch: the method of `__NodeOfState` is found on the
 /// probe first, and only exists when the input is a state.
-fn output_check(node: &NodeFn, name: &str) -> TokenStream {
+fn output_check(node: &NodeFn, sg: &CratePath, name: &str) -> TokenStream {
     let check = format_ident!("__graph_check_{}_output", name);
     let ret = &node.ret_without_gotos;
     let span = match &node.item.sig.output {
@@ -161,8 +163,9 @@ fn output_check(node: &NodeFn, name: &str) -> TokenStream {
     let body = match (node.state_arg, &node.input) {
         (Some(state), _) => {
             let check_here = syn::Ident::new(&check.to_string(), span);
+            let sgs = sg.spanned(span);
             quote_spanned! {span=>
-                fn #check_here<S: ::stategraph::State, R: ::stategraph::IntoNodeOutput<S>>() {}
+                fn #check_here<S: #sgs::State, R: #sgs::IntoNodeOutput<S>>() {}
                 #check_here::<#state, #ret>();
             }
         }
@@ -176,10 +179,10 @@ fn output_check(node: &NodeFn, name: &str) -> TokenStream {
             quote! {
                 struct __Probe<T>(::core::marker::PhantomData<T>);
                 trait __NodeOfState {
-                    type S: ::stategraph::State;
-                    fn #check<R: ::stategraph::IntoNodeOutput<Self::S>>(&self) {}
+                    type S: #sg::State;
+                    fn #check<R: #sg::IntoNodeOutput<Self::S>>(&self) {}
                 }
-                impl<T: ::stategraph::State> __NodeOfState for __Probe<T> {
+                impl<T: #sg::State> __NodeOfState for __Probe<T> {
                     type S = T;
                 }
                 trait __NodeOfPayload {

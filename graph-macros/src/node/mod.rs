@@ -6,6 +6,7 @@ mod value;
 
 pub(crate) use value::{node_value, with_graph_state, without_lifetimes};
 
+use crate::crate_path::{CratePath, Needs};
 use crate::ctxt::Ctxt;
 use crate::fallback;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -36,14 +37,16 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> (Ident, TokenStrea
 
     let cx = Ctxt::new();
     let args = attr::parse(&cx, args);
-    let parsed = ast::NodeFn::from_syn(&cx, &function, args.state.as_ref());
+    let krate = CratePath::new(args.krate, Needs::Core);
+    let parsed = ast::NodeFn::from_syn(&cx, &function, args.state.as_ref(), &krate);
     valid::check(&cx, &parsed);
     let name = function.sig.ident.clone();
     let tokens = match cx.check() {
-        Ok(()) => expand::node(&parsed),
+        Ok(()) => expand::node(&parsed, &krate),
         Err(err) => {
             let err = err.into_compile_error();
             let dummy = fallback::node(
+                &krate,
                 &parsed.cfgs,
                 &parsed.docs,
                 &function.vis,

@@ -2,6 +2,7 @@
 //! namespace) and the marker fn of the same name (value namespace), generic
 //! over the node fn's type and const parameters.
 
+use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ext::IdentExt;
@@ -10,6 +11,7 @@ use syn::{GenericParam, Generics};
 /// The struct, its marker fn, and the `Clone`/`Copy`/`Debug`/`Default` impls
 /// (written out: derives would require every type parameter to implement them).
 pub(crate) fn node_value(
+    sg: &CratePath,
     cfgs: &[syn::Attribute],
     docs: &[syn::Attribute],
     vis: &syn::Visibility,
@@ -37,7 +39,7 @@ pub(crate) fn node_value(
         #[inline]
         // Without the fn's bounds: a state that lacks what the node needs is reported
         // once, by `Node<S>`, where the node is added to its graph.
-        #vis fn #ident #decl (_: ::stategraph::NodeMarker) -> #ident #ty_generics {
+        #vis fn #ident #decl (_: #sg::NodeMarker) -> #ident #ty_generics {
             #ident { #value }
         }
 
@@ -101,11 +103,11 @@ fn declaration(generics: &Generics) -> (TokenStream, TokenStream, TokenStream) {
 }
 
 /// The fn's parameters with the graph's state `__S` first, for `impl Node<__S>`.
-pub(crate) fn with_graph_state(generics: &Generics) -> Generics {
+pub(crate) fn with_graph_state(sg: &CratePath, generics: &Generics) -> Generics {
     let mut generics = generics.clone();
     generics
         .params
-        .insert(0, syn::parse_quote!(__S: ::stategraph::State));
+        .insert(0, syn::parse_quote!(__S: #sg::State));
     generics
 }
 

@@ -2,6 +2,7 @@
 //! every error can point at the user's tokens.
 
 use super::attr::{self, ChannelAttr, ChannelKind, FieldAttrs};
+use crate::crate_path::CratePath;
 use crate::ctxt::Ctxt;
 use syn::ext::IdentExt;
 use syn::visit_mut::VisitMut;
@@ -11,6 +12,8 @@ use syn::{
 };
 
 pub(crate) struct Input<'a> {
+    /// Where the expansion finds the facade.
+    pub(crate) krate: CratePath,
     pub(crate) ident: &'a Ident,
     pub(crate) vis: &'a Visibility,
     pub(crate) generics: &'a Generics,
@@ -52,8 +55,7 @@ pub(crate) enum Channel {
 impl<'a> Input<'a> {
     /// The model, or `None` (with an error in `cx`) when the input is not a struct
     /// with named fields, or has lifetime parameters.
-    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
-        attr::container_attrs(cx, &input.attrs);
+    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput, krate: &CratePath) -> Option<Self> {
         let fields = match &input.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(fields) => fields,
@@ -147,6 +149,7 @@ impl<'a> Input<'a> {
             })
             .collect();
         Some(Input {
+            krate: krate.clone(),
             ident: &input.ident,
             vis: &input.vis,
             generics,

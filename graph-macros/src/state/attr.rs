@@ -1,5 +1,6 @@
 //! The `#[reducer(..)]` and `#[channel(..)]` attributes of `#[derive(State)]`.
 
+use crate::crate_path;
 use crate::ctxt::Ctxt;
 use crate::symbol::*;
 use proc_macro2::Span;
@@ -44,6 +45,10 @@ pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'
         markers: Vec::new(),
     };
     for attr in attrs {
+        if attr.path() == STATE {
+            reject_state_on_field(cx, attr);
+            continue;
+        }
         if attr.path() == FIELD {
             if let Some(marker) = parse_field(cx, attr) {
                 out.markers.push((attr, marker));
@@ -66,9 +71,15 @@ pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'
     out
 }
 
-/// Rejects `#[reducer]` / `#[channel]` on the struct itself.
-pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
+/// The struct's `#[state(crate = path)]`, if any; rejects `#[reducer]`, `#[channel]`
+/// and `#[field]` on the struct itself.
+pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<syn::Path> {
+    let mut krate = None;
     for attr in attrs {
+        if attr.path() == STATE {
+            parse_state(cx, attr, &mut krate);
+            continue;
+        }
         for name in [REDUCER, CHANNEL, FIELD] {
             if attr.path() == name {
                 cx.error_spanned_by(
@@ -78,6 +89,40 @@ pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) {
             }
         }
     }
+    krate
+}
+
+/// `#[state(crate = path)]` on the struct.
+fn parse_state(cx: &Ctxt, attr: &Attribute, krate: &mut Option<syn::Path>) {
+    const USAGE: &str = "the only option is `crate`, as in #[state(crate = sg)], for a \
+                         stategraph dependency renamed to `sg`";
+    if !matches!(&attr.meta, Meta::List(list) if !list.tokens.is_empty()) {
+        cx.error_spanned_by(attr, format!("expected an option; {USAGE}"));
+        return;
+    }
+    let mut errors = Vec::new();
+    let result = attr.parse_nested_meta(|meta| {
+        if meta.path == CRATE {
+            crate_path::parse_option(&meta, krate, "state", &mut errors)
+        } else {
+            Err(meta.error(format!(
+                "unknown #[state] option{}; {USAGE}",
+                key_name(&meta.path)
+            )))
+        }
+    });
+    for err in errors.into_iter().chain(result.err()) {
+        cx.syn_error(err);
+    }
+}
+
+/// Rejects `#[state]` on a field: it belongs on the struct.
+fn reject_state_on_field(cx: &Ctxt, attr: &Attribute) {
+    cx.error_spanned_by(
+        attr,
+        "not expected here; the #[state] attribute belongs on the struct, as in \
+         #[state(crate = sg)]",
+    );
 }
 
 fn conflict_message(first: &Attribute, second: &Attribute) -> String {

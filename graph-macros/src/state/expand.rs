@@ -2,6 +2,7 @@
 
 use super::ast::{vec_elem, Channel, Field, Input, Managed};
 use super::attr::ChannelKind;
+use crate::crate_path::CratePath;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -9,6 +10,8 @@ use syn::spanned::Spanned;
 
 /// One channel field, with the types its expansion needs.
 struct ChannelField<'a> {
+    /// Where the facade is.
+    sg: &'a CratePath,
     field: &'a Field<'a>,
     index: Literal,
     /// The channel type, e.g. `LastValue<T>`.
@@ -26,12 +29,13 @@ struct ChannelField<'a> {
 }
 
 pub(crate) fn derive(input: &Input) -> TokenStream {
+    let sg = &input.krate;
     let ident = input.ident;
     let update = format_ident!("{}Update", ident.unraw(), span = ident.span());
     let channels = format_ident!("__{}Channels", ident.unraw());
     let fields: Vec<ChannelField> = input
         .channels()
-        .map(|(field, index, kind)| channel_field(field, index, kind))
+        .map(|(field, index, kind)| channel_field(&input.krate, field, index, kind))
         .collect();
 
     let g = Generic::new(input, &channels, &fields);
@@ -63,45 +67,45 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
             #(#has_impls)*
 
             #[automatically_derived]
-            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics>
+            impl #impl_generics #sg::IntoNodeOutput<#ident #ty_generics>
                 for #update #ty_generics #state_where
             {
                 fn into_output(
                     self,
                 ) -> ::core::result::Result<
-                    ::stategraph::NodeOutput<#ident #ty_generics>,
-                    ::stategraph::NodeError,
+                    #sg::NodeOutput<#ident #ty_generics>,
+                    #sg::NodeError,
                 >
                 {
-                    ::core::result::Result::Ok(::stategraph::NodeOutput::new().with_update(self))
+                    ::core::result::Result::Ok(#sg::NodeOutput::new().with_update(self))
                 }
             }
 
             #[automatically_derived]
-            impl #impl_generics ::stategraph::IntoNodeOutput<#ident #ty_generics>
+            impl #impl_generics #sg::IntoNodeOutput<#ident #ty_generics>
                 for ::std::vec::Vec<#update #ty_generics> #state_where
             {
                 fn into_output(
                     self,
                 ) -> ::core::result::Result<
-                    ::stategraph::NodeOutput<#ident #ty_generics>,
-                    ::stategraph::NodeError,
+                    #sg::NodeOutput<#ident #ty_generics>,
+                    #sg::NodeError,
                 >
                 {
                     ::core::result::Result::Ok(::core::iter::Iterator::fold(
                         ::core::iter::IntoIterator::into_iter(self),
-                        ::stategraph::NodeOutput::new(),
-                        ::stategraph::NodeOutput::with_update,
+                        #sg::NodeOutput::new(),
+                        #sg::NodeOutput::with_update,
                     ))
                 }
             }
 
             #[automatically_derived]
             impl #impl_generics ::core::convert::From<#update #ty_generics>
-                for ::stategraph::GraphInput<#ident #ty_generics> #state_where
+                for #sg::GraphInput<#ident #ty_generics> #state_where
             {
                 fn from(update: #update #ty_generics) -> Self {
-                    ::stategraph::GraphInput::update(update)
+                    #sg::GraphInput::update(update)
                 }
             }
         };
@@ -114,6 +118,8 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
 /// for each instantiation; concrete fields keep the checks at their declaration.
 /// For a struct without parameters every clause is empty.
 struct Generic {
+    /// Where the facade is.
+    sg: CratePath,
     /// `<M: Bound, const N: usize>` as declared, for the generated structs.
     def_generics: TokenStream,
     /// The struct's own where-clause, for the generated structs and inherent impls.
@@ -131,6 +137,7 @@ struct Generic {
 
 impl Generic {
     fn new(input: &Input, channels: &syn::Ident, fields: &[ChannelField]) -> Self {
+        let sg = &input.krate;
         let generics = input.generics;
         let ident = input.ident;
         let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
@@ -143,13 +150,13 @@ impl Generic {
         for f in fields.iter().filter(|f| f.field.generic) {
             let (ty, channel, write) = (&f.field.ty, &f.channel, &f.write);
             field_preds.push(quote! {
-                #channel: ::stategraph::channels::Channel<Value = #ty, Write = #write>
+                #channel: #sg::channels::Channel<Value = #ty, Write = #write>
             });
             field_preds.push(quote!(#ty: ::core::clone::Clone));
             let serde = (!f.untracked).then(|| {
                 quote! {
-                    + ::stategraph::__private::serde::Serialize
-                    + ::stategraph::__private::serde::de::DeserializeOwned
+                    + #sg::__private::serde::Serialize
+                    + #sg::__private::serde::de::DeserializeOwned
                 }
             });
             field_preds.push(quote! {
@@ -191,6 +198,7 @@ impl Generic {
         };
         let params = &generics.params;
         Generic {
+            sg: input.krate.clone(),
             def_generics: if is_generic {
                 quote!(<#params>)
             } else {
@@ -207,9 +215,15 @@ impl Generic {
     }
 }
 
-fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> ChannelField<'a> {
+fn channel_field<'a>(
+    sg: &'a CratePath,
+    field: &'a Field<'a>,
+    index: usize,
+    kind: &Channel,
+) -> ChannelField<'a> {
     let ty = &field.ty;
     let span = ty.span();
+    let sgs = sg.spanned(span);
     let key = &field.name;
     let mut elem = None;
     let (channel, write, init) = match kind {
@@ -217,14 +231,15 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
             // A non-capturing closure coerces to the channel's `fn(T, T) -> T`; calling
             // the reducer through `call_reducer` reports a wrong signature with the
             // `Reducer` trait's message, at the user's path.
+            let sgs = sg.spanned(path.span());
             let call = quote_spanned! {path.span()=>
-                ::stategraph::__private::call_reducer(#path, __current, __update)
+                #sgs::__private::call_reducer(#path, __current, __update)
             };
             (
-                quote_spanned!(span=> ::stategraph::channels::BinaryOperatorAggregate<#ty>),
-                quote_spanned!(span=> ::stategraph::channels::ReducerWrite<#ty>),
+                quote_spanned!(span=> #sgs::channels::BinaryOperatorAggregate<#ty>),
+                quote_spanned!(span=> #sgs::channels::ReducerWrite<#ty>),
                 quote! {
-                    ::stategraph::channels::BinaryOperatorAggregate::new(
+                    #sg::channels::BinaryOperatorAggregate::new(
                         #key,
                         |__current, __update| #call,
                     )
@@ -235,9 +250,9 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
             let plain = |name: &str| {
                 let name = format_ident!("{}", name, span = span);
                 (
-                    quote_spanned!(span=> ::stategraph::channels::#name<#ty>),
+                    quote_spanned!(span=> #sgs::channels::#name<#ty>),
                     quote_spanned!(span=> #ty),
-                    quote!(::stategraph::channels::#name::new(#key)),
+                    quote!(#sg::channels::#name::new(#key)),
                 )
             };
             match *kind {
@@ -247,15 +262,13 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
                 ChannelKind::Ephemeral { guard: true } => plain("EphemeralValue"),
                 ChannelKind::Ephemeral { guard: false } => {
                     let (channel, write, _) = plain("EphemeralValue");
-                    let init =
-                        quote!(::stategraph::channels::EphemeralValue::with_guard(#key, false));
+                    let init = quote!(#sg::channels::EphemeralValue::with_guard(#key, false));
                     (channel, write, init)
                 }
                 ChannelKind::Untracked { guard: true } => plain("UntrackedValue"),
                 ChannelKind::Untracked { guard: false } => {
                     let (channel, write, _) = plain("UntrackedValue");
-                    let init =
-                        quote!(::stategraph::channels::UntrackedValue::with_guard(#key, false));
+                    let init = quote!(#sg::channels::UntrackedValue::with_guard(#key, false));
                     (channel, write, init)
                 }
                 ChannelKind::Topic { accumulate } => {
@@ -263,15 +276,15 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
                     let item = match vec_elem(ty) {
                         Some(elem) => quote!(#elem),
                         None => {
-                            quote_spanned!(span=> <#ty as ::stategraph::__private::ListOf>::Elem)
+                            quote_spanned!(span=> <#ty as #sgs::__private::ListOf>::Elem)
                         }
                     };
-                    let channel = quote_spanned!(span=> ::stategraph::channels::Topic<#item>);
-                    let write = quote_spanned!(span=> ::stategraph::channels::TopicWrite<#item>);
+                    let channel = quote_spanned!(span=> #sgs::channels::Topic<#item>);
+                    let write = quote_spanned!(span=> #sgs::channels::TopicWrite<#item>);
                     let init = if accumulate {
-                        quote!(::stategraph::channels::Topic::with_accumulate(#key, true))
+                        quote!(#sg::channels::Topic::with_accumulate(#key, true))
                     } else {
-                        quote!(::stategraph::channels::Topic::new(#key))
+                        quote!(#sg::channels::Topic::new(#key))
                     };
                     elem = Some(item);
                     (channel, write, init)
@@ -280,6 +293,7 @@ fn channel_field<'a>(field: &'a Field<'a>, index: usize, kind: &Channel) -> Chan
         }
     };
     ChannelField {
+        sg,
         field,
         index: Literal::usize_unsuffixed(index),
         channel,
@@ -382,6 +396,7 @@ fn builder(
 }
 
 fn setters(f: &ChannelField) -> TokenStream {
+    let sg = f.sg;
     let name = f.field.ident;
     let key = &f.field.name;
     let ty = &f.field.ty;
@@ -403,7 +418,7 @@ fn setters(f: &ChannelField) -> TokenStream {
                 #[must_use]
                 pub fn #name(mut self, value: #ty) -> Self {
                     self.#name = ::core::option::Option::Some(
-                        ::stategraph::channels::ReducerWrite::Value(value),
+                        #sg::channels::ReducerWrite::Value(value),
                     );
                     self
                 }
@@ -412,7 +427,7 @@ fn setters(f: &ChannelField) -> TokenStream {
                 #[must_use]
                 pub fn #overwrite(mut self, value: #ty) -> Self {
                     self.#name = ::core::option::Option::Some(
-                        ::stategraph::channels::ReducerWrite::Overwrite(value),
+                        #sg::channels::ReducerWrite::Overwrite(value),
                     );
                     self
                 }
@@ -428,7 +443,7 @@ fn setters(f: &ChannelField) -> TokenStream {
                 #[must_use]
                 pub fn #name(
                     mut self,
-                    items: impl ::core::convert::Into<::stategraph::channels::TopicWrite<#elem>>,
+                    items: impl ::core::convert::Into<#sg::channels::TopicWrite<#elem>>,
                 ) -> Self {
                     self.#name = ::core::option::Option::Some(items.into());
                     self
@@ -438,7 +453,7 @@ fn setters(f: &ChannelField) -> TokenStream {
                 #[must_use]
                 pub fn #item(mut self, item: #elem) -> Self {
                     self.#name = ::core::option::Option::Some(
-                        ::stategraph::channels::TopicWrite::One(item),
+                        #sg::channels::TopicWrite::One(item),
                     );
                     self
                 }
@@ -462,14 +477,15 @@ fn setters(f: &ChannelField) -> TokenStream {
 /// autoref dispatch of `__private::DebugField` prints `..` for those); reducer
 /// values and topic lists print without their `Value` / `Many` wrapper.
 fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let sg = &g.sg;
     let (impl_generics, ty_generics, debug_where) =
         (&g.impl_generics, &g.ty_generics, &g.debug_where);
     let name = update.to_string();
     let fmt_field = |value: TokenStream| {
         quote! {
-            &::stategraph::__private::FmtWith(
+            &#sg::__private::FmtWith(
                 |__f: &mut ::core::fmt::Formatter<'_>| {
-                    (&::stategraph::__private::DebugField(#value)).fmt_field(__f)
+                    (&#sg::__private::DebugField(#value)).fmt_field(__f)
                 }
             )
         }
@@ -477,7 +493,7 @@ fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> Toke
     let wrapped = |wrapper: &str, value: TokenStream| {
         let inner = fmt_field(value);
         quote! {
-            &::stategraph::__private::FmtWith(
+            &#sg::__private::FmtWith(
                 |__f: &mut ::core::fmt::Formatter<'_>| {
                     __f.debug_tuple(#wrapper).field(#inner).finish()
                 }
@@ -499,8 +515,8 @@ fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> Toke
                 let overwrite = wrapped("Overwrite", quote!(__v));
                 quote! {
                     match __write {
-                        ::stategraph::channels::ReducerWrite::Value(__v) => __s.field(#key, #value),
-                        ::stategraph::channels::ReducerWrite::Overwrite(__v) => {
+                        #sg::channels::ReducerWrite::Value(__v) => __s.field(#key, #value),
+                        #sg::channels::ReducerWrite::Overwrite(__v) => {
                             __s.field(#key, #overwrite)
                         }
                     }
@@ -511,8 +527,8 @@ fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> Toke
                 let one = wrapped("One", quote!(__v));
                 quote! {
                     match __write {
-                        ::stategraph::channels::TopicWrite::Many(__v) => __s.field(#key, #many),
-                        ::stategraph::channels::TopicWrite::One(__v) => __s.field(#key, #one),
+                        #sg::channels::TopicWrite::Many(__v) => __s.field(#key, #many),
+                        #sg::channels::TopicWrite::One(__v) => __s.field(#key, #one),
                     }
                 }
             }
@@ -532,7 +548,7 @@ fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> Toke
         impl #impl_generics ::core::fmt::Debug for #update #ty_generics #debug_where {
             fn fmt(&self, __formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 #[allow(unused_imports)]
-                use ::stategraph::__private::{ViaDebug as _, ViaOpaque as _};
+                use #sg::__private::{ViaDebug as _, ViaOpaque as _};
                 let mut __s = __formatter.debug_struct(#name);
                 #(#entries)*
                 __s.finish()
@@ -546,6 +562,7 @@ fn debug_impl(g: &Generic, update: &syn::Ident, fields: &[ChannelField]) -> Toke
 /// the channel cannot hold (not `Serialize`, not `Default`...) is reported once per
 /// field, at the field's type, instead of once per method of the `State` impl.
 fn channel_set(g: &Generic, channels: &syn::Ident, fields: &[ChannelField]) -> TokenStream {
+    let sg = &g.sg;
     let (impl_generics, ty_generics, field_where) =
         (&g.impl_generics, &g.ty_generics, &g.field_where);
     let (def_generics, def_where) = (&g.def_generics, &g.def_where);
@@ -561,8 +578,9 @@ fn channel_set(g: &Generic, channels: &syn::Ident, fields: &[ChannelField]) -> T
         let write = &f.write;
         let (get_mut, get_ref) = (&f.get_mut, &f.get_ref);
         let span = ty.span();
+        let sgs = sg.spanned(span);
         let bound = quote_spanned! {span=>
-            impl ::stategraph::channels::Channel<Value = #ty, Write = #write>
+            impl #sgs::channels::Channel<Value = #ty, Write = #write>
         };
         let (ret_mut, ret_ref) = (
             quote_spanned!(span=> &mut #bound),
@@ -593,18 +611,18 @@ fn channel_set(g: &Generic, channels: &syn::Ident, fields: &[ChannelField]) -> T
                 saved: ::core::option::Option<D>,
             ) -> ::core::result::Result<(), D::Error>
             where
-                C: ::stategraph::channels::Channel,
-                D: ::stategraph::__private::serde::Deserializer<'de>,
+                C: #sg::channels::Channel,
+                D: #sg::__private::serde::Deserializer<'de>,
             {
                 let restored = match saved {
                     ::core::option::Option::Some(saved) => ::core::option::Option::Some(
-                        <C::Restored as ::stategraph::__private::serde::Deserialize>::deserialize(
+                        <C::Restored as #sg::__private::serde::Deserialize>::deserialize(
                             saved,
                         )?,
                     ),
                     ::core::option::Option::None => ::core::option::Option::None,
                 };
-                ::stategraph::channels::Channel::restore(channel, value, restored);
+                #sg::channels::Channel::restore(channel, value, restored);
                 ::core::result::Result::Ok(())
             }
         }
@@ -640,6 +658,7 @@ fn state_impl(
     channels: &syn::Ident,
     fields: &[ChannelField],
 ) -> TokenStream {
+    let sg = &input.krate;
     let ident = input.ident;
     let (impl_generics, ty_generics, state_where) =
         (&g.impl_generics, &g.ty_generics, &g.state_where);
@@ -656,7 +675,7 @@ fn state_impl(
         quote! {
             let __n = __updates.iter().filter(|__u| __u.#name.is_some()).count();
             if __n > 0
-                && ::stategraph::__private::update_channel(
+                && #sg::__private::update_channel(
                     __channels.#get(),
                     &mut self.#name,
                     __n,
@@ -671,7 +690,7 @@ fn state_impl(
         let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
         quote! {
             if !__skip.contains(#i)
-                && ::stategraph::__private::notify_channel(__channels.#get(), &mut self.#name)?
+                && #sg::__private::notify_channel(__channels.#get(), &mut self.#name)?
             {
                 __changed.insert(#i);
             }
@@ -680,7 +699,7 @@ fn state_impl(
     let finish = fields.iter().map(|f| {
         let (name, i, get) = (f.field.ident, &f.index, &f.get_mut);
         quote! {
-            if ::stategraph::channels::Channel::finish(__channels.#get(), &mut self.#name) {
+            if #sg::channels::Channel::finish(__channels.#get(), &mut self.#name) {
                 __changed.insert(#i);
             }
         }
@@ -688,23 +707,23 @@ fn state_impl(
     let available = fields.iter().map(|f| {
         let (name, i, get) = (f.field.ident, &f.index, &f.get_ref);
         quote! {
-            #i => ::stategraph::channels::Channel::is_available(__channels.#get(), &self.#name),
+            #i => #sg::channels::Channel::is_available(__channels.#get(), &self.#name),
         }
     });
     let managed = input.managed().map(|(f, m)| {
         let name = f.ident;
         match m {
             Managed::RemainingSteps => quote! {
-                self.#name = ::stategraph::RemainingSteps(__managed.remaining_steps);
+                self.#name = #sg::RemainingSteps(__managed.remaining_steps);
             },
             Managed::IsLastStep => quote! {
-                self.#name = ::stategraph::IsLastStep(__managed.is_last_step);
+                self.#name = #sg::IsLastStep(__managed.is_last_step);
             },
         }
     });
     let set_managed = has_managed.then(|| {
         quote! {
-            fn set_managed(&mut self, __managed: &::stategraph::ManagedValues) {
+            fn set_managed(&mut self, __managed: &#sg::ManagedValues) {
                 #(#managed)*
             }
         }
@@ -715,7 +734,7 @@ fn state_impl(
         quote! {
             if __fields.is_none_or(|__set| __set.contains(#i)) {
                 if let ::core::option::Option::Some(__saved) =
-                    ::stategraph::channels::Channel::checkpoint(__channels.#get(), &self.#name)
+                    #sg::channels::Channel::checkpoint(__channels.#get(), &self.#name)
                 {
                     __visitor.visit(#i, #key, &__saved);
                 }
@@ -737,7 +756,7 @@ fn state_impl(
 
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::stategraph::State for #ident #ty_generics #state_where {
+        impl #impl_generics #sg::State for #ident #ty_generics #state_where {
             type Update = #update #ty_generics;
             type Channels = #channels #ty_generics;
 
@@ -754,8 +773,8 @@ fn state_impl(
                 &mut self,
                 __channels: &mut Self::Channels,
                 __updates: &mut [Self::Update],
-                __changed: &mut ::stategraph::FieldSet,
-            ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                __changed: &mut #sg::FieldSet,
+            ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                 #({ #apply })*
                 ::core::result::Result::Ok(())
             }
@@ -763,9 +782,9 @@ fn state_impl(
             fn notify_new_step(
                 &mut self,
                 __channels: &mut Self::Channels,
-                __skip: &::stategraph::FieldSet,
-                __changed: &mut ::stategraph::FieldSet,
-            ) -> ::core::result::Result<(), ::stategraph::InvalidUpdateError> {
+                __skip: &#sg::FieldSet,
+                __changed: &mut #sg::FieldSet,
+            ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                 #(#notify)*
                 ::core::result::Result::Ok(())
             }
@@ -773,7 +792,7 @@ fn state_impl(
             fn finish(
                 &mut self,
                 __channels: &mut Self::Channels,
-                __changed: &mut ::stategraph::FieldSet,
+                __changed: &mut #sg::FieldSet,
             ) {
                 #(#finish)*
             }
@@ -793,16 +812,16 @@ fn state_impl(
                 }
             }
 
-            fn visit_saved<__V: ::stategraph::state::FieldVisitor>(
+            fn visit_saved<__V: #sg::state::FieldVisitor>(
                 &self,
                 __channels: &Self::Channels,
-                __fields: ::core::option::Option<&::stategraph::FieldSet>,
+                __fields: ::core::option::Option<&#sg::FieldSet>,
                 __visitor: &mut __V,
             ) {
                 #(#saved)*
             }
 
-            fn restore_field<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+            fn restore_field<'__de, __D: #sg::__private::serde::Deserializer<'__de>>(
                 &mut self,
                 __channels: &mut Self::Channels,
                 __field: usize,
@@ -811,7 +830,7 @@ fn state_impl(
                 match __field {
                     #(#restore)*
                     _ => ::core::result::Result::Err(
-                        <__D::Error as ::stategraph::__private::serde::de::Error>::custom(
+                        <__D::Error as #sg::__private::serde::de::Error>::custom(
                             ::core::format_args!(#no_field, __field),
                         ),
                     ),
@@ -824,6 +843,7 @@ fn state_impl(
 /// The write that sets field `f` to `value`: a reducer field folds it in, a topic
 /// publishes its items.
 fn write_of(f: &ChannelField, value: TokenStream) -> TokenStream {
+    let sg = f.sg;
     match (&f.field.kind, &f.elem) {
         (
             super::ast::FieldKind::Channel {
@@ -831,7 +851,7 @@ fn write_of(f: &ChannelField, value: TokenStream) -> TokenStream {
                 ..
             },
             _,
-        ) => quote!(::stategraph::channels::ReducerWrite::Value(#value)),
+        ) => quote!(#sg::channels::ReducerWrite::Value(#value)),
         (_, Some(_)) => quote!(::core::convert::Into::into(#value)),
         _ => value,
     }
@@ -841,27 +861,29 @@ fn write_of(f: &ChannelField, value: TokenStream) -> TokenStream {
 /// `FieldOfType`, spanned at the marker, so that a marker declared with another type
 /// is one error there.
 fn has_impls(input: &Input, g: &Generic, f: &ChannelField) -> TokenStream {
+    let sg = &input.krate;
     let ident = input.ident;
     let (impl_generics, ty_generics, state_where) =
         (&g.impl_generics, &g.ty_generics, &g.state_where);
     let (name, ty) = (f.field.ident, &f.field.ty);
     let impls = f.field.attrs.markers.iter().map(|(_, marker)| {
         let span = marker.span();
+        let sgs = sg.spanned(span);
         let cast = quote_spanned! {span=>
-            <#marker as ::stategraph::__private::FieldOfType<#ty>>
+            <#marker as #sgs::__private::FieldOfType<#ty>>
         };
         let write = write_of(f, quote!(#cast::cast(__value)));
         quote! {
             #[automatically_derived]
-            impl #impl_generics ::stategraph::Has<#marker> for #ident #ty_generics #state_where {
+            impl #impl_generics #sg::Has<#marker> for #ident #ty_generics #state_where {
                 #[inline]
-                fn field_ref(&self) -> &<#marker as ::stategraph::Field>::Value {
+                fn field_ref(&self) -> &<#marker as #sg::Field>::Value {
                     #cast::cast_ref(&self.#name)
                 }
 
                 fn write_field(
                     __update: &mut Self::Update,
-                    __value: <#marker as ::stategraph::Field>::Value,
+                    __value: <#marker as #sg::Field>::Value,
                 ) {
                     __update.#name = ::core::option::Option::Some(#write);
                 }
@@ -877,6 +899,7 @@ fn update_impl(
     update: &syn::Ident,
     fields: &[ChannelField],
 ) -> TokenStream {
+    let sg = &input.krate;
     let ident = input.ident;
     let (impl_generics, ty_generics, field_where) =
         (&g.impl_generics, &g.ty_generics, &g.field_where);
@@ -903,14 +926,15 @@ fn update_impl(
             );
             quote! {
                 #i => ::core::result::Result::Err(
-                    <__D::Error as ::stategraph::__private::serde::de::Error>::custom(#msg),
+                    <__D::Error as #sg::__private::serde::de::Error>::custom(#msg),
                 ),
             }
         } else {
             let write = &f.write;
             let span = f.field.ty.span();
+            let sgs = sg.spanned(span);
             let de = quote_spanned! {span=>
-                <#write as ::stategraph::__private::serde::Deserialize>::deserialize(__write)
+                <#write as #sgs::__private::serde::Deserialize>::deserialize(__write)
             };
             quote! {
                 #i => {
@@ -924,12 +948,12 @@ fn update_impl(
     let no_field = format!("`{ident}` has no channel with index {{}}");
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::stategraph::StateUpdate for #update #ty_generics #field_where {
+        impl #impl_generics #sg::StateUpdate for #update #ty_generics #field_where {
             fn is_empty(&self) -> bool {
                 true #(&& self.#names.is_none())*
             }
 
-            fn written_fields(&self, __into: &mut ::stategraph::FieldSet) {
+            fn written_fields(&self, __into: &mut #sg::FieldSet) {
                 #(
                     if self.#names.is_some() {
                         __into.insert(#indices);
@@ -937,18 +961,18 @@ fn update_impl(
                 )*
             }
 
-            fn visit_writes<__V: ::stategraph::state::FieldVisitor>(&self, __visitor: &mut __V) {
+            fn visit_writes<__V: #sg::state::FieldVisitor>(&self, __visitor: &mut __V) {
                 #(#visits)*
             }
 
-            fn from_field_write<'__de, __D: ::stategraph::__private::serde::Deserializer<'__de>>(
+            fn from_field_write<'__de, __D: #sg::__private::serde::Deserializer<'__de>>(
                 __field: usize,
                 __write: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 match __field {
                     #(#reads)*
                     _ => ::core::result::Result::Err(
-                        <__D::Error as ::stategraph::__private::serde::de::Error>::custom(
+                        <__D::Error as #sg::__private::serde::de::Error>::custom(
                             ::core::format_args!(#no_field, __field),
                         ),
                     ),

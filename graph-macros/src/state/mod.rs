@@ -3,6 +3,7 @@ mod attr;
 mod expand;
 mod valid;
 
+use crate::crate_path::{CratePath, Needs};
 use crate::ctxt::Ctxt;
 use crate::fallback;
 use proc_macro2::TokenStream;
@@ -11,7 +12,9 @@ use syn::DeriveInput;
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let parsed = ast::Input::from_syn(&cx, input);
+    let krate = attr::container_attrs(&cx, &input.attrs);
+    let krate = CratePath::new(krate, Needs::Core);
+    let parsed = ast::Input::from_syn(&cx, input, &krate);
     if let Some(parsed) = &parsed {
         valid::check(&cx, parsed);
     }
@@ -19,7 +22,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         (Ok(()), Some(parsed)) => expand::derive(&parsed),
         (result, _) => {
             let errors = result.err().map(syn::Error::into_compile_error);
-            let dummy = fallback::state(input);
+            let dummy = fallback::state(input, &krate);
             quote!(#errors #dummy)
         }
     }

@@ -1,7 +1,8 @@
 //! The arguments of `#[tool(..)]`.
 
+use crate::crate_path;
 use crate::ctxt::Ctxt;
-use crate::symbol::{DESCRIPTION, NAME};
+use crate::symbol::{CRATE, DESCRIPTION, NAME};
 use proc_macro2::TokenStream;
 use syn::parse::Parser;
 use syn::LitStr;
@@ -12,12 +13,17 @@ pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
     /// `description = "..."`: what the tool does (default: the doc comment).
     pub(crate) description: Option<LitStr>,
+    /// `crate = path`: the stategraph facade, for a renamed dependency.
+    pub(crate) krate: Option<syn::Path>,
 }
 
 pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> ToolArgs {
     let mut out = ToolArgs::default();
+    let mut errors = Vec::new();
     let parser = syn::meta::parser(|meta| {
-        let slot = if meta.path == NAME {
+        let slot = if meta.path == CRATE {
+            return crate_path::parse_option(&meta, &mut out.krate, "tool", &mut errors);
+        } else if meta.path == NAME {
             &mut out.name
         } else if meta.path == DESCRIPTION {
             &mut out.description
@@ -28,7 +34,8 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> ToolArgs {
             };
             return Err(meta.error(format!(
                 "unknown #[tool] option{key}; the options are `name` and `description`, as in \
-                 #[tool(name = \"web_search\", description = \"Searches the web\")]"
+                 #[tool(name = \"web_search\", description = \"Searches the web\")], and \
+                 `crate`, as in #[tool(crate = sg)]"
             )));
         };
         let key = meta
@@ -45,7 +52,8 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> ToolArgs {
         *slot = Some(value);
         Ok(())
     });
-    if let Err(err) = parser.parse2(args) {
+    let result = parser.parse2(args);
+    for err in errors.into_iter().chain(result.err()) {
         cx.syn_error(err);
     }
     out

@@ -1,13 +1,14 @@
 //! The expansion of a valid `#[tool]` fn, and the stand-in emitted after errors.
 
 use super::ast::ToolFn;
+use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::ItemFn;
 
-pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
+pub(crate) fn tool(tool: &ToolFn, sg: &CratePath) -> TokenStream {
     let item = tool.item;
     let sig = &item.sig;
     let vis = &item.vis;
@@ -40,13 +41,13 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         quote_spanned!(ty.span()=> #(#docs)* pub #field: #ty)
     });
     let names: Vec<_> = tool.params.iter().map(|p| p.ident).collect();
-    let private = quote!(::stategraph::agents::__private);
+    let private = quote!(#sg::__private);
     let serde_path = format!("{private}").replace(' ', "") + "::serde";
     let schemars_path = format!("{private}").replace(' ', "") + "::schemars";
     // Spanned at the return type: an unsupported one is reported there, once.
-    let result_bound =
-        quote_spanned!(ret.span()=> #ret: ::stategraph::agents::__private::IntoToolResult);
-    let result = quote!(<#ret as ::stategraph::agents::__private::IntoToolResult>);
+    let sgs = sg.spanned(ret.span());
+    let result_bound = quote_spanned!(ret.span()=> #ret: #sgs::__private::IntoToolResult);
+    let result = quote!(<#ret as #sg::__private::IntoToolResult>);
 
     quote! {
         #(#cfgs)*
@@ -64,7 +65,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         #[doc = #marker_doc]
         #[allow(dead_code)]
         #[inline]
-        #vis fn #ident(_: ::stategraph::agents::ToolMarker) -> #ident {
+        #vis fn #ident(_: #sg::ToolMarker) -> #ident {
             #ident {}
         }
 
@@ -87,7 +88,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl ::stategraph::agents::Tool for #ident
+            impl #sg::Tool for #ident
             where
                 #result_bound,
             {
@@ -123,23 +124,23 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
 
 /// What `#[tool]` emits next to its errors: the unit struct and a `Tool` impl with
 /// `unreachable!()` bodies, so uses of the tool do not add errors of their own.
-pub(crate) fn fallback(function: &ItemFn) -> TokenStream {
+pub(crate) fn fallback(function: &ItemFn, sg: &CratePath) -> TokenStream {
     let vis = &function.vis;
     let ident = &function.sig.ident;
-    let private = quote!(::stategraph::agents::__private);
+    let private = quote!(#sg::__private);
     quote! {
         #[allow(non_camel_case_types)]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         #vis struct #ident {}
 
         #[allow(dead_code)]
-        #vis fn #ident(_: ::stategraph::agents::ToolMarker) -> #ident {
+        #vis fn #ident(_: #sg::ToolMarker) -> #ident {
             #ident {}
         }
 
         #[allow(unused_qualifications, unreachable_code)]
         const _: () = {
-            impl ::stategraph::agents::Tool for #ident {
+            impl #sg::Tool for #ident {
                 type Args = #private::JsonValue;
                 type Output = ::std::string::String;
                 type Error = ::core::convert::Infallible;

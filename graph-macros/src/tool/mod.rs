@@ -3,6 +3,7 @@ mod attr;
 mod expand;
 mod valid;
 
+use crate::crate_path::{CratePath, Needs};
 use crate::ctxt::Ctxt;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -30,16 +31,17 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> (Ident, TokenStrea
 
     let cx = Ctxt::new();
     let args = attr::parse(&cx, args);
+    let krate = CratePath::new(args.krate.clone(), Needs::Agents);
     // Doc comments on parameters describe the arguments; they are taken off here,
     // where rustc would reject them.
     let param_docs = ast::take_param_docs(&mut function);
     let parsed = ast::ToolFn::from_syn(&cx, &function, &args, param_docs);
     valid::check(&cx, &parsed);
     let tokens = match cx.check() {
-        Ok(()) => expand::tool(&parsed),
+        Ok(()) => expand::tool(&parsed, &krate),
         Err(err) => {
             let err = err.into_compile_error();
-            let dummy = expand::fallback(&function);
+            let dummy = expand::fallback(&function, &krate);
             quote!(#err #dummy)
         }
     };
