@@ -3,8 +3,12 @@
 //! checkpoint id, namespace, step, node and triggers), timestamps and the digit
 //! and hex formatting they share.
 
+use std::num::NonZeroU8;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+use time::format_description::well_known::iso8601::{
+    Config, EncodedConfig, FormattedComponents, Iso8601, TimePrecision,
+};
 
 /// 100-ns intervals between 1582-10-15 and 1970-01-01.
 const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
@@ -47,26 +51,37 @@ pub(crate) fn parse_uuid(text: &str) -> Option<[u8; 16]> {
     uuid::Uuid::try_parse(text).ok().map(uuid::Uuid::into_bytes)
 }
 
-/// The format of checkpoint timestamps, LangGraph's `datetime.isoformat()` of a
-/// UTC time: `2024-01-01T00:00:00.000000+00:00`.
-const TIMESTAMP: &[time::format_description::BorrowedFormatItem<'static>] = time::macros::format_description!(
-    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]+00:00"
-);
-
-/// The length of a [`TIMESTAMP`] (four-digit years: every clock from year 0 on).
-const TIMESTAMP_LEN: usize = "2024-01-01T00:00:00.000000+00:00".len();
+/// Checkpoint timestamps without their offset: ISO 8601 date and time to the
+/// microsecond (cut, not rounded).
+const TIMESTAMP: EncodedConfig = Config::DEFAULT
+    .set_formatted_components(FormattedComponents::DateTime)
+    .set_time_precision(TimePrecision::Second {
+        decimal_digits: NonZeroU8::new(6),
+    })
+    .encode();
 
 /// The current time as ISO-8601 UTC with microseconds (`2024-01-01T00:00:00.000000+00:00`).
 pub(crate) fn now_iso8601() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    // Written into a stack buffer: one allocation, of the exact size.
-    let mut out = [0u8; TIMESTAMP_LEN];
-    let mut rest = &mut out[..];
-    match now.format_into(&mut rest, TIMESTAMP) {
-        Ok(TIMESTAMP_LEN) => ascii_str(&out).into_owned(),
-        // A clock before year 0 (a signed, longer year).
-        _ => now.format(TIMESTAMP).unwrap_or_default(),
-    }
+    timestamp(time::OffsetDateTime::now_utc())
+}
+
+/// `at` as LangGraph writes a checkpoint's `ts` (`datetime.isoformat()` of a UTC
+/// time): `2024-01-01T00:00:00.000000+00:00`. A time before 1970 (a clock set
+/// wrong) is written as 1970.
+fn timestamp(at: time::OffsetDateTime) -> String {
+    let at = at
+        .max(time::OffsetDateTime::UNIX_EPOCH)
+        .to_offset(time::UtcOffset::UTC);
+    // Written into a stack buffer: one allocation, of the exact size. `time`
+    // writes the date and time; the offset is LangGraph's `+00:00` where ISO
+    // 8601 in `time` writes `Z`.
+    let mut out = *b"1970-01-01T00:00:00.000000+00:00";
+    let date_time = out.len() - "+00:00".len();
+    let written = time::PrimitiveDateTime::new(at.date(), at.time())
+        .format_into(&mut &mut out[..date_time], &Iso8601::<TIMESTAMP>);
+    // Four-digit years (1970 to 9999, all `time` has) fill it exactly.
+    debug_assert_eq!(written.ok(), Some(date_time));
+    ascii_str(&out).into_owned()
 }
 
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
@@ -279,15 +294,25 @@ mod tests {
 
     #[test]
     fn timestamps_have_langgraphs_exact_form() {
-        let format = |at: time::OffsetDateTime| at.format(TIMESTAMP).unwrap_or_default();
+        let at = |secs: i64, nanos: i128| {
+            let at = time::OffsetDateTime::from_unix_timestamp_nanos(
+                i128::from(secs) * 1_000_000_000 + nanos,
+            );
+            timestamp(at.unwrap_or(time::OffsetDateTime::UNIX_EPOCH))
+        };
         assert_eq!(
-            format(time::macros::datetime!(2024-05-01 12:00:00.1234569 UTC)),
+            at(1_714_564_800, 123_456_999),
             "2024-05-01T12:00:00.123456+00:00"
         );
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000+00:00");
+        assert_eq!(at(-1, 0), "1970-01-01T00:00:00.000000+00:00");
         assert_eq!(
-            format(time::macros::datetime!(0999-12-31 23:59:59 UTC)),
-            "0999-12-31T23:59:59.000000+00:00"
+            at(253_402_300_799, 999_999_999),
+            "9999-12-31T23:59:59.999999+00:00"
         );
+        let east = time::OffsetDateTime::UNIX_EPOCH
+            .to_offset(time::UtcOffset::from_hms(2, 0, 0).unwrap_or(time::UtcOffset::UTC));
+        assert_eq!(timestamp(east), "1970-01-01T00:00:00.000000+00:00");
     }
 
     #[test]
