@@ -105,11 +105,11 @@ pub(crate) fn ascii_str(text: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// Formats 16 bytes as a hyphenated UUID string (`8-4-4-4-12` lowercase hex).
 pub fn format_uuid(bytes: &[u8; 16]) -> String {
-    let mut text = uuid::Uuid::encode_buffer();
-    (*uuid::Uuid::from_bytes_ref(bytes)
+    let mut buffer = uuid::Uuid::encode_buffer();
+    let text = uuid::Uuid::from_bytes_ref(bytes)
         .as_hyphenated()
-        .encode_lower(&mut text))
-    .to_owned()
+        .encode_lower(&mut buffer);
+    String::from(&*text)
 }
 
 /// `v` as a hyphenated UUID string (hot path: one call per task).
@@ -119,8 +119,11 @@ fn format_hex_uuid(v: u128) -> String {
 
 /// 32 lowercase hex digits (`format!("{v:032x}")`): a UUID's simple form.
 pub(crate) fn format_hex(v: u128) -> String {
-    let mut text = uuid::Uuid::encode_buffer();
-    (*uuid::Uuid::from_u128(v).as_simple().encode_lower(&mut text)).to_owned()
+    let mut buffer = uuid::Uuid::encode_buffer();
+    let text = uuid::Uuid::from_u128(v)
+        .as_simple()
+        .encode_lower(&mut buffer);
+    String::from(&*text)
 }
 
 /// A task's checkpoint namespace: `node:task_id`, under the graph's own namespace
