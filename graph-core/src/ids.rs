@@ -3,8 +3,12 @@
 //! checkpoint id, namespace, step, node and triggers), timestamps and the digit
 //! and hex formatting they share.
 
+use std::num::NonZeroU8;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+use time::format_description::well_known::iso8601::{
+    Config, EncodedConfig, FormattedComponents, Iso8601, TimePrecision,
+};
 
 /// 100-ns intervals between 1582-10-15 and 1970-01-01.
 const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
@@ -13,6 +17,10 @@ static LAST_TIMESTAMP: AtomicU64 = AtomicU64::new(0);
 
 /// A UUIDv6 as LangGraph makes checkpoint ids: time-ordered, strictly increasing
 /// within the process, with `step & 0x3FFF` in the clock sequence.
+///
+/// The layout is `uuid`'s; the time and the counter are ours: LangGraph puts the
+/// step where a v6 generator puts its counter, and a checkpoint id must sort
+/// after the one before it even when the clock has not moved on.
 pub(crate) fn checkpoint_id(step: i64) -> [u8; 16] {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -27,84 +35,63 @@ pub(crate) fn checkpoint_id(step: i64) -> [u8; 16] {
             Err(actual) => last = actual,
         }
     };
-    let clock_seq = (step as u64) & 0x3FFF;
-    let node = fastrand::u64(..) & 0xFFFF_FFFF_FFFF;
-    let high = ((ts >> 12) & 0xFFFF_FFFF_FFFF) << 16 | 0x6000 | (ts & 0x0FFF);
-    let low = (0x8000 | clock_seq) << 48 | node;
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&high.to_be_bytes());
-    out[8..].copy_from_slice(&low.to_be_bytes());
-    out
+    let clock_seq = (step & 0x3FFF) as u16;
+    let random = fastrand::u64(..).to_be_bytes();
+    let node = [
+        random[2], random[3], random[4], random[5], random[6], random[7],
+    ];
+    uuid::Builder::from_sorted_gregorian_timestamp(ts, clock_seq, &node)
+        .into_uuid()
+        .into_bytes()
 }
 
-/// Parses a hyphenated UUID string into its 16 bytes.
+/// Parses a UUID string (hyphenated, as checkpoint ids are stored) into its 16
+/// bytes.
 pub(crate) fn parse_uuid(text: &str) -> Option<[u8; 16]> {
-    let mut value: u128 = 0;
-    let mut digits = 0;
-    for byte in text.bytes().filter(|&b| b != b'-') {
-        let digit = char::from(byte).to_digit(16)?;
-        digits += 1;
-        if digits > 32 {
-            return None;
-        }
-        value = value << 4 | u128::from(digit);
-    }
-    (digits == 32).then(|| value.to_be_bytes())
+    uuid::Uuid::try_parse(text).ok().map(uuid::Uuid::into_bytes)
 }
+
+/// Checkpoint timestamps without their offset: ISO 8601 date and time to the
+/// microsecond (cut, not rounded).
+const TIMESTAMP: EncodedConfig = Config::DEFAULT
+    .set_formatted_components(FormattedComponents::DateTime)
+    .set_time_precision(TimePrecision::Second {
+        decimal_digits: NonZeroU8::new(6),
+    })
+    .encode();
 
 /// The current time as ISO-8601 UTC with microseconds (`2024-01-01T00:00:00.000000+00:00`).
 pub(crate) fn now_iso8601() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = now.as_secs() as i64;
-    let micros = now.subsec_micros();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    // Written into a stack buffer: `format!` costs several times more, once per
-    // checkpoint.
-    let mut out = *b"0000-00-00T00:00:00.000000+00:00";
-    put_digits(&mut out[0..4], year.clamp(0, 9999) as u64);
-    put_digits(&mut out[5..7], month as u64);
-    put_digits(&mut out[8..10], day as u64);
-    put_digits(&mut out[11..13], (rem / 3600) as u64);
-    put_digits(&mut out[14..16], (rem % 3600 / 60) as u64);
-    put_digits(&mut out[17..19], (rem % 60) as u64);
-    put_digits(&mut out[20..26], u64::from(micros));
-    ascii_string(&out)
+    timestamp(time::OffsetDateTime::now_utc())
+}
+
+/// `at` as LangGraph writes a checkpoint's `ts` (`datetime.isoformat()` of a UTC
+/// time): `2024-01-01T00:00:00.000000+00:00`. A time before 1970 (a clock set
+/// wrong) is written as 1970.
+fn timestamp(at: time::OffsetDateTime) -> String {
+    let at = at
+        .max(time::OffsetDateTime::UNIX_EPOCH)
+        .to_offset(time::UtcOffset::UTC);
+    // Written into a stack buffer: one allocation, of the exact size. `time`
+    // writes the date and time; the offset is LangGraph's `+00:00` where ISO
+    // 8601 in `time` writes `Z`.
+    let mut out = *b"1970-01-01T00:00:00.000000+00:00";
+    let date_time = out.len() - "+00:00".len();
+    let written = time::PrimitiveDateTime::new(at.date(), at.time())
+        .format_into(&mut &mut out[..date_time], &Iso8601::<TIMESTAMP>);
+    // Four-digit years (1970 to 9999, all `time` has) fill it exactly.
+    debug_assert_eq!(written.ok(), Some(date_time));
+    ascii_str(&out).into_owned()
 }
 
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
-pub(crate) fn put_digits(slot: &mut [u8], mut n: u64) {
-    if slot.len() <= 8 {
-        // A date or time field: every digit, no `memset` call for the padding.
-        for digit in slot.iter_mut().rev() {
-            *digit = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-        return;
-    }
-    let mut end = slot.len();
-    while end > 0 {
-        end -= 1;
-        slot[end] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // The padding (most of a version's 32 digits) without a division each.
-    slot[..end].fill(b'0');
+pub(crate) fn put_digits(slot: &mut [u8], n: u64) {
+    let mut text = itoa::Buffer::new();
+    let digits = text.format(n).as_bytes();
+    let digits = &digits[digits.len().saturating_sub(slot.len())..];
+    let (padding, tail) = slot.split_at_mut(slot.len() - digits.len());
+    padding.fill(b'0');
+    tail.copy_from_slice(digits);
 }
 
 /// ASCII text assembled on the stack, as `str`. (`from_utf8` has a fast ASCII
@@ -116,48 +103,27 @@ pub(crate) fn ascii_str(text: &[u8]) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// A `String` of ASCII text assembled on the stack (one allocation, exact size).
-fn ascii_string(text: &[u8]) -> String {
-    ascii_str(text).into_owned()
-}
-
 /// Formats 16 bytes as a hyphenated UUID string (`8-4-4-4-12` lowercase hex).
 pub fn format_uuid(bytes: &[u8; 16]) -> String {
-    let v = u128::from_be_bytes(*bytes);
-    format_hex_uuid(v)
+    let mut buffer = uuid::Uuid::encode_buffer();
+    let text = uuid::Uuid::from_bytes_ref(bytes)
+        .as_hyphenated()
+        .encode_lower(&mut buffer);
+    String::from(&*text)
 }
 
-/// The 32 lowercase hex digits of `v`.
-fn hex_digits(v: u128) -> [u8; 32] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [0u8; 32];
-    for (i, byte) in v.to_be_bytes().into_iter().enumerate() {
-        out[2 * i] = HEX[usize::from(byte >> 4)];
-        out[2 * i + 1] = HEX[usize::from(byte & 0xF)];
-    }
-    out
-}
-
-/// `8-4-4-4-12` lowercase hex, without going through `format!` (hot path: one
-/// call per task).
+/// `v` as a hyphenated UUID string (hot path: one call per task).
 fn format_hex_uuid(v: u128) -> String {
-    let hex = hex_digits(v);
-    let mut out = [b'-'; 36];
-    for (from, to) in [
-        (0..8, 0),
-        (8..12, 9),
-        (12..16, 14),
-        (16..20, 19),
-        (20..32, 24),
-    ] {
-        out[to..to + from.len()].copy_from_slice(&hex[from]);
-    }
-    ascii_string(&out)
+    format_uuid(&v.to_be_bytes())
 }
 
-/// 32 lowercase hex digits (`format!("{v:032x}")`, without the formatter).
+/// 32 lowercase hex digits (`format!("{v:032x}")`): a UUID's simple form.
 pub(crate) fn format_hex(v: u128) -> String {
-    ascii_string(&hex_digits(v))
+    let mut buffer = uuid::Uuid::encode_buffer();
+    let text = uuid::Uuid::from_u128(v)
+        .as_simple()
+        .encode_lower(&mut buffer);
+    String::from(&*text)
 }
 
 /// A task's checkpoint namespace: `node:task_id`, under the graph's own namespace
@@ -213,38 +179,6 @@ impl TaskIds {
             xxhash_rust::xxh3::xxh3_128(&self.long)
         };
         format_hex_uuid(hash)
-    }
-}
-
-/// An integer (a step, a `Send` index) as decimal text, without allocating.
-pub(crate) struct DecimalText {
-    buf: [u8; 20],
-    start: usize,
-}
-
-impl DecimalText {
-    pub(crate) fn new(step: i64) -> Self {
-        let mut buf = [0u8; 20];
-        let mut start = buf.len();
-        let mut n = step.unsigned_abs();
-        loop {
-            start -= 1;
-            buf[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        if step < 0 {
-            start -= 1;
-            buf[start] = b'-';
-        }
-        DecimalText { buf, start }
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        // Only ASCII digits and '-' were written.
-        std::str::from_utf8(&self.buf[self.start..]).unwrap_or_default()
     }
 }
 
@@ -307,13 +241,6 @@ mod tests {
     }
 
     #[test]
-    fn decimal_text_matches_to_string() {
-        for step in [-1, 0, 7, 10, 12345, i64::MAX, i64::MIN] {
-            assert_eq!(DecimalText::new(step).as_str(), step.to_string());
-        }
-    }
-
-    #[test]
     fn uuids_parse_only_in_full() {
         assert_eq!(parse_uuid("00000000-0000-0000-0000-00000000000"), None);
         assert_eq!(parse_uuid("00000000-0000-0000-0000-0000000000000"), None);
@@ -366,6 +293,29 @@ mod tests {
         assert_eq!(ts.len(), "2026-11-30T05:00:00.000000+00:00".len(), "{ts}");
         assert!(ts.ends_with("+00:00") && ts.as_bytes()[10] == b'T', "{ts}");
         assert!(ts.as_str() > "2024-01-01", "{ts}");
+    }
+
+    #[test]
+    fn timestamps_have_langgraphs_exact_form() {
+        let at = |secs: i64, nanos: i128| {
+            let at = time::OffsetDateTime::from_unix_timestamp_nanos(
+                i128::from(secs) * 1_000_000_000 + nanos,
+            );
+            timestamp(at.unwrap_or(time::OffsetDateTime::UNIX_EPOCH))
+        };
+        assert_eq!(
+            at(1_714_564_800, 123_456_999),
+            "2024-05-01T12:00:00.123456+00:00"
+        );
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000+00:00");
+        assert_eq!(at(-1, 0), "1970-01-01T00:00:00.000000+00:00");
+        assert_eq!(
+            at(253_402_300_799, 999_999_999),
+            "9999-12-31T23:59:59.999999+00:00"
+        );
+        let east = time::OffsetDateTime::UNIX_EPOCH
+            .to_offset(time::UtcOffset::from_hms(2, 0, 0).unwrap_or(time::UtcOffset::UTC));
+        assert_eq!(timestamp(east), "1970-01-01T00:00:00.000000+00:00");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! [`Send`]: https://langchain-ai.github.io/langgraph/reference/types/#langgraph.types.Send
 
 use graph_core::checkpoint::Blob;
+use rmp::Marker;
 use serde_json::{Map, Number, Value};
 
 /// Why a stored value could not be read.
@@ -167,10 +168,10 @@ impl<'a> Reader<'a> {
 
     /// The length of a map starting here.
     pub(crate) fn map_len(&mut self) -> Result<usize, DecodeError> {
-        match self.byte()? {
-            b @ 0x80..=0x8f => Ok(usize::from(b & 0x0f)),
-            0xde => self.len(2),
-            0xdf => self.len(4),
+        match Marker::from_u8(self.byte()?) {
+            Marker::FixMap(n) => Ok(usize::from(n)),
+            Marker::Map16 => self.len(2),
+            Marker::Map32 => self.len(4),
             _ => Err("expected a msgpack map".into()),
         }
     }
@@ -180,77 +181,77 @@ impl<'a> Reader<'a> {
         if depth > MAX_DEPTH {
             return Err(format!("value nested deeper than {MAX_DEPTH} levels").into());
         }
-        let marker = self.byte()?;
-        Ok(match marker {
-            0x00..=0x7f => Value::from(marker),
-            0xe0..=0xff => Value::from(i64::from(marker as i8)),
-            0xc0 => Value::Null,
-            0xc2 => Value::Bool(false),
-            0xc3 => Value::Bool(true),
-            0xcc => Value::from(self.uint(1)?),
-            0xcd => Value::from(self.uint(2)?),
-            0xce => Value::from(self.uint(4)?),
-            0xcf => Value::from(self.uint(8)?),
+        Ok(match Marker::from_u8(self.byte()?) {
+            Marker::FixPos(n) => Value::from(n),
+            Marker::FixNeg(n) => Value::from(i64::from(n)),
+            Marker::Null => Value::Null,
+            Marker::False => Value::Bool(false),
+            Marker::True => Value::Bool(true),
+            Marker::U8 => Value::from(self.uint(1)?),
+            Marker::U16 => Value::from(self.uint(2)?),
+            Marker::U32 => Value::from(self.uint(4)?),
+            Marker::U64 => Value::from(self.uint(8)?),
             // Two's complement: reinterpreting the bits is the decoding.
-            0xd0 => Value::from(i64::from(self.uint(1)? as u8 as i8)),
-            0xd1 => Value::from(i64::from(self.uint(2)? as u16 as i16)),
-            0xd2 => Value::from(i64::from(self.uint(4)? as u32 as i32)),
-            0xd3 => Value::from(self.uint(8)? as i64),
-            0xca => float(f64::from(f32::from_bits(self.uint(4)? as u32)))?,
-            0xcb => float(f64::from_bits(self.uint(8)?))?,
-            0xa0..=0xbf => self.string(usize::from(marker & 0x1f))?,
-            0xd9 => {
+            Marker::I8 => Value::from(i64::from(self.uint(1)? as u8 as i8)),
+            Marker::I16 => Value::from(i64::from(self.uint(2)? as u16 as i16)),
+            Marker::I32 => Value::from(i64::from(self.uint(4)? as u32 as i32)),
+            Marker::I64 => Value::from(self.uint(8)? as i64),
+            Marker::F32 => float(f64::from(f32::from_bits(self.uint(4)? as u32)))?,
+            Marker::F64 => float(f64::from_bits(self.uint(8)?))?,
+            Marker::FixStr(n) => self.string(usize::from(n))?,
+            Marker::Str8 => {
                 let n = self.len(1)?;
                 self.string(n)?
             }
-            0xda => {
+            Marker::Str16 => {
                 let n = self.len(2)?;
                 self.string(n)?
             }
-            0xdb => {
+            Marker::Str32 => {
                 let n = self.len(4)?;
                 self.string(n)?
             }
-            0xc4..=0xc6 => {
+            Marker::Bin8 | Marker::Bin16 | Marker::Bin32 => {
                 return Err(
                     "raw Python bytes have no JSON form; store them as a string or list".into(),
                 )
             }
-            0x90..=0x9f => self.array(usize::from(marker & 0x0f), depth)?,
-            0xdc => {
+            Marker::FixArray(n) => self.array(usize::from(n), depth)?,
+            Marker::Array16 => {
                 let n = self.len(2)?;
                 self.array(n, depth)?
             }
-            0xdd => {
+            Marker::Array32 => {
                 let n = self.len(4)?;
                 self.array(n, depth)?
             }
-            0x80..=0x8f => self.map(usize::from(marker & 0x0f), depth)?,
-            0xde => {
+            Marker::FixMap(n) => self.map(usize::from(n), depth)?,
+            Marker::Map16 => {
                 let n = self.len(2)?;
                 self.map(n, depth)?
             }
-            0xdf => {
+            Marker::Map32 => {
                 let n = self.len(4)?;
                 self.map(n, depth)?
             }
-            0xd4..=0xd8 => {
-                let n = 1usize << (marker - 0xd4);
-                self.ext(n, depth)?
-            }
-            0xc7 => {
+            Marker::FixExt1 => self.ext(1, depth)?,
+            Marker::FixExt2 => self.ext(2, depth)?,
+            Marker::FixExt4 => self.ext(4, depth)?,
+            Marker::FixExt8 => self.ext(8, depth)?,
+            Marker::FixExt16 => self.ext(16, depth)?,
+            Marker::Ext8 => {
                 let n = self.len(1)?;
                 self.ext(n, depth)?
             }
-            0xc8 => {
+            Marker::Ext16 => {
                 let n = self.len(2)?;
                 self.ext(n, depth)?
             }
-            0xc9 => {
+            Marker::Ext32 => {
                 let n = self.len(4)?;
                 self.ext(n, depth)?
             }
-            0xc1 => return Err("invalid msgpack: reserved byte 0xc1".into()),
+            Marker::Reserved => return Err("invalid msgpack: reserved byte 0xc1".into()),
         })
     }
 

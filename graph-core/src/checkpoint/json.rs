@@ -5,8 +5,9 @@
 //! A checkpoint of a large state is mostly string contents (messages, documents),
 //! and `serde_json` tests every byte of a string against its escape table; here a
 //! run of bytes that needs no escape costs a few vector compares per 32 bytes (a
-//! few word operations per eight for short strings) and one copy. Numbers are
-//! formatted by `serde_json` itself, so they cannot differ.
+//! few word operations per eight for short strings) and one copy. Integers are
+//! written by `itoa`, as `serde_json` writes them, and other numbers by
+//! `serde_json` itself, so they cannot differ.
 
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::Error;
@@ -39,18 +40,6 @@ struct Writer {
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// "00", "01", ..., "99".
-const DIGIT_PAIRS: [u8; 200] = {
-    let mut pairs = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        pairs[2 * i] = b'0' + (i / 10) as u8;
-        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    pairs
-};
 
 /// Eight bytes as a little-endian word (`chunk` has at least eight).
 #[inline]
@@ -166,42 +155,11 @@ impl Writer {
         self.out.extend_from_slice(&bytes[start..]);
     }
 
-    /// An unsigned integer in decimal (what `itoa`, and so `serde_json`, writes).
+    /// An integer in decimal, by `itoa` (what `serde_json` uses too).
     #[inline]
-    fn unsigned(&mut self, mut n: u64) {
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        while n >= 10_000 {
-            let rest = (n % 10_000) as usize;
-            n /= 10_000;
-            let (hi, lo) = (rest / 100 * 2, rest % 100 * 2);
-            i -= 4;
-            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[hi..hi + 2]);
-            buf[i + 2..i + 4].copy_from_slice(&DIGIT_PAIRS[lo..lo + 2]);
-        }
-        if n >= 100 {
-            let d = (n % 100) as usize * 2;
-            n /= 100;
-            i -= 2;
-            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
-        }
-        if n >= 10 {
-            let d = n as usize * 2;
-            i -= 2;
-            buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
-        } else {
-            i -= 1;
-            buf[i] = b'0' + n as u8;
-        }
-        self.out.extend_from_slice(&buf[i..]);
-    }
-
-    #[inline]
-    fn signed(&mut self, n: i64) {
-        if n < 0 {
-            self.out.push(b'-');
-        }
-        self.unsigned(n.unsigned_abs());
+    fn integer(&mut self, n: impl itoa::Integer) {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 
     #[inline]
@@ -231,38 +189,38 @@ impl<'a> ser::Serializer for &'a mut Writer {
         Ok(())
     }
     fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.signed(i64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.signed(i64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.signed(i64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.signed(v);
+        self.integer(v);
         Ok(())
     }
     fn serialize_i128(self, v: i128) -> Result<(), Error> {
         self.number(v)
     }
     fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.unsigned(u64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.unsigned(u64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.unsigned(u64::from(v));
+        self.integer(v);
         Ok(())
     }
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.unsigned(v);
+        self.integer(v);
         Ok(())
     }
     fn serialize_u128(self, v: u128) -> Result<(), Error> {

@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// A serialised value: JSON text, shared cheaply.
 ///
@@ -424,75 +424,11 @@ impl Checkpoint {
 }
 
 /// Parses a checkpoint's `ts`: RFC 3339, `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`
-/// (LangGraph writes `2024-07-31T20:14:19.804150+00:00`). `None` if it is not one.
+/// (LangGraph writes `2024-07-31T20:14:19.804150+00:00`), fractions past
+/// nanoseconds cut off. `None` if it is not one.
 pub fn parse_timestamp(ts: &str) -> Option<SystemTime> {
-    fn num(s: &str) -> Option<i64> {
-        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        s.parse().ok()
-    }
-    // ASCII only, so that every byte index below is a char boundary.
-    if !ts.is_ascii() {
-        return None;
-    }
-    let b = ts.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (year, month, day) = (num(&ts[0..4])?, num(&ts[5..7])?, num(&ts[8..10])?);
-    let (hour, minute, second) = (num(&ts[11..13])?, num(&ts[14..16])?, num(&ts[17..19])?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    let mut rest = ts.get(19..)?;
-    let mut nanos: u32 = 0;
-    if let Some(fraction) = rest.strip_prefix('.') {
-        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let kept = &fraction[..digits.min(9)];
-        nanos = u32::try_from(num(kept)?).ok()? * 10u32.pow(9 - kept.len() as u32);
-        rest = &fraction[digits..];
-    }
-    let offset_secs = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let rb = rest.as_bytes();
-            if rb.len() != 6 || rb[3] != b':' {
-                return None;
-            }
-            let sign = match rb[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            sign * (num(&rest[1..3])? * 3600 + num(&rest[4..6])? * 60)
-        }
-    };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
-    let whole = std::time::Duration::from_secs(secs.unsigned_abs());
-    let base = if secs >= 0 {
-        UNIX_EPOCH.checked_add(whole)?
-    } else {
-        UNIX_EPOCH.checked_sub(whole)?
-    };
-    base.checked_add(std::time::Duration::from_nanos(u64::from(nanos)))
+    let at = time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339);
+    at.ok().map(SystemTime::from)
 }
 
 /// Errors of a checkpointer.
@@ -724,7 +660,7 @@ pub fn metadata_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn at(secs: u64, nanos: u32) -> Option<SystemTime> {
         Some(UNIX_EPOCH + Duration::new(secs, nanos))
@@ -846,6 +782,7 @@ mod tests {
             "yyyy-07-31T20:14:19Z",
             "2024-07-31T20:14:19Zjunk",
             "2024-07-31T20:14:1é+00:00",
+            "2024-02-30T00:00:00Z",
         ] {
             assert_eq!(parse_timestamp(bad), None, "{bad:?}");
         }

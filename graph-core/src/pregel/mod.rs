@@ -1102,8 +1102,8 @@ impl<S: State> Run<S> {
     fn prepare(&mut self) -> Result<Vec<Task<S>>, GraphError> {
         let graph = Arc::clone(&self.graph);
         let mut tasks = Vec::with_capacity(self.sends.len() + 1);
-        let step = ids::DecimalText::new(self.step);
-        let step_str = step.as_str();
+        let mut step = itoa::Buffer::new();
+        let step_str = step.format(self.step);
 
         for (i, send) in self.sends.iter().enumerate() {
             let Some(&node) = graph.node_by_name.get(send.node()) else {
@@ -1128,12 +1128,13 @@ impl<S: State> Run<S> {
                 }));
             }
             let name = &graph.nodes[node].name;
-            let index = ids::DecimalText::new(i as i64);
+            let mut index_text = itoa::Buffer::new();
+            let index = index_text.format(i);
             let task_ns = self.task_ns(name);
             let id = self.ids.id(
                 &self.checkpoint,
                 &task_ns,
-                [step_str, name, "__pregel_push", index.as_str()].into_iter(),
+                [step_str, name, "__pregel_push", index].into_iter(),
             );
             tasks.push(Task {
                 node,
