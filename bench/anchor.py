@@ -1,7 +1,7 @@
 """Python LangGraph side of the workloads only stategraph's bench defines.
 
-The shared anchor (shared/bench/python_anchor.py) implements the workloads of
-WORKLOADS.md; this script implements the ones added since, with the same
+The Python anchor that bench/compare.sh runs implements LangGraph's benchmark
+workloads; this script implements the ones added since, with the same
 harness rules and output format, so that bench/compare.sh can put both sides of
 every workload in one table.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the workloads of shared/bench/WORKLOADS.md on Python LangGraph (the anchor)
+# Runs the benchmark workloads on Python LangGraph (the anchor)
 # and on stategraph, interleaved workload by workload on the same machine, and
 # prints a table: median of each, the ratio, and peak RSS of each.
 #

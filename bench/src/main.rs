@@ -1,4 +1,5 @@
-//! Benchmark binary: the workloads of shared/bench/WORKLOADS.md.
+//! Benchmark binary: LangGraph's own benchmark workloads and ours (each described
+//! in `workloads/`), run against Python LangGraph by `bench/compare.sh`.
 //!
 //! `stategraph-bench [--only NAME[,NAME...]] [--quick] [--list]`: one JSON line per
 //! workload on stdout; without `--only`, each workload runs in its own child process.
