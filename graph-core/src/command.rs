@@ -91,7 +91,35 @@ impl GotoTarget for NoGoto {
 /// A task for one node with its own input, instead of the graph state (a PUSH task).
 ///
 /// Build it with [`send`] from a `#[node]` value: the payload type is
-/// checked against the node's input type by the compiler.
+/// checked against the node's input type by the compiler. A router returns
+/// `Vec<Send>` to fan out, one task per item (map-reduce):
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// fn concat(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> { a.extend(b); a }
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Jobs { inputs: Vec<u32>, #[reducer(concat)] squares: Vec<u32> }
+///
+/// #[node(state = Jobs)]
+/// fn square(n: u32) -> JobsUpdate { Jobs::update().squares(vec![n * n]) }
+///
+/// fn fan_out(jobs: &Jobs) -> Vec<stategraph::Send> {
+///     jobs.inputs.iter().map(|&n| send(square, n)).collect()
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), GraphError> {
+/// let app = StateGraph::<Jobs>::new()
+///     .add_node(square)
+///     .add_conditional_edges(START, fan_out)
+///     .compile()?;
+/// let out = app.invoke(Jobs::update().inputs(vec![1, 2, 3]), &RunConfig::new()).await?;
+/// assert_eq!(out.squares, [1, 4, 9]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Send {
     node: Cow<'static, str>,

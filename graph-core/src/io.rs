@@ -99,6 +99,39 @@ impl<S: State> From<Command<&'static str, S::Update>> for GraphInput<S> {
 /// run stopped at a static breakpoint says where in `breakpoint` (resume with
 /// `invoke(None, ..)`). The state then includes the writes of the tasks of the
 /// paused superstep that completed.
+///
+/// ```
+/// use stategraph::checkpoint::InMemorySaver;
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Draft { text: String, approved: bool }
+///
+/// #[node]
+/// fn review(d: &Draft, ctx: &Context) -> Result<DraftUpdate, NodeError> {
+///     let approved: bool = ctx.interrupt(format!("publish {:?}?", d.text))?;
+///     Ok(Draft::update().approved(approved))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), GraphError> {
+/// let app = StateGraph::<Draft>::new()
+///     .add_node(review)
+///     .add_edge(START, review)
+///     .compile_with(InMemorySaver::new())?;
+/// let thread = RunConfig::thread("t1");
+///
+/// let out = app.invoke(Draft::update().text("hello".into()), &thread).await?;
+/// assert!(out.is_interrupted());
+/// assert_eq!(out.interrupts[0].value, stategraph::json!("publish \"hello\"?"));
+/// assert_eq!(out.text, "hello"); // it dereferences to the state
+///
+/// let out = app.invoke(Command::resume(true), &thread).await?;
+/// assert!(!out.is_interrupted());
+/// assert!(out.approved);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct GraphOutput<S> {

@@ -332,7 +332,42 @@ pub struct CheckpointTuple {
     pub pending_writes: Vec<PendingWrite>,
 }
 
-/// Filters for [`Checkpointer::list`].
+/// Filters for [`Checkpointer::list`] (and
+/// [`CompiledGraph::get_state_history`](crate::CompiledGraph::get_state_history)).
+///
+/// ```
+/// use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Count { n: u32 }
+///
+/// #[node]
+/// fn bump(c: &Count) -> CountUpdate { Count::update().n(c.n + 1) }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), GraphError> {
+/// let app = StateGraph::<Count>::new()
+///     .add_node(bump)
+///     .add_edge(START, bump)
+///     .compile_with(InMemorySaver::new())?;
+/// let thread = RunConfig::thread("t1");
+/// app.invoke(Count::update(), &thread).await?;
+/// app.invoke(Count::update(), &thread).await?;
+///
+/// // The two newest checkpoints made from input (newest first).
+/// let inputs = ListOptions {
+///     filter: [("source".to_owned(), stategraph::json!("input"))].into_iter().collect(),
+///     limit: Some(2),
+///     ..ListOptions::default()
+/// };
+/// let history = app.get_state_history(&thread, &inputs).await?;
+/// assert_eq!(history.len(), 2);
+/// let source = |s: &stategraph::StateSnapshot<Count>| s.metadata.as_ref().map(|m| m.source);
+/// assert!(history.iter().all(|s| source(s) == Some(CheckpointSource::Input)));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListOptions {
     /// Only checkpoints whose metadata has all of these entries.

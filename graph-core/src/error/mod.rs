@@ -405,6 +405,45 @@ impl fmt::Display for SerdeValue {
 }
 
 /// Everything that can go wrong building or running a graph.
+///
+/// Match on the variant for what a program can act on; its fields carry the
+/// facts, and its message names them with the fix:
+///
+/// ```
+/// use stategraph::error::GraphProblem;
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+/// struct Job { done: bool }
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("the tool is down")]
+/// struct ToolDown;
+///
+/// #[node]
+/// fn work(_: &Job) -> Result<JobUpdate, ToolDown> { Err(ToolDown) }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// // compile() reports every problem at once.
+/// let Err(GraphError::InvalidGraph { problems }) =
+///     StateGraph::<Job>::new().add_node(work).add_edge(work, "ghost").compile()
+/// else {
+///     panic!("the graph is invalid")
+/// };
+/// assert!(problems.contains(&GraphProblem::NoEntrypoint));
+///
+/// // A node's error keeps its type: downcast the source.
+/// let app = StateGraph::<Job>::new().add_node(work).add_edge(START, work).compile().unwrap();
+/// match app.invoke(Job::update(), &RunConfig::new()).await {
+///     Err(GraphError::NodeFailed { node, source, .. }) => {
+///         assert_eq!(node, "work");
+///         assert!(source.is::<ToolDown>());
+///     }
+///     other => panic!("expected NodeFailed, got {other:?}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraphError {
