@@ -116,10 +116,10 @@ pub use field::{Field, Has, UpdateOf};
 pub use graph::{CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph};
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};
-pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeMarker, NodeOutput, NodeSpec};
+pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeOutput, NodeSpec};
 pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot};
-pub use state::{FieldSet, IsLastStep, ManagedValues, RemainingSteps, State, StateUpdate};
+pub use state::{IsLastStep, RemainingSteps, State, StateUpdate};
 pub use stream::{
     CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes,
     SubgraphEvent,

@@ -117,19 +117,19 @@ pub(crate) fn state(input: &DeriveInput, sg: &CratePath) -> TokenStream {
                     &mut self,
                     _: &mut (),
                     _: &mut [#update],
-                    _: &mut #sg::FieldSet,
+                    _: &mut #sg::state::FieldSet,
                 ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                     ::core::unreachable!()
                 }
                 fn notify_new_step(
                     &mut self,
                     _: &mut (),
-                    _: &#sg::FieldSet,
-                    _: &mut #sg::FieldSet,
+                    _: &#sg::state::FieldSet,
+                    _: &mut #sg::state::FieldSet,
                 ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                     ::core::unreachable!()
                 }
-                fn finish(&mut self, _: &mut (), _: &mut #sg::FieldSet) {
+                fn finish(&mut self, _: &mut (), _: &mut #sg::state::FieldSet) {
                     ::core::unreachable!()
                 }
                 fn is_available(&self, _: &(), _: usize) -> bool {
@@ -141,7 +141,7 @@ pub(crate) fn state(input: &DeriveInput, sg: &CratePath) -> TokenStream {
                 fn visit_saved<__V: #sg::state::FieldVisitor>(
                     &self,
                     _: &(),
-                    _: ::core::option::Option<&#sg::FieldSet>,
+                    _: ::core::option::Option<&#sg::state::FieldSet>,
                     _: &mut __V,
                 ) {
                     ::core::unreachable!()
@@ -161,7 +161,7 @@ pub(crate) fn state(input: &DeriveInput, sg: &CratePath) -> TokenStream {
                 fn is_empty(&self) -> bool {
                     ::core::unreachable!()
                 }
-                fn written_fields(&self, _: &mut #sg::FieldSet) {
+                fn written_fields(&self, _: &mut #sg::state::FieldSet) {
                     ::core::unreachable!()
                 }
                 fn visit_writes<__V: #sg::state::FieldVisitor>(&self, _: &mut __V) {

@@ -39,7 +39,7 @@ pub(crate) fn node_value(
         #[inline]
         // Without the fn's bounds: a state that lacks what the node needs is reported
         // once, by `Node<S>`, where the node is added to its graph.
-        #vis fn #ident #decl (_: #sg::NodeMarker) -> #ident #ty_generics {
+        #vis fn #ident #decl (_: #sg::node::NodeMarker) -> #ident #ty_generics {
             #ident { #value }
         }
 

@@ -723,7 +723,7 @@ fn state_impl(
     });
     let set_managed = has_managed.then(|| {
         quote! {
-            fn set_managed(&mut self, __managed: &#sg::ManagedValues) {
+            fn set_managed(&mut self, __managed: &#sg::state::ManagedValues) {
                 #(#managed)*
             }
         }
@@ -773,7 +773,7 @@ fn state_impl(
                 &mut self,
                 __channels: &mut Self::Channels,
                 __updates: &mut [Self::Update],
-                __changed: &mut #sg::FieldSet,
+                __changed: &mut #sg::state::FieldSet,
             ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                 #({ #apply })*
                 ::core::result::Result::Ok(())
@@ -782,8 +782,8 @@ fn state_impl(
             fn notify_new_step(
                 &mut self,
                 __channels: &mut Self::Channels,
-                __skip: &#sg::FieldSet,
-                __changed: &mut #sg::FieldSet,
+                __skip: &#sg::state::FieldSet,
+                __changed: &mut #sg::state::FieldSet,
             ) -> ::core::result::Result<(), #sg::InvalidUpdateError> {
                 #(#notify)*
                 ::core::result::Result::Ok(())
@@ -792,7 +792,7 @@ fn state_impl(
             fn finish(
                 &mut self,
                 __channels: &mut Self::Channels,
-                __changed: &mut #sg::FieldSet,
+                __changed: &mut #sg::state::FieldSet,
             ) {
                 #(#finish)*
             }
@@ -815,7 +815,7 @@ fn state_impl(
             fn visit_saved<__V: #sg::state::FieldVisitor>(
                 &self,
                 __channels: &Self::Channels,
-                __fields: ::core::option::Option<&#sg::FieldSet>,
+                __fields: ::core::option::Option<&#sg::state::FieldSet>,
                 __visitor: &mut __V,
             ) {
                 #(#saved)*
@@ -953,7 +953,7 @@ fn update_impl(
                 true #(&& self.#names.is_none())*
             }
 
-            fn written_fields(&self, __into: &mut #sg::FieldSet) {
+            fn written_fields(&self, __into: &mut #sg::state::FieldSet) {
                 #(
                     if self.#names.is_some() {
                         __into.insert(#indices);

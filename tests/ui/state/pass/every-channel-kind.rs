@@ -2,7 +2,8 @@
 // importing nothing but the facade.
 use stategraph::prelude::*;
 use stategraph::state::FieldVisitor;
-use stategraph::{FieldSet, ManagedValues, State, StateUpdate};
+use stategraph::state::{FieldSet, ManagedValues};
+use stategraph::{State, StateUpdate};
 
 fn concat(mut current: Vec<String>, update: Vec<String>) -> Vec<String> {
     current.extend(update);
