@@ -7,7 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stategraph::{FieldSet, State, StateUpdate};
+use stategraph::state::FieldSet;
+use stategraph::{State, StateUpdate};
 use stategraph_fuzz::{field, Doc, DocUpdate};
 
 fuzz_target!(|data: &[u8]| {
