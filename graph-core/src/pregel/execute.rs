@@ -215,7 +215,7 @@ impl EarlyWrites {
 
 impl<S: State> Run<S> {
     fn custom_sink(&self) -> Option<CustomSink> {
-        let events = self.events.as_ref()?;
+        let events = self.stream.events.as_ref()?;
         if !events.wants(StreamMode::Custom) {
             return None;
         }
@@ -229,7 +229,7 @@ impl<S: State> Run<S> {
     }
 
     fn message_sink(&self) -> Option<MessageSink> {
-        let events = self.events.as_ref()?;
+        let events = self.stream.events.as_ref()?;
         if !events.wants(StreamMode::Messages) {
             return None;
         }
@@ -261,7 +261,7 @@ impl<S: State> Run<S> {
         unwind::catch(|| runner.cache_key(input)).map_err(|panic| {
             Failure::Elsewhere(panic.at(PanicSite::Serializing {
                 value: SerdeValue::CacheKey(spec.name.to_string()),
-                step: self.step,
+                step: self.schedule.step,
             }))
         })
     }
@@ -304,9 +304,10 @@ impl<S: State> Run<S> {
     /// checkpoint stored (or being stored), and a tokio runtime for the writer.
     fn stores_early(&self, tasks: usize) -> bool {
         tasks > 1
-            && self.checkpoint_saved
+            && self.persist.saved
             && self
-                .persistence
+                .persist
+                .saver
                 .as_ref()
                 .is_some_and(|p| p.durability != crate::config::Durability::Exit)
             && tokio::runtime::Handle::try_current().is_ok()
@@ -315,11 +316,11 @@ impl<S: State> Run<S> {
     /// The step's writer (see [`EarlyWrites`]), started on first use.
     fn early_writer<'w>(&mut self, writer: &'w mut Option<EarlyWrites>) -> Option<&'w EarlyWrites> {
         if writer.is_none() {
-            let p = self.persistence.as_ref()?;
+            let p = self.persist.saver.as_ref()?;
             let (saver, config) = (Arc::clone(&p.saver), p.config.clone());
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Rows>();
-            let previous = self.background_put.take();
-            self.background_put = Some(tokio::spawn(async move {
+            let previous = self.persist.background_put.take();
+            self.persist.background_put = Some(tokio::spawn(async move {
                 if let Some(previous) = previous {
                     previous.await.map_err(|e| {
                         crate::checkpoint::CheckpointError::Storage(
@@ -389,18 +390,18 @@ impl<S: State> Run<S> {
     /// What this step's tasks pass to the graphs they run nested.
     fn step_scope(&self) -> StepScope {
         StepScope {
-            step: self.step,
-            stop: self.stop,
+            step: self.schedule.step,
+            stop: self.schedule.stop,
             config: Arc::clone(&self.config),
             graph_ns: Arc::clone(&self.ns),
-            saver: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
-            resuming: self.resuming,
-            resume_map: (!self.resume_map.is_empty())
-                .then(|| Arc::from(self.resume_map.as_slice())),
-            null_resume: self.null_resume.clone(),
-            checkpoint: self.checkpoint,
+            saver: self.persist.saver.as_ref().map(|p| Arc::clone(&p.saver)),
+            resuming: self.interrupts.resuming,
+            resume_map: (!self.interrupts.resume_map.is_empty())
+                .then(|| Arc::from(self.interrupts.resume_map.as_slice())),
+            null_resume: self.interrupts.null_resume.clone(),
+            checkpoint: self.persist.checkpoint,
             ancestors: self.nested.as_ref().map(|n| Arc::clone(&n.parents)),
-            events: self.nested_events.clone(),
+            events: self.stream.nested_events.clone(),
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
             signals: Default::default(),
         }
@@ -414,14 +415,14 @@ impl<S: State> Run<S> {
                     site: PanicSite::RetryPredicate {
                         node,
                         task_id: task.id.clone(),
-                        step: self.step,
+                        step: self.schedule.step,
                     },
                     message: panic.0.clone(),
                 },
                 None => GraphError::NodeFailed {
                     node,
                     task_id: task.id.clone(),
-                    step: self.step,
+                    step: self.schedule.step,
                     source: e.into_boxed(),
                 },
             },
@@ -429,7 +430,7 @@ impl<S: State> Run<S> {
             Failure::Panic(message) => GraphError::NodePanicked {
                 node,
                 task_id: task.id.clone(),
-                step: self.step,
+                step: self.schedule.step,
                 message,
             },
         }
@@ -455,11 +456,11 @@ impl<S: State> Run<S> {
             }
             return Ok(Box::pin(std::future::ready(Ok(out))));
         };
-        if !answers.is_empty() || self.null_resume.is_some() {
+        if !answers.is_empty() || self.interrupts.null_resume.is_some() {
             *pad = Some(Arc::new(Scratchpad::new(
                 self.interrupt_id_of(task),
                 answers,
-                self.null_resume.clone(),
+                self.interrupts.null_resume.clone(),
             )));
         }
         let ctx = Context::new(
@@ -473,7 +474,7 @@ impl<S: State> Run<S> {
             "task",
             node = %spec.name,
             task_id = %task.id,
-            step = self.step,
+            step = self.schedule.step,
             thread_id = self.config.thread_id(),
         );
         let call = || match (&spec.retry, spec.timeout) {

@@ -33,7 +33,7 @@ impl<S: State> Run<S> {
         let ns = config.get_checkpoint_ns().to_owned();
         let mut run = Run::new(graph, config, None, saver)?;
         if !ns.is_empty() {
-            if let Some(p) = &mut run.persistence {
+            if let Some(p) = &mut run.persist.saver {
                 p.config.checkpoint_ns = ns.clone();
             }
             run.ns = Arc::from(ns);
@@ -64,12 +64,12 @@ impl<S: State> Run<S> {
             .as_ref()
             .map(|events| super::EventSink::nested(events, &ns));
         let mut run = Run::new(graph, config, events, saver)?;
-        run.nested_events = scope.events.clone();
-        if let Some(p) = &mut run.persistence {
+        run.stream.nested_events = scope.events.clone();
+        if let Some(p) = &mut run.persist.saver {
             p.config.checkpoint_ns = ns.clone();
         }
         run.ns = Arc::from(ns);
-        run.resume_map = scope
+        run.interrupts.resume_map = scope
             .resume_map
             .as_deref()
             .map(<[_]>::to_vec)

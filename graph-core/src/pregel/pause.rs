@@ -36,7 +36,8 @@ impl<S: State> Run<S> {
         if at.is_none() {
             return false;
         }
-        self.changed_since_resume()
+        self.interrupts
+            .changed_since_resume(self.schedule.versions.max)
             && tasks
                 .iter()
                 .any(|t| at.matches(&self.graph.nodes[t.node].name))
@@ -60,7 +61,7 @@ impl<S: State> Run<S> {
         tasks: &[Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
-        let nodes = self.breakpoint_nodes(&self.interrupt_before, tasks);
+        let nodes = self.breakpoint_nodes(&self.interrupts.before, tasks);
         self.save_on_exit().await?;
         let (done, results): (Vec<Task<S>>, Vec<TaskResult<S>>) = tasks
             .iter()
@@ -68,22 +69,24 @@ impl<S: State> Run<S> {
             .filter_map(|(t, r)| r.map(|w| (t.without_input(), TaskResult::Restored(w))))
             .unzip();
         if !done.is_empty() {
-            let events = self.events.take();
+            let events = self.stream.events.take();
             let changed_fields = {
                 self.apply(&done, results, None, true)?;
-                self.updated
+                self.schedule
+                    .updated
                     .iter()
                     .next()
                     .is_some_and(|c| c < self.graph.num_fields())
             };
-            self.events = events;
+            self.stream.events = events;
             if changed_fields {
-                self.emit_if(StreamMode::Values, || {
+                self.stream.emit_if(StreamMode::Values, || {
                     StreamEvent::Values(Arc::clone(&self.state))
                 });
             }
         }
-        self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
+        self.stream
+            .emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
             state: Arc::clone(&self.state),
             interrupts: Vec::new(),
@@ -96,9 +99,10 @@ impl<S: State> Run<S> {
         &mut self,
         tasks: &[Task<S>],
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
-        let nodes = self.breakpoint_nodes(&self.interrupt_after, tasks);
+        let nodes = self.breakpoint_nodes(&self.interrupts.after, tasks);
         self.save_on_exit().await?;
-        self.emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
+        self.stream
+            .emit_if(StreamMode::Updates, || StreamEvent::Interrupt(Vec::new()));
         Ok(GraphOutput {
             state: Arc::clone(&self.state),
             interrupts: Vec::new(),
@@ -124,20 +128,22 @@ impl<S: State> Run<S> {
             if paused.interrupts.is_empty() {
                 nested_breakpoints.push(name.to_string());
             }
-            self.emit_if(StreamMode::Tasks, || StreamEvent::TaskResult {
-                id: task.id.clone(),
-                name: Arc::clone(name),
-                error: None,
-                updates: Vec::new(),
-                interrupts: paused.interrupts.clone(),
-            });
-            self.emit_if(StreamMode::Updates, || {
+            self.stream
+                .emit_if(StreamMode::Tasks, || StreamEvent::TaskResult {
+                    id: task.id.clone(),
+                    name: Arc::clone(name),
+                    error: None,
+                    updates: Vec::new(),
+                    interrupts: paused.interrupts.clone(),
+                });
+            self.stream.emit_if(StreamMode::Updates, || {
                 StreamEvent::Interrupt(paused.interrupts.clone())
             });
-            self.emit_if(StreamMode::Values, || StreamEvent::ValuesAtInterrupt {
-                values: Arc::clone(&self.state),
-                interrupts: paused.interrupts.clone(),
-            });
+            self.stream
+                .emit_if(StreamMode::Values, || StreamEvent::ValuesAtInterrupt {
+                    values: Arc::clone(&self.state),
+                    interrupts: paused.interrupts.clone(),
+                });
             all.extend(paused.interrupts.iter().cloned());
         }
         self.persist_step(tasks, &mut results, None).await?;
@@ -177,7 +183,7 @@ impl<S: State> Run<S> {
             match slot.take() {
                 Some(TaskResult::Output(out)) => {
                     let writes = self.resolve_alone(task, out)?;
-                    if self.persistence.is_some() {
+                    if self.persist.saver.is_some() {
                         rows.push((task.id.clone(), self.encode_writes(&writes)?));
                     }
                     *slot = Some(TaskResult::Restored(writes));
@@ -210,24 +216,18 @@ impl<S: State> Run<S> {
                 Blob::encode(&failure.to_string()).map_err(|e| storage_error("an error", e))?;
             rows.push((task_id.to_owned(), vec![(ERROR.to_owned(), text)]));
         }
-        if self.persistence.is_none() {
+        if self.persist.saver.is_none() {
             return Ok(());
         }
-        let source = self.pending_source;
+        let source = self.persist.pending_source;
         self.put_current(source).await?;
-        self.flush_puts().await?;
-        if let Some(p) = &self.persistence {
+        self.persist.flush_puts().await?;
+        if let Some(p) = &self.persist.saver {
             for (task_id, writes) in rows {
                 p.saver.put_writes(&p.config, writes, &task_id).await?;
             }
         }
         Ok(())
-    }
-
-    fn emit_if(&self, mode: StreamMode, event: impl FnOnce() -> StreamEvent<S>) {
-        if let Some(events) = self.events.as_ref().filter(|e| e.wants(mode)) {
-            events.emit(event());
-        }
     }
 }
 

@@ -335,7 +335,7 @@ impl<S: State> Run<S> {
     /// the same number have different texts, and each keys its own blob. Only the
     /// texts this run makes (one salt) are shared by number.
     fn version_text(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
-        if let Some((v, text)) = &self.restored_versions[c] {
+        if let Some((v, text)) = &self.persist.restored_versions[c] {
             if *v == n {
                 return text.clone();
             }
@@ -354,7 +354,7 @@ impl<S: State> Run<S> {
         let mut text = [0u8; 32 + super::VERSION_SALT_LEN];
         let (digits, salt) = text.split_at_mut(32);
         crate::ids::put_digits(digits, n);
-        salt.copy_from_slice(&self.version_salt);
+        salt.copy_from_slice(&self.persist.version_salt);
         SharedStr::from(&*crate::ids::ascii_str(&text))
     }
 
@@ -407,18 +407,20 @@ impl<S: State> Run<S> {
         let graph = Arc::clone(&self.graph);
         // What a checkpoint lists, brought up to date for the channels that changed.
         let Some(mut book) = self
-            .persistence
+            .persist
+            .saver
             .as_mut()
             .map(|p| std::mem::take(&mut p.book))
         else {
             return Err(GraphError::NoCheckpointer("storing a checkpoint"));
         };
         book.listed
-            .update(&graph.channel_rank, self.versions.changed(), |c| {
-                self.versions[c] > 0 && (!self.is_blank(c) || book.last_ran_triggers.contains(c))
+            .update(&graph.channel_rank, self.schedule.versions.changed(), |c| {
+                self.schedule.versions[c] > 0
+                    && (!self.is_blank(c) || book.last_ran_triggers.contains(c))
             });
         let result = self.checkpoint_of(&book.listed, id, with_updated);
-        if let Some(p) = &mut self.persistence {
+        if let Some(p) = &mut self.persist.saver {
             p.book = book;
         }
         result
@@ -436,12 +438,12 @@ impl<S: State> Run<S> {
         let texts: SmallVec<[SharedStr; 16]> = listed
             .ids
             .iter()
-            .map(|&c| self.version_text(c, self.versions[c], &mut made))
+            .map(|&c| self.version_text(c, self.schedule.versions[c], &mut made))
             .collect();
         let mut changed_fields = FieldSet::default();
         let mut changed = 0;
         for &c in &listed.ids {
-            if self.versions.is_changed(c) {
+            if self.schedule.versions.is_changed(c) {
                 changed += 1;
                 if c < graph.num_fields() {
                     changed_fields.insert(c);
@@ -460,7 +462,11 @@ impl<S: State> Run<S> {
         let visited =
             unwind::catch(|| state.visit_saved(fields, Some(&changed_fields), &mut collector));
         if let Err(panic) = visited {
-            return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
+            return Err(serialize_panic(
+                panic,
+                collector.at,
+                self.persist.checkpoint_step,
+            ));
         }
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
@@ -472,7 +478,7 @@ impl<S: State> Run<S> {
         let mut channel_values = Vec::with_capacity(changed);
         for (&c, text) in listed.ids.iter().zip(&texts) {
             let name = SharedStr::from(&graph.channel_names[c]);
-            if self.versions.is_changed(c) {
+            if self.schedule.versions.is_changed(c) {
                 new_versions.push((name.clone(), text.clone()));
                 let value = if c < graph.num_fields() {
                     values[c].take()
@@ -488,7 +494,7 @@ impl<S: State> Run<S> {
 
         // A version seen is usually the channel's current one: shared, not rebuilt.
         let mut seen_text = |c: usize, v: u64| match listed.position(&graph.channel_rank, c) {
-            Some(k) if self.versions[c] == v => texts[k].clone(),
+            Some(k) if self.schedule.versions[c] == v => texts[k].clone(),
             _ => self.version_text(c, v, &mut made),
         };
         static INPUT_KEY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
@@ -506,7 +512,7 @@ impl<S: State> Run<S> {
         nodes.dedup();
         let mut versions_seen = Vec::with_capacity(nodes.len() + 2);
         for node in nodes {
-            let Some(seen) = &self.seen[node] else {
+            let Some(seen) = &self.schedule.seen[node] else {
                 continue;
             };
             let spec = &graph.nodes[node];
@@ -524,14 +530,16 @@ impl<S: State> Run<S> {
         }
         let mut versions_seen = NameMap::from_sorted(versions_seen);
         versions_seen.insert(shared_key(&INPUT_KEY, "__input__"), ChannelVersions::new());
-        let interrupt_seen = |c: usize| self.interrupt_seen.get(c).copied().unwrap_or(0);
+        let interrupt_seen = |c: usize| self.interrupts.seen.get(c).copied().unwrap_or(0);
         // When only unlisted channels changed since the last resume, the entries
         // of the listed ones would read as "nothing changed": none are stored.
-        let changed_unlisted = self.changed_since_resume()
+        let changed_unlisted = self
+            .interrupts
+            .changed_since_resume(self.schedule.versions.max)
             && !listed
                 .ids
                 .iter()
-                .any(|&c| self.versions[c] > interrupt_seen(c));
+                .any(|&c| self.schedule.versions[c] > interrupt_seen(c));
         let interrupt_seen: Vec<_> = listed
             .ids
             .iter()
@@ -553,6 +561,7 @@ impl<S: State> Run<S> {
 
         let updated_channels = with_updated.then(|| {
             let mut names: Vec<SharedStr> = self
+                .schedule
                 .updated
                 .iter()
                 .map(|c| SharedStr::from(&graph.channel_names[c]))
@@ -589,7 +598,11 @@ impl<S: State> Run<S> {
                 }
             });
             if let Err(panic) = visited {
-                return Err(serialize_panic(panic, collector.at, self.checkpoint_step));
+                return Err(serialize_panic(
+                    panic,
+                    collector.at,
+                    self.persist.checkpoint_step,
+                ));
             }
             if let Some(e) = collector.error {
                 return Err(encode_error("the input", e));
@@ -600,7 +613,7 @@ impl<S: State> Run<S> {
         if c == graph.tasks_channel() {
             let mut sends = Vec::with_capacity(self.sends.len());
             for s in &self.sends {
-                let arg = encode_send(s, self.checkpoint_step)?;
+                let arg = encode_send(s, self.persist.checkpoint_step)?;
                 sends.push(SendForm {
                     node: s.node().to_owned(),
                     arg,
@@ -642,11 +655,11 @@ impl<S: State> Run<S> {
             let n = parse_version(text).ok_or_else(|| {
                 decode_error(tuple, format!("the version of channel `{name}`"), text)
             })?;
-            self.versions.set(c, n);
-            if let Some(p) = &mut self.persistence {
+            self.schedule.versions.set(c, n);
+            if let Some(p) = &mut self.persist.saver {
                 p.book.listed.restored(&graph.channel_rank, c);
             }
-            self.restored_versions[c] = Some((n, text.clone()));
+            self.persist.restored_versions[c] = Some((n, text.clone()));
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
                 let state = Arc::make_mut(&mut self.state);
@@ -694,7 +707,7 @@ impl<S: State> Run<S> {
                     ),
                 }
                 if matches!(channel, ControlChannel::Branch(_)) && channel.is_available() {
-                    self.live_branches.push(c);
+                    self.schedule.live_branches.push(c);
                 }
             }
         }
@@ -703,8 +716,8 @@ impl<S: State> Run<S> {
                 for (name, text) in seen {
                     if let Some(&c) = graph.channel_ids.get(name.as_str()) {
                         let v = parse_version(text).unwrap_or(0);
-                        self.interrupt_seen[c] = v;
-                        self.interrupt_seen_max = self.interrupt_seen_max.max(v);
+                        self.interrupts.seen[c] = v;
+                        self.interrupts.seen_max = self.interrupts.seen_max.max(v);
                     }
                 }
                 continue;
@@ -713,7 +726,7 @@ impl<S: State> Run<S> {
                 continue;
             };
             let triggers = &graph.nodes[node].triggers;
-            let entry = self.seen[node].get_or_insert_with(|| vec![0; triggers.len()]);
+            let entry = self.schedule.seen[node].get_or_insert_with(|| vec![0; triggers.len()]);
             for (i, &c) in triggers.iter().enumerate() {
                 if let Some(text) = seen.get(&graph.channel_names[c]) {
                     entry[i] = parse_version(text).unwrap_or(0);
@@ -723,18 +736,18 @@ impl<S: State> Run<S> {
             self.ran(node, latest);
         }
         // Breakpoints: did a stored channel change since the last resume?
-        self.interrupt_changed = cp.channel_versions.iter().any(|(name, _)| {
+        self.interrupts.changed = cp.channel_versions.iter().any(|(name, _)| {
             graph
                 .channel_ids
                 .get(name.as_str())
-                .is_some_and(|&c| self.versions[c] > self.interrupt_seen[c])
+                .is_some_and(|&c| self.schedule.versions[c] > self.interrupts.seen[c])
         });
-        self.updated.clear();
-        self.updated_known = match &cp.updated_channels {
+        self.schedule.updated.clear();
+        self.schedule.updated_known = match &cp.updated_channels {
             Some(names) => {
                 for name in names {
                     if let Some(&c) = graph.channel_ids.get(name.as_str()) {
-                        self.updated.insert(c);
+                        self.schedule.updated.insert(c);
                     }
                 }
                 true
@@ -742,7 +755,7 @@ impl<S: State> Run<S> {
             None => false,
         };
         // Every restored version is stored already.
-        self.versions.clear_changed();
+        self.schedule.versions.clear_changed();
         Ok(())
     }
 
@@ -808,7 +821,7 @@ impl<S: State> Run<S> {
             }
         });
         if let Err(panic) = visited {
-            return Err(serialize_panic(panic, collector.at, self.step));
+            return Err(serialize_panic(panic, collector.at, self.schedule.step));
         }
         if let Some(e) = collector.error {
             return Err(encode_error("a node's update", e));
@@ -823,7 +836,7 @@ impl<S: State> Run<S> {
                     Blob::encode(&**name).map_err(|e| encode_error("a join write", e))?,
                 )),
                 ControlWrite::Send(s) => {
-                    let arg = encode_send(s, self.step)?;
+                    let arg = encode_send(s, self.schedule.step)?;
                     let form = SendForm {
                         node: s.node().to_owned(),
                         arg,

@@ -79,7 +79,7 @@ impl<S: State> Run<S> {
         }
         match &cmd.resume {
             Some(Resume::Invalid(error)) => return Err(GraphError::InvalidResume(error.clone())),
-            Some(_) if self.persistence.is_none() => {
+            Some(_) if self.persist.saver.is_none() => {
                 return Err(GraphError::NoCheckpointer("Command::resume"))
             }
             Some(_) => {
@@ -123,15 +123,15 @@ impl<S: State> Run<S> {
             .iter()
             .find(|w| w.task_id == NULL_TASK_ID && w.channel == persist::RESUME)
         {
-            self.null_resume = Some(Arc::new(NullResume::new(own.value.clone())));
+            self.interrupts.null_resume = Some(Arc::new(NullResume::new(own.value.clone())));
         }
         self.apply_null_writes(tuple, &pending)?;
         // Breakpoints fire again only once something changes after this point.
-        self.interrupt_seen = (0..self.graph.num_channels())
-            .map(|c| self.versions[c])
+        self.interrupts.seen = (0..self.graph.num_channels())
+            .map(|c| self.schedule.versions[c])
             .collect();
-        self.interrupt_seen_max = self.versions.max;
-        self.interrupt_changed = false;
+        self.interrupts.seen_max = self.schedule.versions.max;
+        self.interrupts.changed = false;
         if time_traveling
             && !matches!(
                 tuple.metadata.source,
@@ -141,10 +141,10 @@ impl<S: State> Run<S> {
             // The fork has new task ids: the old interrupts no longer apply.
             pending.retain(|w| w.channel != persist::INTERRUPT);
             self.store_update(CheckpointSource::Fork).await?;
-            self.step += 1;
-            self.stop += 1;
+            self.schedule.step += 1;
+            self.schedule.stop += 1;
         }
-        if let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Values)) {
+        if let Some(events) = self.stream.wanting(StreamMode::Values) {
             events.emit(StreamEvent::Values(Arc::clone(&self.state)));
         }
         Ok(pending)
@@ -228,10 +228,10 @@ impl<S: State> Run<S> {
                         pending: pending_interrupts(&waiting),
                     }));
                 }
-                self.resume_map = map;
+                self.interrupts.resume_map = map;
             }
         }
-        if rows.is_empty() && self.resume_map.is_empty() {
+        if rows.is_empty() && self.interrupts.resume_map.is_empty() {
             return Err(GraphError::EmptyInput(EmptyInputError::EmptyCommand));
         }
         if rows.is_empty() {
@@ -250,7 +250,7 @@ impl<S: State> Run<S> {
             .map(|w| (w.channel.clone(), w.value.clone()))
             .collect();
         stored.extend(rows.iter().cloned());
-        if let Some(p) = &self.persistence {
+        if let Some(p) = &self.persist.saver {
             p.saver.put_writes(&p.config, stored, NULL_TASK_ID).await?;
         }
         pending.extend(rows.into_iter().map(|(channel, value)| PendingWrite {
@@ -293,17 +293,17 @@ impl<S: State> Run<S> {
             id: NULL_TASK_ID.to_owned(),
             input: None,
         };
-        let (before, known) = (self.updated.clone(), self.updated_known);
-        let events = self.events.take();
+        let (before, known) = (self.schedule.updated.clone(), self.schedule.updated_known);
+        let events = self.stream.events.take();
         let applied = self.apply(&[pseudo], vec![TaskResult::Restored(writes)], None, false);
-        self.events = events;
+        self.stream.events = events;
         applied?;
-        let mut updated: FieldSet = std::mem::take(&mut self.updated);
+        let mut updated: FieldSet = std::mem::take(&mut self.schedule.updated);
         for c in before.iter() {
             updated.insert(c);
         }
-        self.updated = updated;
-        self.updated_known = known;
+        self.schedule.updated = updated;
+        self.schedule.updated_known = known;
         Ok(())
     }
 
@@ -334,9 +334,10 @@ impl<S: State> Run<S> {
                 .find(|w| w.channel == persist::RESUME)
                 .map(|w| decode_answers(&w.value))
                 .unwrap_or_default();
-            if !self.resume_map.is_empty() {
+            if !self.interrupts.resume_map.is_empty() {
                 let id = self.interrupt_id_of(task);
-                if let Some((_, value)) = self.resume_map.iter().find(|(k, _)| *k == id) {
+                if let Some((_, value)) = self.interrupts.resume_map.iter().find(|(k, _)| *k == id)
+                {
                     mine.push(value.clone());
                 }
             }

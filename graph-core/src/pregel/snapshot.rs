@@ -19,10 +19,10 @@ impl<S: State> Run<S> {
         apply_pending: bool,
     ) -> Result<StateSnapshot<S>, GraphError> {
         self.restore(tuple)?;
-        self.step = tuple.metadata.step + 1;
-        self.stop = self.step + 2;
+        self.schedule.step = tuple.metadata.step + 1;
+        self.schedule.stop = self.schedule.step + 2;
         if let Some(bytes) = crate::ids::parse_uuid(&tuple.checkpoint.id) {
-            self.checkpoint = bytes;
+            self.persist.checkpoint = bytes;
         }
         let tasks = self.prepare()?;
         self.apply_null_writes(tuple, &tuple.pending_writes)?;

@@ -141,7 +141,7 @@ impl<S: State> Run<S> {
         routes_and_edges(graph, task.node, &mut out, &mut control);
         if !graph.nodes[task.node].branches.is_empty() {
             if out.updates.iter().all(|u| u.is_empty()) {
-                route(graph, task, self.step, &self.state, &mut control)?;
+                route(graph, task, self.schedule.step, &self.state, &mut control)?;
             } else {
                 self.route_on_own_writes(task, &out.updates, &mut control)?;
             }
@@ -165,8 +165,8 @@ impl<S: State> Run<S> {
         let mut channels = self.fields.clone();
         let mut own = updates.to_vec();
         unwind::catch(|| fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default()))
-            .map_err(|panic| panic.applying(self.step))??;
-        route(&self.graph, task, self.step, &fresh, out)
+            .map_err(|panic| panic.applying(self.schedule.step))??;
+        route(&self.graph, task, self.schedule.step, &fresh, out)
     }
 
     /// Applies one superstep's writes. `input`, when given, is written to
@@ -207,7 +207,7 @@ impl<S: State> Run<S> {
             }
         }
 
-        if let Some(events) = &self.events {
+        if let Some(events) = &self.stream.events {
             let (updates, results) = (
                 events.wants(StreamMode::Updates),
                 events.wants(StreamMode::Tasks),
@@ -240,10 +240,11 @@ impl<S: State> Run<S> {
         for task in tasks {
             if let TaskPath::Pull(_) = task.path {
                 let triggers = &graph.nodes[task.node].triggers;
-                let seen = self.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
+                let seen =
+                    self.schedule.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
                 for (i, &c) in triggers.iter().enumerate() {
-                    if self.versions[c] > 0 {
-                        seen[i] = self.versions[c];
+                    if self.schedule.versions[c] > 0 {
+                        seen[i] = self.schedule.versions[c];
                     }
                 }
                 let latest = seen.iter().copied().max().unwrap_or(0);
@@ -251,7 +252,7 @@ impl<S: State> Run<S> {
             }
         }
 
-        let nv = self.next_version();
+        let nv = self.schedule.next_version();
         let base = graph.control_base();
 
         // Consume the channels that triggered tasks.
@@ -265,7 +266,7 @@ impl<S: State> Run<S> {
         consumed.dedup();
         for c in consumed {
             if self.control[c - base].consume() {
-                self.versions.set(c, nv);
+                self.schedule.versions.set(c, nv);
             }
         }
 
@@ -289,7 +290,13 @@ impl<S: State> Run<S> {
                 continue;
             }
             if !wrote_fields[ti] {
-                route(&graph, &tasks[ti], self.step, &self.state, &mut control[ti])?;
+                route(
+                    &graph,
+                    &tasks[ti],
+                    self.schedule.step,
+                    &self.state,
+                    &mut control[ti],
+                )?;
             } else if writers == 1 {
                 route_after_fields = Some(ti);
             } else {
@@ -298,7 +305,7 @@ impl<S: State> Run<S> {
         }
 
         // State fields.
-        let mut updated = std::mem::take(&mut self.updated);
+        let mut updated = std::mem::take(&mut self.schedule.updated);
         updated.clear();
         let mut updates: Vec<S::Update> = Vec::new();
         for &ti in &order {
@@ -313,18 +320,24 @@ impl<S: State> Run<S> {
         if updates.iter().any(|u| !u.is_empty()) {
             let (state, fields) = (Arc::make_mut(&mut self.state), &mut self.fields);
             unwind::catch(|| state.apply_updates(fields, &mut updates, &mut changed))
-                .map_err(|panic| panic.applying(self.step))??;
+                .map_err(|panic| panic.applying(self.schedule.step))??;
             self.mark(&changed, nv, &mut updated);
         }
         if let Some(ti) = route_after_fields {
-            route(&graph, &tasks[ti], self.step, &self.state, &mut control[ti])?;
+            route(
+                &graph,
+                &tasks[ti],
+                self.schedule.step,
+                &self.state,
+                &mut control[ti],
+            )?;
         }
 
         // Graph input goes to `__start__` (an ephemeral channel).
         let start = graph.start_channel();
         if let Some(input) = input {
             self.start_input = Some(input);
-            self.versions.set(start, nv);
+            self.schedule.versions.set(start, nv);
             updated.insert(start);
         }
 
@@ -354,11 +367,11 @@ impl<S: State> Run<S> {
         for (c, n) in triggers {
             let channel = &mut self.control[c - base];
             if channel.trigger(n)? {
-                self.versions.set(c, nv);
+                self.schedule.versions.set(c, nv);
                 if channel.is_available() {
                     updated.insert(c);
-                    if channel.is_ephemeral() && !self.live_branches.contains(&c) {
-                        self.live_branches.push(c);
+                    if channel.is_ephemeral() && !self.schedule.live_branches.contains(&c) {
+                        self.schedule.live_branches.push(c);
                     }
                 }
             }
@@ -366,7 +379,7 @@ impl<S: State> Run<S> {
         for (c, names) in joins {
             let channel = &mut self.control[c - base];
             if channel.join(names)? {
-                self.versions.set(c, nv);
+                self.schedule.versions.set(c, nv);
                 if channel.is_available() {
                     updated.insert(c);
                 }
@@ -378,7 +391,7 @@ impl<S: State> Run<S> {
             let changed = !self.sends.is_empty() || !sends.is_empty();
             self.sends = sends;
             if changed {
-                self.versions.set(tasks_channel, nv);
+                self.schedule.versions.set(tasks_channel, nv);
                 if !self.sends.is_empty() {
                     updated.insert(tasks_channel);
                 }
@@ -396,14 +409,14 @@ impl<S: State> Run<S> {
             self.mark(&changed, nv, &mut updated);
             if self.start_input.is_some() && !updated.contains(start) {
                 self.start_input = None;
-                self.versions.set(start, nv);
+                self.schedule.versions.set(start, nv);
             }
             if !self.sends.is_empty() && !updated.contains(tasks_channel) {
                 self.sends.clear();
-                self.versions.set(tasks_channel, nv);
+                self.schedule.versions.set(tasks_channel, nv);
             }
-            let (control_channels, versions) = (&mut self.control, &mut self.versions);
-            self.live_branches.retain(|&c| {
+            let (control_channels, versions) = (&mut self.control, &mut self.schedule.versions);
+            self.schedule.live_branches.retain(|&c| {
                 if updated.contains(c) {
                     return true;
                 }
@@ -420,7 +433,7 @@ impl<S: State> Run<S> {
                 self.mark(&changed, nv, &mut updated);
                 for (i, channel) in self.control.iter_mut().enumerate() {
                     if channel.has_finish() && channel.finish() {
-                        self.versions.set(base + i, nv);
+                        self.schedule.versions.set(base + i, nv);
                         if channel.is_available() {
                             updated.insert(base + i);
                         }
@@ -429,7 +442,7 @@ impl<S: State> Run<S> {
             }
         }
 
-        if let Some(events) = self.events.as_ref().filter(|e| e.wants(StreamMode::Values)) {
+        if let Some(events) = self.stream.wanting(StreamMode::Values) {
             if updated
                 .iter()
                 .next()
@@ -438,15 +451,15 @@ impl<S: State> Run<S> {
                 events.emit(StreamEvent::Values(Arc::clone(&self.state)));
             }
         }
-        self.updated = updated;
-        self.updated_known = true;
+        self.schedule.updated = updated;
+        self.schedule.updated_known = true;
         Ok(())
     }
 
     /// Bumps the version of every changed field and records the available ones.
     fn mark(&mut self, changed: &FieldSet, nv: u64, updated: &mut FieldSet) {
         for f in changed.iter() {
-            self.versions.set(f, nv);
+            self.schedule.versions.set(f, nv);
             if self.state.is_available(&self.fields, f) {
                 updated.insert(f);
             }

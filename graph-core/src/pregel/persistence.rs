@@ -1,0 +1,276 @@
+//! Persistence: the saver a run stores through, the checkpoint the state is
+//! at, and when it is stored (durability), with the lease on the thread
+//! (docs/semantics.md §6). Building and reading checkpoints is `persist`'s.
+
+use super::{lease, persist, Run};
+use crate::checkpoint::{CheckpointConfig, CheckpointSource, CheckpointTuple, Checkpointer};
+use crate::config::Durability;
+use crate::error::GraphError;
+use crate::ids;
+use crate::state::State;
+use std::sync::Arc;
+
+/// Where a run persists: the saver, the checkpoint its next put descends from,
+/// and what the run tracks to build each checkpoint in what changed. Boxed in
+/// the run: a run without a saver (a subgraph in a fan-out, say) stays small.
+pub(super) struct Saver {
+    pub(super) saver: Arc<dyn Checkpointer>,
+    /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
+    pub(super) config: CheckpointConfig,
+    pub(super) durability: Durability,
+    pub(super) book: persist::Book,
+}
+
+/// The checkpoint a run's state is at, and how it gets stored, owned by the run.
+pub(crate) struct Persist {
+    /// The saver, when the run has one.
+    pub(super) saver: Option<Box<Saver>>,
+    /// The id of the current checkpoint (the state the next step starts from).
+    pub(super) checkpoint: [u8; 16],
+    /// Whether the current checkpoint has been stored (or is being stored).
+    pub(super) saved: bool,
+    /// The put running in the background (durability `async`).
+    pub(super) background_put:
+        Option<tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>>,
+    /// Source and step of the current checkpoint (stored later under `exit`).
+    pub(super) pending_source: CheckpointSource,
+    pub(super) checkpoint_step: i64,
+    /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
+    pub(super) restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
+    /// The random fraction of version strings made by this run.
+    pub(super) version_salt: [u8; VERSION_SALT_LEN],
+}
+
+/// The random fraction of the version strings a run makes, LangGraph's
+/// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
+/// make the same version numbers, and must not collide on a blob key.
+fn version_salt() -> [u8; VERSION_SALT_LEN] {
+    let mut salt = *b".0.0000000000000000";
+    ids::put_digits(&mut salt[3..], fastrand::u64(..10_000_000_000_000_000));
+    salt
+}
+
+/// The length of a run's version salt (`.0.` and 16 digits).
+pub(crate) const VERSION_SALT_LEN: usize = 19;
+
+impl Persist {
+    /// The persistence of a run over `channels` channels, storing through
+    /// `saver` (none: the run stores nothing).
+    pub(super) fn new(saver: Option<Box<Saver>>, channels: usize) -> Self {
+        Persist {
+            saver,
+            checkpoint: [0; 16],
+            saved: false,
+            background_put: None,
+            pending_source: CheckpointSource::Input,
+            checkpoint_step: -1,
+            restored_versions: vec![None; channels],
+            version_salt: version_salt(),
+        }
+    }
+
+    /// The state at `step` is a new checkpoint of `source`, not yet stored.
+    pub(super) fn new_checkpoint(&mut self, step: i64, source: CheckpointSource) {
+        self.checkpoint = ids::checkpoint_id(step);
+        self.saved = false;
+        self.pending_source = source;
+        self.checkpoint_step = step;
+    }
+
+    /// The saver's durability, if the run has a saver.
+    pub(super) fn durability(&self) -> Option<Durability> {
+        self.saver.as_ref().map(|p| p.durability)
+    }
+
+    /// Waits for the checkpoint being stored in the background (durability `async`).
+    pub(super) async fn flush_puts(&mut self) -> Result<(), GraphError> {
+        if let Some(handle) = self.background_put.take() {
+            match handle.await {
+                Ok(result) => result?,
+                Err(e) => {
+                    return Err(GraphError::Checkpoint(
+                        crate::checkpoint::CheckpointError::Storage(
+                            format!("storing a checkpoint in the background failed: {e}").into(),
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<S: State> Run<S> {
+    /// A run that fails still waits for the checkpoint it was storing in the
+    /// background (durability `async`) before it returns and gives up its
+    /// thread: the next run then reads that checkpoint, not the one before it.
+    pub(super) async fn settle_puts(&mut self, failure: &GraphError) {
+        if let Err(e) = self.persist.flush_puts().await {
+            tracing::warn!(error = %e, %failure, "a failed run could not store its last checkpoint");
+        }
+    }
+
+    /// The saver's guard of the thread of a run that is not nested in another
+    /// ([`Checkpointer::begin_run`]): across processes, what the lease is within
+    /// one. A run at a subgraph's namespace (`update_state` of a subgraph's
+    /// state) holds the whole thread too; a nested run is covered by its root's.
+    pub(super) async fn begin_run(&self) -> Result<crate::checkpoint::RunGuard, GraphError> {
+        use crate::checkpoint::RunGuard;
+        let Some(p) = self
+            .persist
+            .saver
+            .as_ref()
+            .filter(|_| self.nested.is_none())
+        else {
+            return Ok(RunGuard::none());
+        };
+        Ok(p.saver
+            .begin_run(&p.config.thread_id, &p.config.checkpoint_ns)
+            .await?)
+    }
+
+    /// The run, storing through the guard's writer when it has one (a saver
+    /// view that fences this run's writes; see `RunGuard::with_writer`). Graphs
+    /// nested in the run use it too: they take the saver from the run.
+    pub(super) fn write_through(mut self, guard: &crate::checkpoint::RunGuard) -> Self {
+        if let (Some(p), Some(writer)) = (&mut self.persist.saver, guard.writer()) {
+            p.saver = Arc::clone(writer);
+        }
+        self
+    }
+
+    /// The lease on this run's thread and namespace (none without a saver).
+    pub(super) fn lease(&self) -> Result<Option<lease::ThreadLease>, GraphError> {
+        self.persist
+            .saver
+            .as_ref()
+            .map(|p| {
+                lease::ThreadLease::acquire(&p.saver, &p.config.thread_id, &p.config.checkpoint_ns)
+            })
+            .transpose()
+    }
+
+    /// Loads the thread's checkpoint (the addressed one, or the latest).
+    pub(super) async fn load(&mut self) -> Result<Option<CheckpointTuple>, GraphError> {
+        let Some(p) = &self.persist.saver else {
+            self.persist.checkpoint = ids::checkpoint_id(self.schedule.step);
+            return Ok(None);
+        };
+        let tuple = p.saver.get_tuple(&p.config).await?;
+        match &tuple {
+            Some(tuple) => {
+                self.restore(tuple)?;
+                self.persist.checkpoint_step = tuple.metadata.step;
+                self.persist.pending_source = tuple.metadata.source;
+                self.schedule.step = tuple.metadata.step + 1;
+                if let Some(bytes) = ids::parse_uuid(&tuple.checkpoint.id) {
+                    self.persist.checkpoint = bytes;
+                }
+                self.persist.saved = true;
+                if let Some(p) = &mut self.persist.saver {
+                    p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
+                }
+            }
+            None => {
+                if let Some(id) = &p.config.checkpoint_id {
+                    return Err(GraphError::Checkpoint(
+                        crate::checkpoint::CheckpointError::NotFound {
+                            thread_id: p.config.thread_id.clone(),
+                            checkpoint_ns: p.config.checkpoint_ns.clone(),
+                            checkpoint_id: id.clone(),
+                        },
+                    ));
+                }
+                self.persist.checkpoint = ids::checkpoint_id(self.schedule.step);
+            }
+        }
+        Ok(tuple)
+    }
+
+    /// Creates the checkpoint of the current state and stores it as the durability
+    /// mode says; the step's new checkpoint id is taken either way.
+    pub(super) async fn save(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
+        self.persist.new_checkpoint(self.schedule.step, source);
+        match &self.persist.saver {
+            Some(p) if p.durability != Durability::Exit => self.put_current(source).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Stores the state as a checkpoint of `source` at the current step.
+    /// Whatever the durability mode (updates and forks are stored at once).
+    pub(super) async fn store_update(
+        &mut self,
+        source: CheckpointSource,
+    ) -> Result<(), GraphError> {
+        self.persist.new_checkpoint(self.schedule.step, source);
+        self.put_current(source).await?;
+        self.persist.flush_puts().await
+    }
+
+    /// Stores the current checkpoint (if not stored yet).
+    pub(super) async fn put_current(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
+        if self.persist.saved {
+            return Ok(());
+        }
+        let Some(durability) = self.persist.durability() else {
+            return Ok(());
+        };
+        let id = ids::format_uuid(&self.persist.checkpoint);
+        // `update_state` checkpoints record no updated channels (docs/semantics.md
+        // §6.1, §7.3): whoever loads one considers every node.
+        let with_updated = self.schedule.updated_known && source != CheckpointSource::Update;
+        let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), with_updated)?;
+        // The checkpoint holds every change so far: the next one holds only later ones.
+        self.schedule.versions.clear_changed();
+        let metadata = self.metadata(source, self.persist.checkpoint_step);
+        let in_background = durability == Durability::Async
+            && source == CheckpointSource::Loop
+            && tokio::runtime::Handle::try_current().is_ok();
+        // Puts are ordered: the previous one finishes before the next starts.
+        self.persist.flush_puts().await?;
+        let Some(p) = &mut self.persist.saver else {
+            return Ok(());
+        };
+        if in_background {
+            let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
+            self.persist.background_put = Some(tokio::spawn(async move {
+                saver
+                    .put(&parent, checkpoint, metadata, new_versions)
+                    .await
+                    .map(drop)
+            }));
+        } else {
+            p.saver
+                .put(&p.config, checkpoint, metadata, new_versions)
+                .await?;
+        }
+        // The next checkpoint descends from this one.
+        p.config.checkpoint_id = Some(id);
+        self.persist.saved = true;
+        Ok(())
+    }
+
+    /// The end of a run: the final checkpoint is stored (durability `exit`) and
+    /// every background put has completed.
+    pub(super) async fn save_on_exit(&mut self) -> Result<(), GraphError> {
+        let source = self.persist.pending_source;
+        self.put_current(source).await?;
+        self.persist.flush_puts().await
+    }
+
+    pub(super) fn current_config(&self) -> Result<CheckpointConfig, GraphError> {
+        self.persist
+            .saver
+            .as_ref()
+            .map(|p| p.config.clone())
+            .ok_or(GraphError::NoCheckpointer("update_state"))
+    }
+
+    /// Node `node` ran and saw versions up to `seen` (see `persist::Book::ran`).
+    pub(super) fn ran(&mut self, node: usize, seen: u64) {
+        if let Some(p) = &mut self.persist.saver {
+            p.book.ran(&self.graph.nodes, node, seen);
+        }
+    }
+}
