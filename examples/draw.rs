@@ -60,10 +60,10 @@ fn publish(_: &Review) {}
 
 fn critique_graph() -> Result<CompiledGraph<Critique>, GraphError> {
     StateGraph::<Critique>::new()
-        .add_node_fn("read", |_: &Critique| ())
-        .add_node_fn("comment", |c: &Critique| {
+        .add_node(node_fn("read", |_: &Critique| ()))
+        .add_node(node_fn("comment", |c: &Critique| {
             Critique::update().note(format!("{}: fine", c.draft))
-        })
+        }))
         .add_edge(START, "read")
         .add_edge("read", "comment")
         .compile()

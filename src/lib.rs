@@ -317,9 +317,9 @@ pub type JsonValue = serde_json::Value;
 pub mod prelude {
     pub use graph_core::channels::{Overwrite, ReducerWrite, TopicWrite};
     pub use graph_core::{
-        send, Breakpoints, Command, CompiledGraph, Context, GraphError, GraphOutput, Interrupt,
-        IsLastStep, NodeError, NodeOptions, RemainingSteps, RunConfig, StateGraph, StreamEvent,
-        StreamMode, END, START,
+        async_node_fn, node_fn, send, Breakpoints, Command, CompileOptions, CompiledGraph, Context,
+        GraphError, GraphOutput, Interrupt, IsLastStep, NodeError, NodeOptions, RemainingSteps,
+        RunConfig, StateGraph, StreamEvent, StreamMode, END, START,
     };
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;

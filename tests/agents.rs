@@ -72,18 +72,21 @@ async fn a_hand_built_agent_loop_with_tool_fns() {
         AiMessage::new("Paris has 2.1 million people."),
     ]);
     let app = StateGraph::<Chat>::new()
-        .add_async_node_fn("agent", move |s: std::sync::Arc<Chat>, ctx: Context| {
-            let (model, specs) = (model.clone(), specs.clone());
-            async move {
-                let request = ChatRequest::new(&s.messages).tools(&specs);
-                let reply = call_model(&model, request, &ctx).await?;
-                Ok::<_, NodeError>(
-                    Chat::update()
-                        .messages(vec![reply.into()])
-                        .model_calls(s.model_calls + 1),
-                )
-            }
-        })
+        .add_node(async_node_fn(
+            "agent",
+            move |s: std::sync::Arc<Chat>, ctx: Context| {
+                let (model, specs) = (model.clone(), specs.clone());
+                async move {
+                    let request = ChatRequest::new(&s.messages).tools(&specs);
+                    let reply = call_model(&model, request, &ctx).await?;
+                    Ok::<_, NodeError>(
+                        Chat::update()
+                            .messages(vec![reply.into()])
+                            .model_calls(s.model_calls + 1),
+                    )
+                }
+            },
+        ))
         .add_node(ToolNode::from_toolbox(tools))
         .add_edge(START, "agent")
         .add_conditional_edges("agent", tools_condition::<Chat>)

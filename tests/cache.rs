@@ -33,8 +33,10 @@ fn counted(calls: &Arc<AtomicUsize>) -> impl Fn(&Q) -> QUpdate + Send + Sync + '
 
 fn app(calls: &Arc<AtomicUsize>, policy: CachePolicy) -> CompiledGraph<Q> {
     StateGraph::<Q>::new()
-        .add_node_fn("model", counted(calls))
-        .add_node_fn("after", |_: &Q| Q::update().trail(vec!["after".into()]))
+        .add_node(node_fn("model", counted(calls)))
+        .add_node(node_fn("after", |_: &Q| {
+            Q::update().trail(vec!["after".into()])
+        }))
         .cache_policy("model", policy)
         .add_edge(START, "model")
         .add_conditional_edges(
@@ -47,9 +49,8 @@ fn app(calls: &Arc<AtomicUsize>, policy: CachePolicy) -> CompiledGraph<Q> {
                 }
             },
         )
-        .compile()
+        .compile_with(CompileOptions::new().cache(InMemoryCache::new()))
         .unwrap()
-        .with_cache(InMemoryCache::new())
 }
 
 fn ask(q: &str) -> QUpdate {
@@ -105,7 +106,7 @@ async fn clearing_the_cache_runs_the_node_again() {
 async fn without_a_cache_the_policy_has_no_effect_and_clearing_is_an_error() {
     let calls = Arc::new(AtomicUsize::new(0));
     let app = StateGraph::<Q>::new()
-        .add_node_fn("model", counted(&calls))
+        .add_node(node_fn("model", counted(&calls)))
         .cache_policy("model", CachePolicy::new())
         .add_edge(START, "model")
         .compile()
@@ -124,7 +125,7 @@ async fn without_a_cache_the_policy_has_no_effect_and_clearing_is_an_error() {
 async fn a_cache_policy_for_an_unknown_node_is_reported_by_compile() {
     let err = StateGraph::<Q>::new()
         .cache_policy("nope", CachePolicy::new())
-        .add_node_fn("model", |_: &Q| {})
+        .add_node(node_fn("model", |_: &Q| {}))
         .add_edge(START, "model")
         .compile()
         .unwrap_err();
@@ -157,9 +158,8 @@ async fn send_tasks_are_cached_by_payload() {
         .add_conditional_edges(START, |f: &Fan| {
             f.items.iter().map(|x| send(square, *x)).collect::<Vec<_>>()
         })
-        .compile()
-        .unwrap()
-        .with_cache(InMemoryCache::new());
+        .compile_with(CompileOptions::new().cache(InMemoryCache::new()))
+        .unwrap();
     let out = app
         .invoke(Fan::update().items(vec![2, 3, 2]), &RunConfig::new())
         .await

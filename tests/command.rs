@@ -153,11 +153,11 @@ struct Letters {
 #[tokio::test]
 async fn a_command_update_and_a_plain_update_mix_in_one_result() {
     let app = StateGraph::<Letters>::new()
-        .add_node_fn("mixed", |_: &Letters| {
+        .add_node(node_fn("mixed", |_: &Letters| {
             stategraph::NodeOutput::<Letters>::new()
                 .with_update(Letters::update().letters(vec!["a".into()]))
                 .with_update(Letters::update().letters(vec!["b".into()]))
-        })
+        }))
         .add_edge(START, "mixed")
         .compile()
         .unwrap();
@@ -194,10 +194,10 @@ async fn a_command_can_send() {
 #[tokio::test]
 async fn a_string_goto_to_an_unknown_node_is_ignored() {
     let app = StateGraph::<Letters>::new()
-        .add_node_fn("only", |_: &Letters| {
+        .add_node(node_fn("only", |_: &Letters| {
             Command::<&'static str, LettersUpdate>::goto("nowhere")
                 .update(Letters::update().letters(vec!["only".into()]))
-        })
+        }))
         .add_edge(START, "only")
         .compile()
         .unwrap();

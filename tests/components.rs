@@ -56,7 +56,7 @@ impl Research {
     fn new(runs: Arc<AtomicUsize>) -> Self {
         let corpus = ["rust is fast", "python is dynamic", "rust is typed"];
         let graph = StateGraph::<ResearchState>::new()
-            .add_node_fn("retrieve", move |s: &ResearchState| {
+            .add_node(node_fn("retrieve", move |s: &ResearchState| {
                 runs.fetch_add(1, Ordering::SeqCst);
                 let hits = corpus
                     .iter()
@@ -64,12 +64,12 @@ impl Research {
                     .map(|doc| (*doc).to_owned())
                     .collect::<Vec<_>>();
                 ResearchState::update().hits(hits)
-            })
-            .add_node_fn("answer", |s: &ResearchState| {
+            }))
+            .add_node(node_fn("answer", |s: &ResearchState| {
                 ResearchState::update()
                     .answer(format!("{} ({} sources)", s.question, s.hits.len()))
                     .sources(s.hits.iter().map(|h| format!("doc:{h}")).collect())
-            })
+            }))
             .add_edge(START, "retrieve")
             .add_edge("retrieve", "answer")
             .compile()
@@ -102,7 +102,7 @@ impl Component for Review {
 
 fn review() -> Review {
     let graph = StateGraph::<ReviewState>::new()
-        .add_node_fn("ask", |s: &ReviewState, ctx: &Context| {
+        .add_node(node_fn("ask", |s: &ReviewState, ctx: &Context| {
             let ok: bool = ctx.interrupt(format!("approve {:?}?", s.draft))?;
             let draft = if ok {
                 format!("{} [approved]", s.draft)
@@ -114,7 +114,7 @@ fn review() -> Review {
                     .draft(draft)
                     .revisions(s.revisions + 1),
             )
-        })
+        }))
         .add_edge(START, "ask")
         .compile()
         .unwrap();
@@ -140,7 +140,7 @@ where
 {
     fn add_to(self, graph: StateGraph<S>) -> StateGraph<S> {
         graph
-            .add_node_fn(Self::ENTRY, polish::<S>)
+            .add_node(node_fn(Self::ENTRY, polish::<S>))
             .add_conditional_edges(Self::ENTRY, |s: &S| {
                 if *s.get::<Revisions>() < 2 {
                     Polish::ENTRY
@@ -321,9 +321,9 @@ async fn an_interrupt_inside_a_component_pauses_the_parent_and_resumes() {
     let node = review().mount::<Article>();
     let app = StateGraph::<Article>::new()
         .add_node(node.clone())
-        .add_node_fn("done", |s: &Article| {
+        .add_node(node_fn("done", |s: &Article| {
             Article::update().log(vec![format!("v{} {}", s.version, s.body)])
-        })
+        }))
         .add_edge(START, &node)
         .add_edge(&node, "done")
         .compile_with(InMemorySaver::new())
@@ -373,9 +373,9 @@ async fn a_persistent_component_keeps_its_state_across_calls() {
     }
     let counter = Counter(
         StateGraph::<CounterState>::new()
-            .add_node_fn("count", |s: &CounterState| {
+            .add_node(node_fn("count", |s: &CounterState| {
                 CounterState::update().calls(s.calls + 1)
-            })
+            }))
             .add_edge(START, "count")
             .compile()
             .unwrap(),

@@ -23,20 +23,20 @@ async fn tasks_of_one_step_run_at_the_same_time() {
     let barrier = Arc::new(Barrier::new(2));
     let (b1, b2) = (Arc::clone(&barrier), Arc::clone(&barrier));
     let app = StateGraph::<Out>::new()
-        .add_async_node_fn("left", move |_: Arc<Out>, _| {
+        .add_node(async_node_fn("left", move |_: Arc<Out>, _| {
             let b = Arc::clone(&b1);
             async move {
                 b.wait().await;
                 Out::update().order(vec!["left".into()])
             }
-        })
-        .add_async_node_fn("right", move |_: Arc<Out>, _| {
+        }))
+        .add_node(async_node_fn("right", move |_: Arc<Out>, _| {
             let b = Arc::clone(&b2);
             async move {
                 b.wait().await;
                 Out::update().order(vec!["right".into()])
             }
-        })
+        }))
         .add_edge(START, "left")
         .add_edge(START, "right")
         .compile()
@@ -55,13 +55,13 @@ async fn tasks_of_one_step_run_at_the_same_time() {
 async fn writes_follow_task_order_not_completion_order() {
     // "a_slow" finishes last but sorts first by name: its write comes first.
     let app = StateGraph::<Out>::new()
-        .add_async_node_fn("a_slow", |_: Arc<Out>, _| async {
+        .add_node(async_node_fn("a_slow", |_: Arc<Out>, _| async {
             tokio::time::sleep(Duration::from_millis(20)).await;
             Out::update().order(vec!["a_slow".into()])
-        })
-        .add_node_fn("b_fast", |_: &Out| {
+        }))
+        .add_node(node_fn("b_fast", |_: &Out| {
             Out::update().order(vec!["b_fast".into()])
-        })
+        }))
         .add_edge(START, "a_slow")
         .add_edge(START, "b_fast")
         .compile()
@@ -77,16 +77,16 @@ async fn a_failing_task_cancels_its_slow_sibling() {
     let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = Arc::clone(&finished);
     let app = StateGraph::<Out>::new()
-        .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+        .add_node(async_node_fn("slow", move |_: Arc<Out>, _| {
             let flag = Arc::clone(&flag);
             async move {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
             }
-        })
-        .add_node_fn("fail", |_: &Out| -> Result<(), NodeError> {
+        }))
+        .add_node(node_fn("fail", |_: &Out| -> Result<(), NodeError> {
             Err(NodeError::msg("no"))
-        })
+        }))
         .add_edge(START, "slow")
         .add_edge(START, "fail")
         .compile()
@@ -105,8 +105,12 @@ async fn a_failing_task_cancels_its_slow_sibling() {
 #[test]
 fn a_graph_runs_on_a_non_tokio_executor() {
     let app = StateGraph::<Out>::new()
-        .add_node_fn("x", |_: &Out| Out::update().order(vec!["x".into()]))
-        .add_node_fn("y", |_: &Out| Out::update().order(vec!["y".into()]))
+        .add_node(node_fn("x", |_: &Out| {
+            Out::update().order(vec!["x".into()])
+        }))
+        .add_node(node_fn("y", |_: &Out| {
+            Out::update().order(vec!["y".into()])
+        }))
         .add_edge(START, "x")
         .add_edge(START, "y")
         .compile()
@@ -127,14 +131,14 @@ mod one_thread_at_a_time {
     /// A graph whose node reports that it started, then waits for a permit.
     fn gated(gate: Arc<Semaphore>, entered: mpsc::UnboundedSender<()>) -> CompiledGraph<Out> {
         StateGraph::<Out>::new()
-            .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+            .add_node(async_node_fn("slow", move |_: Arc<Out>, _| {
                 let (gate, entered) = (Arc::clone(&gate), entered.clone());
                 async move {
                     let _ = entered.send(());
                     gate.acquire().await.map(|p| p.forget()).ok();
                     Out::update().order(vec!["slow".into()])
                 }
-            })
+            }))
             .add_edge(START, "slow")
             .compile_with(InMemorySaver::new())
             .unwrap()
@@ -248,7 +252,7 @@ mod one_thread_at_a_time {
             n: u32,
         }
         let child = StateGraph::<Child>::new()
-            .add_node_fn("c", |_: &Child| Child::update().n(1))
+            .add_node(node_fn("c", |_: &Child| Child::update().n(1)))
             .add_edge(START, "c")
             .compile()
             .unwrap();
@@ -263,14 +267,14 @@ mod one_thread_at_a_time {
         let (entered, mut started) = mpsc::unbounded_channel::<()>();
         let app = StateGraph::<Out>::new()
             .add_node(sub)
-            .add_async_node_fn("slow", move |_: Arc<Out>, _| {
+            .add_node(async_node_fn("slow", move |_: Arc<Out>, _| {
                 let (gate, entered) = (Arc::clone(&gate), entered.clone());
                 async move {
                     let _ = entered.send(());
                     gate.acquire().await.map(|p| p.forget()).ok();
                     Out::update().order(vec!["slow".into()])
                 }
-            })
+            }))
             .add_edge(START, "sub")
             .add_edge("sub", "slow")
             .compile_with(InMemorySaver::new())
@@ -282,7 +286,7 @@ mod one_thread_at_a_time {
         });
         started.recv().await.unwrap();
         let sub_graph = app.subgraph_at::<Child>("sub").unwrap();
-        let at_sub = thread.clone().checkpoint_ns("sub");
+        let at_sub = thread.clone().with_checkpoint_ns("sub");
         let busy = sub_graph
             .update_state(&at_sub, Child::update().n(10), None)
             .await;
@@ -307,7 +311,7 @@ mod one_thread_at_a_time {
             n: u32,
         }
         let child = StateGraph::<Child>::new()
-            .add_node_fn("c", |s: &Child| Child::update().n(s.n + 1))
+            .add_node(node_fn("c", |s: &Child| Child::update().n(s.n + 1)))
             .add_edge(START, "c")
             .compile()
             .unwrap();

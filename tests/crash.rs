@@ -55,7 +55,7 @@ async fn app(db: &std::path::Path) -> CompiledGraph<Progress> {
 }
 
 fn thread() -> RunConfig {
-    RunConfig::thread("crash").durability(Durability::Sync)
+    RunConfig::thread("crash").with_durability(Durability::Sync)
 }
 
 /// Kills and reaps the child if the test fails before it does.
@@ -280,13 +280,15 @@ fn parallel_graph(log: std::path::PathBuf, slow_ms: u64) -> StateGraph<Rounds> {
         }
     };
     StateGraph::<Rounds>::new()
-        .add_node_fn("split", |s: &Rounds| {
+        .add_node(node_fn("split", |s: &Rounds| {
             Rounds::update().done(vec![format!("split{}", s.round)])
-        })
-        .add_async_node_fn("quick", task("quick", log.clone(), 0))
-        .add_async_node_fn("fast", task("fast", log.clone(), 5))
-        .add_async_node_fn("slow", task("slow", log, slow_ms))
-        .add_node_fn("merge", |s: &Rounds| Rounds::update().round(s.round + 1))
+        }))
+        .add_node(async_node_fn("quick", task("quick", log.clone(), 0)))
+        .add_node(async_node_fn("fast", task("fast", log.clone(), 5)))
+        .add_node(async_node_fn("slow", task("slow", log, slow_ms)))
+        .add_node(node_fn("merge", |s: &Rounds| {
+            Rounds::update().round(s.round + 1)
+        }))
         .add_edge(START, "split")
         .add_edge("split", "quick")
         .add_edge("split", "fast")
@@ -312,7 +314,7 @@ async fn parallel_app(db: &std::path::Path, log: &std::path::Path) -> CompiledGr
 }
 
 fn parallel_thread(durability: Durability) -> RunConfig {
-    RunConfig::thread("parallel").durability(durability)
+    RunConfig::thread("parallel").with_durability(durability)
 }
 
 /// The child of the parallel crash test: continues the thread (or starts it).

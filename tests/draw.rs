@@ -80,8 +80,8 @@ fn dot_has_the_same_edges() {
 #[test]
 fn names_that_are_not_identifiers_get_safe_ids_and_keep_their_labels() {
     let app = StateGraph::<S>::new()
-        .add_node_fn("step 1.1", |_: &S| ())
-        .add_node_fn("step_1_1", |_: &S| ())
+        .add_node(node_fn("step 1.1", |_: &S| ()))
+        .add_node(node_fn("step_1_1", |_: &S| ()))
         .add_edge(START, "step 1.1")
         .add_edge("step 1.1", "step_1_1")
         .compile()
@@ -97,7 +97,7 @@ fn names_that_are_not_identifiers_get_safe_ids_and_keep_their_labels() {
 #[test]
 fn routes_decided_at_run_time_are_noted() {
     let app = StateGraph::<S>::new()
-        .add_node_fn("fan", |_: &S| ())
+        .add_node(node_fn("fan", |_: &S| ()))
         .add_conditional_edges("fan", |_: &S| Vec::<stategraph::Send>::new())
         .add_edge(START, "fan")
         .compile()
@@ -200,7 +200,7 @@ async fn declared_destinations_do_not_change_the_run() {
 #[test]
 fn unknown_destinations_are_compile_errors() {
     let err = StateGraph::<S>::new()
-        .add_node_fn("fan", |_: &S| ())
+        .add_node(node_fn("fan", |_: &S| ()))
         .add_edge(START, "fan")
         .destinations("fan", ("worker", END))
         .destinations("nobody", "fan")
@@ -231,8 +231,8 @@ enum Enough {
 
 fn lookup() -> CompiledGraph<S> {
     StateGraph::<S>::new()
-        .add_node_fn("query", |_: &S| ())
-        .add_node_fn("rank", |_: &S| ())
+        .add_node(node_fn("query", |_: &S| ()))
+        .add_node(node_fn("rank", |_: &S| ()))
         .add_edge(START, "query")
         .add_edge("query", "rank")
         .compile()
@@ -241,9 +241,9 @@ fn lookup() -> CompiledGraph<S> {
 
 fn research() -> CompiledGraph<S> {
     StateGraph::<S>::new()
-        .add_node_fn("search", |_: &S| ())
+        .add_node(node_fn("search", |_: &S| ()))
         .add_node(Subgraph::new("lookup", lookup()))
-        .add_node_fn("write", |_: &S| ())
+        .add_node(node_fn("write", |_: &S| ()))
         .add_edge(START, "search")
         .add_edge("search", "lookup")
         .add_conditional_edges("lookup", |s: &S| {
@@ -260,7 +260,7 @@ fn research() -> CompiledGraph<S> {
 
 fn with_subgraphs() -> CompiledGraph<S> {
     let summarise = StateGraph::<Note>::new()
-        .add_node_fn("shorten", |_: &Note| ())
+        .add_node(node_fn("shorten", |_: &Note| ()))
         .add_edge(START, "shorten")
         .compile()
         .unwrap();
@@ -325,7 +325,7 @@ fn expanded_names_that_would_meet_get_numbered_ids() {
     // `research:search` written `research_search` would be this node's id too.
     let app = StateGraph::<S>::new()
         .add_node(Subgraph::new("research", research()))
-        .add_node_fn("research_search", |_: &S| ())
+        .add_node(node_fn("research_search", |_: &S| ()))
         .add_edge(START, "research")
         .add_edge("research", "research_search")
         .compile()

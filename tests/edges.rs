@@ -28,9 +28,9 @@ struct Hello {
 async fn two_writes_to_a_last_value_field_in_one_step_fail_with_the_field_name() {
     let world = |_: &Hello| Hello::update().hello("world".to_owned());
     let app = StateGraph::<Hello>::new()
-        .add_node_fn("a", world)
-        .add_node_fn("b", world)
-        .add_node_fn("c", world)
+        .add_node(node_fn("a", world))
+        .add_node(node_fn("b", world))
+        .add_node(node_fn("c", world))
         .add_edge(START, "a")
         .add_edge("a", "b")
         .add_edge("a", "c")
@@ -56,8 +56,8 @@ async fn two_writes_to_a_last_value_field_in_one_step_fail_with_the_field_name()
 async fn a_conditional_entry_point_fanning_out_to_two_writers_fails_the_same_way() {
     let world = |_: &Hello| Hello::update().hello("world".to_owned());
     let app = StateGraph::<Hello>::new()
-        .add_node_fn("one", world)
-        .add_node_fn("two", world)
+        .add_node(node_fn("one", world))
+        .add_node(node_fn("two", world))
         .add_conditional_edges(START, |_: &Hello| vec!["one", "two"])
         .compile()
         .unwrap();
@@ -94,14 +94,14 @@ async fn a_join_edge_waits_for_every_source_and_runs_its_target_once() {
     let qa_runs = Arc::new(Mutex::new(0));
     let counter = Arc::clone(&qa_runs);
     let app = StateGraph::<Rag>::new()
-        .add_node_fn("rewrite_query", rewrite_query)
-        .add_node_fn("analyzer_one", analyzer_one)
-        .add_node_fn("retriever_one", retriever_one)
-        .add_node_fn("retriever_two", retriever_two)
-        .add_node_fn("qa", move |s: &Rag| {
+        .add_node(node_fn("rewrite_query", rewrite_query))
+        .add_node(node_fn("analyzer_one", analyzer_one))
+        .add_node(node_fn("retriever_one", retriever_one))
+        .add_node(node_fn("retriever_two", retriever_two))
+        .add_node(node_fn("qa", move |s: &Rag| {
             *counter.lock().unwrap() += 1;
             Rag::update().answer(s.docs.join(","))
-        })
+        }))
         .add_edge(START, "rewrite_query")
         .add_edge("rewrite_query", "analyzer_one")
         .add_edge("analyzer_one", "retriever_one")
@@ -127,12 +127,14 @@ async fn a_join_edge_waits_for_every_source_and_runs_its_target_once() {
 async fn a_join_inside_a_loop_fires_once_per_round() {
     use futures::StreamExt;
     let app = StateGraph::<Rag>::new()
-        .add_node_fn("rewrite_query", rewrite_query)
-        .add_node_fn("analyzer_one", analyzer_one)
-        .add_node_fn("retriever_one", retriever_one)
-        .add_node_fn("retriever_two", retriever_two)
-        .add_node_fn("decider", |_: &Rag| ())
-        .add_node_fn("qa", |s: &Rag| Rag::update().answer(s.docs.join(",")))
+        .add_node(node_fn("rewrite_query", rewrite_query))
+        .add_node(node_fn("analyzer_one", analyzer_one))
+        .add_node(node_fn("retriever_one", retriever_one))
+        .add_node(node_fn("retriever_two", retriever_two))
+        .add_node(node_fn("decider", |_: &Rag| ()))
+        .add_node(node_fn("qa", |s: &Rag| {
+            Rag::update().answer(s.docs.join(","))
+        }))
         .add_edge(START, "rewrite_query")
         .add_conditional_edges("rewrite_query", |_: &Rag| {
             vec!["analyzer_one", "retriever_two"]
@@ -199,9 +201,9 @@ fn visit(name: &'static str) -> impl Fn(&Trail) -> TrailUpdate + Send + Sync + '
 
 async fn deferred_run(defer: bool) -> Vec<String> {
     let app = StateGraph::<Trail>::new()
-        .add_node_fn("a", visit("a"))
-        .add_node_fn("b", visit("b"))
-        .add_node_fn("b2", visit("b2"))
+        .add_node(node_fn("a", visit("a")))
+        .add_node(node_fn("b", visit("b")))
+        .add_node(node_fn("b2", visit("b2")))
         .add_node_with(c, NodeOptions::new().defer(defer))
         .add_edge(START, "a")
         .add_edge(START, "b")
@@ -241,10 +243,14 @@ struct Key {
 #[tokio::test]
 async fn a_join_and_a_plain_edge_from_the_same_source_both_fire() {
     let app = StateGraph::<Key>::new()
-        .add_node_fn("up", |_: &Key| Key::update().my_key("my_value".into()))
-        .add_node_fn("side", |_: &Key| ())
-        .add_node_fn("other", |_: &Key| Key::update().my_key("_more".into()))
-        .add_node_fn("down", |_: &Key| ())
+        .add_node(node_fn("up", |_: &Key| {
+            Key::update().my_key("my_value".into())
+        }))
+        .add_node(node_fn("side", |_: &Key| ()))
+        .add_node(node_fn("other", |_: &Key| {
+            Key::update().my_key("_more".into())
+        }))
+        .add_node(node_fn("down", |_: &Key| ()))
         .add_edge(START, "up")
         .add_edge("up", "side")
         .add_edge("up", "other")
@@ -268,8 +274,8 @@ async fn static_edges_fire_in_addition_to_a_command_goto() {
     }
     let app = StateGraph::<Trail>::new()
         .add_node(x)
-        .add_node_fn("y", visit("y"))
-        .add_node_fn("z", visit("z"))
+        .add_node(node_fn("y", visit("y")))
+        .add_node(node_fn("z", visit("z")))
         .add_edge(START, x)
         .add_edge(x, "z")
         .compile()
@@ -324,9 +330,9 @@ fn an_empty_sequence_is_reported_by_compile() {
 #[tokio::test]
 async fn an_edge_added_twice_is_one_edge_also_in_a_checkpoint() {
     let app = StateGraph::<Trail>::new()
-        .add_node_fn("a", visit("a"))
-        .add_node_fn("b", visit("b"))
-        .add_node_fn("c", visit("c"))
+        .add_node(node_fn("a", visit("a")))
+        .add_node(node_fn("b", visit("b")))
+        .add_node(node_fn("c", visit("c")))
         .add_edge(START, "a")
         .add_edge(START, "b")
         .add_edge(("a", "b"), "c")
@@ -346,11 +352,11 @@ async fn an_edge_added_twice_is_one_edge_also_in_a_checkpoint() {
 #[test]
 fn two_joins_whose_channel_names_coincide_are_reported_by_compile() {
     let err = StateGraph::<Trail>::new()
-        .add_node_fn("a", visit("a"))
-        .add_node_fn("b+c", visit("b+c"))
-        .add_node_fn("a+b", visit("a+b"))
-        .add_node_fn("c", visit("c"))
-        .add_node_fn("d", visit("d"))
+        .add_node(node_fn("a", visit("a")))
+        .add_node(node_fn("b+c", visit("b+c")))
+        .add_node(node_fn("a+b", visit("a+b")))
+        .add_node(node_fn("c", visit("c")))
+        .add_node(node_fn("d", visit("d")))
         .add_edge(START, "a")
         .add_edge(("a+b", "c"), "d")
         .add_edge(("a", "b+c"), "d")

@@ -90,12 +90,15 @@ async fn a_panicking_node_becomes_an_error_and_the_process_survives() {
 #[tokio::test]
 async fn a_panic_among_parallel_tasks_is_caught_too() {
     let app = StateGraph::<Job>::new()
-        .add_node_fn("fine", |_: &Job| ())
-        .add_async_node_fn("bad", |_: std::sync::Arc<Job>, _| async move {
-            if true {
-                panic!("async kaboom");
-            }
-        })
+        .add_node(node_fn("fine", |_: &Job| ()))
+        .add_node(async_node_fn(
+            "bad",
+            |_: std::sync::Arc<Job>, _| async move {
+                if true {
+                    panic!("async kaboom");
+                }
+            },
+        ))
         .add_edge(START, "fine")
         .add_edge(START, "bad")
         .compile()
@@ -113,7 +116,7 @@ async fn a_panic_among_parallel_tasks_is_caught_too() {
 #[tokio::test]
 async fn no_input_on_a_graph_without_checkpointer_is_an_empty_input_error() {
     let app = StateGraph::<Job>::new()
-        .add_node_fn("n", |_: &Job| ())
+        .add_node(node_fn("n", |_: &Job| ()))
         .add_edge(START, "n")
         .compile()
         .unwrap();
@@ -138,7 +141,7 @@ fn compile_error(graph: StateGraph<Job>) -> String {
 fn an_edge_from_an_unknown_node_is_reported() {
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("a", |_: &Job| ())
+            .add_node(node_fn("a", |_: &Job| ()))
             .add_edge(START, "a")
             .add_edge("unknown", "a"),
     );
@@ -152,7 +155,7 @@ fn an_edge_from_an_unknown_node_is_reported() {
 fn an_edge_to_an_unknown_node_is_reported() {
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("a", |_: &Job| ())
+            .add_node(node_fn("a", |_: &Job| ()))
             .add_edge(START, "a")
             .add_edge("a", "b"),
     );
@@ -164,7 +167,7 @@ fn an_edge_to_an_unknown_node_is_reported() {
 
 #[test]
 fn a_graph_without_entry_point_is_reported() {
-    let text = compile_error(StateGraph::<Job>::new().add_node_fn("a", |_: &Job| ()));
+    let text = compile_error(StateGraph::<Job>::new().add_node(node_fn("a", |_: &Job| ())));
     assert!(text.contains("Graph must have an entrypoint"), "{text}");
 }
 
@@ -172,11 +175,11 @@ fn a_graph_without_entry_point_is_reported() {
 fn reserved_and_duplicate_names_are_all_reported_together() {
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("a", |_: &Job| ())
-            .add_node_fn("a", |_: &Job| ())
-            .add_node_fn("__end__", |_: &Job| ())
-            .add_node_fn("x|y", |_: &Job| ())
-            .add_node_fn("__interrupt__", |_: &Job| ())
+            .add_node(node_fn("a", |_: &Job| ()))
+            .add_node(node_fn("a", |_: &Job| ()))
+            .add_node(node_fn("__end__", |_: &Job| ()))
+            .add_node(node_fn("x|y", |_: &Job| ()))
+            .add_node(node_fn("__interrupt__", |_: &Job| ()))
             .add_edge(START, "a")
             .add_edge(END, "a")
             .add_edge("a", START),
@@ -197,8 +200,8 @@ fn reserved_and_duplicate_names_are_all_reported_together() {
 fn a_join_from_a_missing_node_is_reported() {
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("a", |_: &Job| ())
-            .add_node_fn("c", |_: &Job| ())
+            .add_node(node_fn("a", |_: &Job| ()))
+            .add_node(node_fn("c", |_: &Job| ()))
             .add_edge(START, "a")
             .add_edge(("a", "b"), "c"),
     );
@@ -215,7 +218,7 @@ fn a_router_with_a_declared_unknown_target_is_reported() {
     }
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("a", |_: &Job| ())
+            .add_node(node_fn("a", |_: &Job| ()))
             .add_edge(START, "a")
             .add_conditional_edges("a", |_: &Job| Where::Stop),
     );
@@ -270,7 +273,7 @@ async fn errors_are_typed_with_the_facts_in_fields() {
         GraphError::EmptyInput(EmptyInputError::NoInput)
     ));
     let err = app
-        .invoke(Job::update(), &RunConfig::new().recursion_limit(0))
+        .invoke(Job::update(), &RunConfig::new().with_recursion_limit(0))
         .await
         .unwrap_err();
     assert!(matches!(

@@ -85,11 +85,11 @@ fn version() -> impl Strategy<Value = String> {
 
 fn graph(saver: Arc<dyn Checkpointer>) -> CompiledGraph<Doc> {
     StateGraph::<Doc>::new()
-        .add_node_fn("edit", |d: &Doc| {
+        .add_node(node_fn("edit", |d: &Doc| {
             Doc::update()
                 .lines(vec![format!("{} edited", d.title)])
                 .count(Some(d.lines.len() as i64))
-        })
+        }))
         .add_edge(START, "edit")
         .compile_with(saver)
         .unwrap()

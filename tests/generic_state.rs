@@ -36,7 +36,7 @@ where
     M: From<u32> + Clone + Default + Send + Sync + Serialize + DeserializeOwned + 'static,
 {
     StateGraph::<Chat<M>>::new()
-        .add_node_fn("speak", speak::<M>)
+        .add_node(node_fn("speak", speak::<M>))
         .add_edge(START, "speak")
         .add_edge("speak", END)
         .compile_with(InMemorySaver::new())
@@ -118,14 +118,14 @@ struct Game<P: Clone + Send + Sync + 'static> {
     player: P,
 }
 
-// `add_node_fn` takes the state as the node's input, which is serialisable.
+// `node_fn` takes the state as the node's input, which is serialisable.
 fn twice<S>() -> CompiledGraph<S>
 where
     S: Has<Transcript> + Has<Turns> + Serialize + DeserializeOwned,
 {
     StateGraph::<S>::new()
-        .add_node_fn("first", take_turn::<S>)
-        .add_node_fn("second", take_turn::<S>)
+        .add_node(node_fn("first", take_turn::<S>))
+        .add_node(node_fn("second", take_turn::<S>))
         .add_edge(START, "first")
         .add_edge("first", "second")
         .add_edge("second", END)

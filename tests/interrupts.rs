@@ -41,7 +41,7 @@ struct Market {
 
 fn two_questions(calls: Arc<AtomicUsize>) -> CompiledGraph<Market> {
     StateGraph::<Market>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "node",
             move |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
                 calls.fetch_add(1, Ordering::SeqCst);
@@ -49,7 +49,7 @@ fn two_questions(calls: Arc<AtomicUsize>) -> CompiledGraph<Market> {
                 let answer2: String = ctx.interrupt(json!({"value": 2}))?;
                 Ok(Market::update().my_key(format!("{answer1} {answer2}")))
             },
-        )
+        ))
         .add_edge(START, "node")
         .compile_with(InMemorySaver::new())
         .unwrap()
@@ -200,12 +200,12 @@ struct Added {
 #[tokio::test]
 async fn a_static_breakpoint_resumes_with_command_resume_and_command_goto() {
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |s: &Plain| {
+        .add_node(node_fn("node1", |s: &Plain| {
             Plain::update().foo(format!("{}|node-1", s.foo))
-        })
-        .add_node_fn("node2", |s: &Plain| {
+        }))
+        .add_node(node_fn("node2", |s: &Plain| {
             Plain::update().foo(format!("{}|node-2", s.foo))
-        })
+        }))
         .add_edge(START, "node1")
         .add_edge("node1", "node2")
         .interrupt_before("node1")
@@ -228,8 +228,12 @@ async fn a_static_breakpoint_resumes_with_command_resume_and_command_goto() {
 
     // With a reducer, a goto given with the resume runs node2 next to node1.
     let app = StateGraph::<Added>::new()
-        .add_node_fn("node1", |_: &Added| Added::update().foo("|node-1".into()))
-        .add_node_fn("node2", |_: &Added| Added::update().foo("|node-2".into()))
+        .add_node(node_fn("node1", |_: &Added| {
+            Added::update().foo("|node-1".into())
+        }))
+        .add_node(node_fn("node2", |_: &Added| {
+            Added::update().foo("|node-2".into())
+        }))
         .add_edge(START, "node1")
         .add_edge("node1", "node2")
         .interrupt_before("node1")
@@ -253,14 +257,14 @@ struct Steps {
 #[tokio::test]
 async fn state_is_unchanged_while_a_node_waits_for_answers() {
     let app = StateGraph::<Steps>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "both",
             |_: &Steps, ctx: &Context| -> Result<StepsUpdate, NodeError> {
                 let a: String = ctx.interrupt("step1?")?;
                 let b: String = ctx.interrupt("step2?")?;
                 Ok(Steps::update().steps(vec![a, b]))
             },
-        )
+        ))
         .add_edge(START, "both")
         .compile_with(InMemorySaver::new())
         .unwrap();
@@ -295,20 +299,20 @@ struct Texts {
 
 fn parallel_questions() -> CompiledGraph<Texts> {
     StateGraph::<Texts>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "one",
             |s: &Texts, ctx: &Context| -> Result<TextsUpdate, NodeError> {
                 let answer: String = ctx.interrupt(format!("prompt: {}", s.text_1))?;
                 Ok(Texts::update().text_1(answer))
             },
-        )
-        .add_node_fn(
+        ))
+        .add_node(node_fn(
             "two",
             |s: &Texts, ctx: &Context| -> Result<TextsUpdate, NodeError> {
                 let answer: String = ctx.interrupt(format!("prompt: {}", s.text_2))?;
                 Ok(Texts::update().text_2(answer))
             },
-        )
+        ))
         .add_edge(START, "one")
         .add_edge(START, "two")
         .compile_with(InMemorySaver::new())
@@ -396,16 +400,16 @@ struct Robot {
 #[tokio::test]
 async fn interrupt_events_in_updates_and_values_modes() {
     let app = StateGraph::<Robot>::new()
-        .add_node_fn("robot", |_: &Robot| {
+        .add_node(node_fn("robot", |_: &Robot| {
             Robot::update().robot_input("beep".into())
-        })
-        .add_node_fn(
+        }))
+        .add_node(node_fn(
             "human_input_node",
             |_: &Robot, ctx: &Context| -> Result<RobotUpdate, NodeError> {
                 let said: String = ctx.interrupt("your turn")?;
                 Ok(Robot::update().human_input(said))
             },
-        )
+        ))
         .add_edge(START, "robot")
         .add_edge("robot", "human_input_node")
         .compile_with(InMemorySaver::new())
@@ -529,16 +533,16 @@ struct Nothing {
 
 fn no_op_chain(durability: Durability) -> (CompiledGraph<Nothing>, RunConfig) {
     let app = StateGraph::<Nothing>::new()
-        .add_node_fn("step_1", |_: &Nothing| {})
-        .add_node_fn("step_2", |_: &Nothing| {})
-        .add_node_fn("step_3", |_: &Nothing| {})
+        .add_node(node_fn("step_1", |_: &Nothing| {}))
+        .add_node(node_fn("step_2", |_: &Nothing| {}))
+        .add_node(node_fn("step_3", |_: &Nothing| {}))
         .add_edge(START, "step_1")
         .add_edge("step_1", "step_2")
         .add_edge("step_2", "step_3")
         .interrupt_after("*")
         .compile_with(InMemorySaver::new())
         .unwrap();
-    (app, RunConfig::thread("t").durability(durability))
+    (app, RunConfig::thread("t").with_durability(durability))
 }
 
 async fn checkpoints<S: stategraph::State>(app: &CompiledGraph<S>, config: &RunConfig) -> usize {
@@ -579,14 +583,14 @@ async fn interrupt_after_every_node_advances_one_node_per_resume() {
 #[tokio::test]
 async fn per_call_breakpoints_replace_the_graphs() {
     let (app, _) = no_op_chain(Durability::Async);
-    let config = RunConfig::thread("t").interrupt_after(Breakpoints::None);
+    let config = RunConfig::thread("t").with_interrupt_after(Breakpoints::None);
     let out = app.invoke(Nothing::update(), &config).await.unwrap();
     assert!(!out.is_interrupted());
 
-    let config = RunConfig::thread("u").interrupt_before(Breakpoints::nodes(["step_3"]));
+    let config = RunConfig::thread("u").with_interrupt_before(Breakpoints::nodes(["step_3"]));
     let app = StateGraph::<Nothing>::new()
-        .add_node_fn("step_1", |_: &Nothing| {})
-        .add_node_fn("step_3", |_: &Nothing| {})
+        .add_node(node_fn("step_1", |_: &Nothing| {}))
+        .add_node(node_fn("step_3", |_: &Nothing| {}))
         .add_edge(START, "step_1")
         .add_edge("step_1", "step_3")
         .compile_with(InMemorySaver::new())
@@ -622,19 +626,21 @@ fn sorted_add(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
 #[tokio::test]
 async fn interrupt_before_a_join_then_update_state_then_resume() {
     let app = StateGraph::<Rag>::new()
-        .add_node_fn("rewrite_query", |s: &Rag| {
+        .add_node(node_fn("rewrite_query", |s: &Rag| {
             Rag::update().query(format!("query: {}", s.query))
-        })
-        .add_node_fn("analyzer_one", |s: &Rag| {
+        }))
+        .add_node(node_fn("analyzer_one", |s: &Rag| {
             Rag::update().query(format!("analyzed: {}", s.query))
-        })
-        .add_node_fn("retriever_one", |_: &Rag| {
+        }))
+        .add_node(node_fn("retriever_one", |_: &Rag| {
             Rag::update().docs(vec!["doc1".into(), "doc2".into()])
-        })
-        .add_node_fn("retriever_two", |_: &Rag| {
+        }))
+        .add_node(node_fn("retriever_two", |_: &Rag| {
             Rag::update().docs(vec!["doc3".into(), "doc4".into()])
-        })
-        .add_node_fn("qa", |s: &Rag| Rag::update().answer(s.docs.join(",")))
+        }))
+        .add_node(node_fn("qa", |s: &Rag| {
+            Rag::update().answer(s.docs.join(","))
+        }))
         .add_edge(START, "rewrite_query")
         .add_edge("rewrite_query", "analyzer_one")
         .add_edge("analyzer_one", "retriever_one")
@@ -691,18 +697,20 @@ async fn replaying_before_an_interrupt_asks_again_on_a_fork() {
     let a_calls = Arc::new(AtomicUsize::new(0));
     let calls = Arc::clone(&a_calls);
     let app = StateGraph::<Trail>::new()
-        .add_node_fn("a", move |_: &Trail| {
+        .add_node(node_fn("a", move |_: &Trail| {
             calls.fetch_add(1, Ordering::SeqCst);
             Trail::update().value(vec!["a".into()])
-        })
-        .add_node_fn(
+        }))
+        .add_node(node_fn(
             "ask",
             |_: &Trail, ctx: &Context| -> Result<TrailUpdate, NodeError> {
                 let answer: String = ctx.interrupt("What is your input?")?;
                 Ok(Trail::update().value(vec![format!("human:{answer}")]))
             },
-        )
-        .add_node_fn("b", |_: &Trail| Trail::update().value(vec!["b".into()]))
+        ))
+        .add_node(node_fn("b", |_: &Trail| {
+            Trail::update().value(vec!["b".into()])
+        }))
         .add_edge(START, "a")
         .add_edge("a", "ask")
         .add_edge("ask", "b")
@@ -814,13 +822,13 @@ async fn a_resume_value_of_the_wrong_type_fails_and_leaves_the_thread_resumable(
         n: u32,
     }
     let app = StateGraph::<Count>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "ask",
             |_: &Count, ctx: &Context| -> Result<CountUpdate, NodeError> {
                 let n: u32 = ctx.interrupt("how many?")?;
                 Ok(Count::update().n(n))
             },
-        )
+        ))
         .add_edge(START, "ask")
         .retry_policy(RetryPolicy::new().max_attempts(3))
         .compile_with(InMemorySaver::new())
@@ -864,9 +872,10 @@ async fn an_empty_command_is_an_empty_input_error() {
 #[tokio::test]
 async fn a_node_cannot_return_command_resume() {
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("bad", |_: &Plain| -> Command<&'static str, PlainUpdate> {
-            Command::resume("x")
-        })
+        .add_node(node_fn(
+            "bad",
+            |_: &Plain| -> Command<&'static str, PlainUpdate> { Command::resume("x") },
+        ))
         .add_edge(START, "bad")
         .compile()
         .unwrap();
@@ -880,9 +889,9 @@ async fn a_node_cannot_return_command_resume() {
 #[tokio::test]
 async fn command_goto_on_a_new_thread_is_an_error_and_its_update_is_input() {
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |s: &Plain| {
+        .add_node(node_fn("node1", |s: &Plain| {
             Plain::update().foo(format!("{}!", s.foo))
-        })
+        }))
         .add_edge(START, "node1")
         .compile_with(InMemorySaver::new())
         .unwrap();
@@ -909,7 +918,7 @@ async fn command_goto_on_a_new_thread_is_an_error_and_its_update_is_input() {
 #[tokio::test]
 async fn breakpoints_at_unknown_nodes_are_reported() {
     let err = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |_: &Plain| {})
+        .add_node(node_fn("node1", |_: &Plain| {}))
         .add_edge(START, "node1")
         .interrupt_before("nope")
         .compile()
@@ -921,14 +930,14 @@ async fn breakpoints_at_unknown_nodes_are_reported() {
     );
 
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |_: &Plain| {})
+        .add_node(node_fn("node1", |_: &Plain| {}))
         .add_edge(START, "node1")
         .compile()
         .unwrap();
     let err = app
         .invoke(
             Plain::update(),
-            &RunConfig::new().interrupt_after(Breakpoints::nodes(["nope"])),
+            &RunConfig::new().with_interrupt_after(Breakpoints::nodes(["nope"])),
         )
         .await
         .unwrap_err();
@@ -941,18 +950,18 @@ async fn interrupts_are_not_retried_and_completed_siblings_do_not_rerun() {
     let asker_calls = Arc::new(AtomicUsize::new(0));
     let (s, a) = (Arc::clone(&sibling_calls), Arc::clone(&asker_calls));
     let app = StateGraph::<Texts>::new()
-        .add_node_fn("sibling", move |_: &Texts| {
+        .add_node(node_fn("sibling", move |_: &Texts| {
             s.fetch_add(1, Ordering::SeqCst);
             Texts::update().text_1("sibling".into())
-        })
-        .add_node_fn(
+        }))
+        .add_node(node_fn(
             "asker",
             move |_: &Texts, ctx: &Context| -> Result<TextsUpdate, NodeError> {
                 a.fetch_add(1, Ordering::SeqCst);
                 let t: String = ctx.interrupt("?")?;
                 Ok(Texts::update().text_2(t))
             },
-        )
+        ))
         .add_edge(START, "sibling")
         .add_edge(START, "asker")
         .retry_policy(RetryPolicy::new().max_attempts(5))
@@ -988,9 +997,9 @@ async fn graph_input_can_be_built_generically() {
             .await
     }
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |s: &Plain| {
+        .add_node(node_fn("node1", |s: &Plain| {
             Plain::update().foo(format!("{}!", s.foo))
-        })
+        }))
         .add_edge(START, "node1")
         .compile()
         .unwrap();
@@ -1008,14 +1017,14 @@ async fn a_paused_thread_survives_reopening_the_sqlite_file() {
     let config = RunConfig::thread("t");
     let open = || async {
         StateGraph::<Market>::new()
-            .add_node_fn(
+            .add_node(node_fn(
                 "node",
                 |_: &Market, ctx: &Context| -> Result<MarketUpdate, NodeError> {
                     let a: String = ctx.interrupt("first")?;
                     let b: String = ctx.interrupt("second")?;
                     Ok(Market::update().my_key(format!("{a}+{b}")))
                 },
-            )
+            ))
             .add_edge(START, "node")
             .compile_with(SqliteSaver::open(&path).await.unwrap())
             .unwrap()
@@ -1039,7 +1048,7 @@ async fn a_paused_thread_survives_reopening_the_sqlite_file() {
 #[tokio::test]
 async fn durability_exit_stores_the_paused_step_once() {
     let app = two_questions(Arc::default());
-    let config = RunConfig::thread("t").durability(Durability::Exit);
+    let config = RunConfig::thread("t").with_durability(Durability::Exit);
     app.invoke(Market::update().my_key("x".into()), &config)
         .await
         .unwrap();
@@ -1058,7 +1067,7 @@ async fn a_failing_sibling_keeps_the_interrupt_of_the_task_that_paused() {
     let fail = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let failing = Arc::clone(&fail);
     let app = StateGraph::<Texts>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "flaky",
             move |_: &Texts| -> Result<TextsUpdate, NodeError> {
                 if failing.load(Ordering::SeqCst) {
@@ -1066,14 +1075,14 @@ async fn a_failing_sibling_keeps_the_interrupt_of_the_task_that_paused() {
                 }
                 Ok(Texts::update().text_1("fixed".into()))
             },
-        )
-        .add_node_fn(
+        ))
+        .add_node(node_fn(
             "asker",
             |_: &Texts, ctx: &Context| -> Result<TextsUpdate, NodeError> {
                 let t: String = ctx.interrupt("?")?;
                 Ok(Texts::update().text_2(t))
             },
-        )
+        ))
         .add_edge(START, "flaky")
         .add_edge(START, "asker")
         .compile_with(InMemorySaver::new())
@@ -1139,13 +1148,13 @@ mod swallowed_signals {
     #[tokio::test]
     async fn a_node_that_swallows_its_interrupt_still_pauses() {
         let app = StateGraph::<Named>::new()
-            .add_node_fn("ask", |_: &Named, ctx: &Context| {
+            .add_node(node_fn("ask", |_: &Named, ctx: &Context| {
                 // The node treats every error alike and carries on.
                 let name: String = ctx
                     .interrupt("who?")
                     .unwrap_or_else(|_| "nobody".to_owned());
                 Named::update().name(name)
-            })
+            }))
             .add_edge(START, "ask")
             .compile_with(InMemorySaver::new())
             .unwrap();
@@ -1168,14 +1177,14 @@ mod swallowed_signals {
         let attempts = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&attempts);
         let app = StateGraph::<Named>::new()
-            .add_node_fn(
+            .add_node(node_fn(
                 "ask",
                 move |_: &Named, ctx: &Context| -> Result<NamedUpdate, NodeError> {
                     counted.fetch_add(1, Ordering::SeqCst);
                     let name: String = ctx.interrupt("who?").map_err(|_| ApprovalFailed)?;
                     Ok(Named::update().name(name))
                 },
-            )
+            ))
             .retry_policy(RetryPolicy::new().max_attempts(5))
             .add_edge(START, "ask")
             .compile_with(InMemorySaver::new())

@@ -29,8 +29,8 @@ fn start() -> LogUpdate {
 #[tokio::test]
 async fn an_overwrite_replaces_the_accumulated_value() {
     let app = StateGraph::<Log>::new()
-        .add_node_fn("a", append("a"))
-        .add_node_fn("b", overwrite("b"))
+        .add_node(node_fn("a", append("a")))
+        .add_node(node_fn("b", overwrite("b")))
         .add_edge(START, "a")
         .add_edge("a", "b")
         .compile()
@@ -42,10 +42,10 @@ async fn an_overwrite_replaces_the_accumulated_value() {
 #[tokio::test]
 async fn an_overwrite_wins_over_a_parallel_write_in_the_same_step() {
     let app = StateGraph::<Log>::new()
-        .add_node_fn("a", append("a"))
-        .add_node_fn("b", overwrite("b"))
-        .add_node_fn("c", append("c"))
-        .add_node_fn("d", append("d"))
+        .add_node(node_fn("a", append("a")))
+        .add_node(node_fn("b", overwrite("b")))
+        .add_node(node_fn("c", append("c")))
+        .add_node(node_fn("d", append("d")))
         .add_edge(START, "a")
         .add_edge("a", "b")
         .add_edge("a", "c")
@@ -59,9 +59,9 @@ async fn an_overwrite_wins_over_a_parallel_write_in_the_same_step() {
 #[tokio::test]
 async fn two_overwrites_in_one_step_are_an_error() {
     let app = StateGraph::<Log>::new()
-        .add_node_fn("a", append("a"))
-        .add_node_fn("b", overwrite("b"))
-        .add_node_fn("c", overwrite("c"))
+        .add_node(node_fn("a", append("a")))
+        .add_node(node_fn("b", overwrite("b")))
+        .add_node(node_fn("c", overwrite("c")))
         .add_edge(START, "a")
         .add_edge("a", "b")
         .add_edge("a", "c")

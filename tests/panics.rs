@@ -62,8 +62,8 @@ mod reducer {
     #[tokio::test]
     async fn a_panicking_reducer_names_its_field_and_step() {
         let app = StateGraph::<Tally>::new()
-            .add_node_fn("one", |_: &Tally| Tally::update().total(1))
-            .add_node_fn("unlucky", |_: &Tally| Tally::update().total(13))
+            .add_node(node_fn("one", |_: &Tally| Tally::update().total(1)))
+            .add_node(node_fn("unlucky", |_: &Tally| Tally::update().total(13)))
             .add_edge(START, "one")
             .add_edge("one", "unlucky")
             .compile_with(InMemorySaver::new())
@@ -93,7 +93,7 @@ mod reducer {
     #[tokio::test]
     async fn without_a_saver_the_run_fails_the_same_way() {
         let app = StateGraph::<Tally>::new()
-            .add_node_fn("unlucky", |_: &Tally| Tally::update().total(13))
+            .add_node(node_fn("unlucky", |_: &Tally| Tally::update().total(13)))
             .add_edge(START, "unlucky")
             .compile()
             .unwrap();
@@ -119,8 +119,8 @@ mod router {
     #[tokio::test]
     async fn a_panicking_router_names_its_node_and_task() {
         let app = StateGraph::<Count>::new()
-            .add_node_fn("count", |s: &Count| Count::update().n(s.n + 1))
-            .add_node_fn("after", |_: &Count| ())
+            .add_node(node_fn("count", |s: &Count| Count::update().n(s.n + 1)))
+            .add_node(node_fn("after", |_: &Count| ()))
             .add_edge(START, "count")
             .add_conditional_edges("count", |s: &Count| -> &'static str {
                 if s.n > 0 {
@@ -197,13 +197,13 @@ mod serialize {
     async fn a_panic_serialising_a_checkpoint_names_the_field_and_step() {
         for durability in [Durability::Sync, Durability::Async] {
             let app = StateGraph::<Notes>::new()
-                .add_node_fn("fine", note("fine"))
-                .add_node_fn("bad", note("unwritable"))
+                .add_node(node_fn("fine", note("fine")))
+                .add_node(node_fn("bad", note("unwritable")))
                 .add_edge(START, "fine")
                 .add_edge("fine", "bad")
                 .compile_with(InMemorySaver::new())
                 .unwrap();
-            let config = RunConfig::thread(format!("{durability:?}")).durability(durability);
+            let config = RunConfig::thread(format!("{durability:?}")).with_durability(durability);
             let err = app.invoke(Notes::update(), &config).await.unwrap_err();
             let GraphError::Panicked {
                 site: PanicSite::Serializing { value, step },
@@ -230,9 +230,8 @@ mod serialize {
         let app = StateGraph::<Notes>::new()
             .add_node_with(cached, NodeOptions::new().cache(CachePolicy::new()))
             .add_edge(START, cached)
-            .compile()
-            .unwrap()
-            .with_cache(InMemoryCache::new());
+            .compile_with(CompileOptions::new().cache(InMemoryCache::new()))
+            .unwrap();
         let input = Notes::update().note(Note("unwritable".to_owned()));
         let err = app.invoke(input, &RunConfig::new()).await.unwrap_err();
         assert!(
@@ -273,9 +272,9 @@ mod deserialize {
     #[tokio::test]
     async fn a_panic_restoring_a_checkpoint_names_the_field_and_the_checkpoint() {
         let app = StateGraph::<Docs>::new()
-            .add_node_fn("draft", |_: &Docs| {
+            .add_node(node_fn("draft", |_: &Docs| {
                 Docs::update().doc(Doc("draft".to_owned()))
-            })
+            }))
             .add_edge(START, "draft")
             .compile_with(InMemorySaver::new())
             .unwrap();
@@ -479,11 +478,11 @@ mod checkpointer {
             puts: AtomicU32::new(0),
         });
         let app = StateGraph::<Steps>::new()
-            .add_node_fn("step", |s: &Steps| Steps::update().n(s.n + 1))
+            .add_node(node_fn("step", |s: &Steps| Steps::update().n(s.n + 1)))
             .add_edge(START, "step")
             .compile_with(Arc::clone(&saver) as Arc<dyn Checkpointer>)
             .unwrap();
-        let config = RunConfig::thread("saver").durability(Durability::Sync);
+        let config = RunConfig::thread("saver").with_durability(Durability::Sync);
         app.invoke(Steps::update(), &config).await.unwrap();
 
         saver.armed.store(true, Ordering::SeqCst);

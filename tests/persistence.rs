@@ -46,11 +46,11 @@ fn flaky_graph(durability: Durability) -> (CompiledGraph<Value>, Flaky, Arc<InMe
     );
     let saver = Arc::new(InMemorySaver::new());
     let graph = StateGraph::<Value>::new()
-        .add_node_fn("one", move |_: &Value| {
+        .add_node(node_fn("one", move |_: &Value| {
             ones.fetch_add(1, Ordering::SeqCst);
             Value::update().value(2)
-        })
-        .add_node_fn(
+        }))
+        .add_node(node_fn(
             "two",
             move |_: &Value| -> Result<ValueUpdate, ConnectionError> {
                 twos.fetch_add(1, Ordering::SeqCst);
@@ -60,7 +60,7 @@ fn flaky_graph(durability: Durability) -> (CompiledGraph<Value>, Flaky, Arc<InMe
                     Ok(Value::update().value(3))
                 }
             },
-        )
+        ))
         .add_edge(START, "one")
         .add_edge(START, "two")
         .compile_with(Arc::clone(&saver) as Arc<dyn stategraph::checkpoint::Checkpointer>)
@@ -79,7 +79,7 @@ async fn count_checkpoints(graph: &CompiledGraph<Value>, config: &RunConfig) -> 
 
 async fn pending_writes_scenario(durability: Durability, expected_checkpoints: usize) {
     let (graph, flaky, _saver) = flaky_graph(durability);
-    let config = RunConfig::thread("t").durability(durability);
+    let config = RunConfig::thread("t").with_durability(durability);
 
     let err = graph
         .invoke(Value::update().value(1), &config)
@@ -108,7 +108,7 @@ async fn pending_writes_scenario(durability: Durability, expected_checkpoints: u
     assert!(two.result.is_none());
 
     // Addressed by id, the same checkpoint shows its stored values only.
-    let at = RunConfig::thread("t").checkpoint_id(state.config.checkpoint_id.clone().unwrap());
+    let at = RunConfig::thread("t").with_checkpoint_id(state.config.checkpoint_id.clone().unwrap());
     let exact = graph.get_state(&at).await.unwrap();
     assert_eq!(exact.values, Value { value: 1 });
     assert_eq!(exact.next, ["one", "two"]);
@@ -162,12 +162,12 @@ struct Chat {
 
 fn chat_graph() -> CompiledGraph<Chat> {
     StateGraph::<Chat>::new()
-        .add_node_fn("reply", |s: &Chat| {
+        .add_node(node_fn("reply", |s: &Chat| {
             let last = s.log.last().cloned().unwrap_or_default();
             Chat::update()
                 .log(vec![format!("echo: {last}")])
                 .turns(s.turns + 1)
-        })
+        }))
         .add_edge(START, "reply")
         .compile_with(InMemorySaver::new())
         .unwrap()
@@ -260,7 +260,7 @@ async fn an_unknown_thread_has_an_empty_snapshot() {
 #[tokio::test]
 async fn an_unknown_checkpoint_id_is_a_clear_error() {
     let graph = chat_graph();
-    let config = RunConfig::thread("t").checkpoint_id("1ef00000-0000-6000-8000-000000000000");
+    let config = RunConfig::thread("t").with_checkpoint_id("1ef00000-0000-6000-8000-000000000000");
     let err = graph.get_state(&config).await.unwrap_err();
     let text = err.to_string();
     assert!(
@@ -274,7 +274,7 @@ async fn an_unknown_checkpoint_id_is_a_clear_error() {
 #[tokio::test]
 async fn state_apis_need_a_checkpointer_and_runs_need_a_thread() {
     let plain = StateGraph::<Chat>::new()
-        .add_node_fn("reply", |_: &Chat| ())
+        .add_node(node_fn("reply", |_: &Chat| ()))
         .add_edge(START, "reply")
         .compile()
         .unwrap();
@@ -347,13 +347,16 @@ async fn a_failed_fan_out_resumes_only_the_failed_send() {
     let fail_two = Arc::new(AtomicBool::new(true));
     let (c, f) = (Arc::clone(&calls), Arc::clone(&fail_two));
     let graph = StateGraph::<Fan>::new()
-        .add_node_fn("work", move |x: &u64| -> Result<FanUpdate, NodeError> {
-            c.fetch_add(1, Ordering::SeqCst);
-            if *x == 2 && f.load(Ordering::SeqCst) {
-                return Err(NodeError::msg("two fails"));
-            }
-            Ok(Fan::update().out(vec![*x * 10]))
-        })
+        .add_node(node_fn(
+            "work",
+            move |x: &u64| -> Result<FanUpdate, NodeError> {
+                c.fetch_add(1, Ordering::SeqCst);
+                if *x == 2 && f.load(Ordering::SeqCst) {
+                    return Err(NodeError::msg("two fails"));
+                }
+                Ok(Fan::update().out(vec![*x * 10]))
+            },
+        ))
         .add_conditional_edges(START, |s: &Fan| {
             s.items
                 .iter()
@@ -393,7 +396,7 @@ struct Recovery {
 #[tokio::test]
 async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
     let graph = StateGraph::<Recovery>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "node1",
             |s: &Recovery| -> Result<RecoveryUpdate, NodeError> {
                 if s.attempt == 1 {
@@ -401,10 +404,10 @@ async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
                 }
                 Ok(Recovery::update().steps(vec!["node1".into()]))
             },
-        )
-        .add_node_fn("node2", |_: &Recovery| {
+        ))
+        .add_node(node_fn("node2", |_: &Recovery| {
             Recovery::update().steps(vec!["node2".into()])
-        })
+        }))
         .add_edge(START, "node1")
         .add_edge("node1", "node2")
         .compile_with(InMemorySaver::new())
@@ -459,8 +462,12 @@ async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
 async fn the_checkpoints_and_tasks_modes_report_each_step() {
     use futures::StreamExt;
     let graph = StateGraph::<Chat>::new()
-        .add_node_fn("first", |_: &Chat| Chat::update().log(vec!["1".into()]))
-        .add_node_fn("second", |_: &Chat| Chat::update().log(vec!["2".into()]))
+        .add_node(node_fn("first", |_: &Chat| {
+            Chat::update().log(vec!["1".into()])
+        }))
+        .add_node(node_fn("second", |_: &Chat| {
+            Chat::update().log(vec!["2".into()])
+        }))
         .add_edge(START, "first")
         .add_edge("first", "second")
         .compile_with(InMemorySaver::new())
@@ -528,11 +535,11 @@ mod stored_as_they_complete {
     fn graph(saver: Arc<dyn Checkpointer>, wait: bool) -> CompiledGraph<Log> {
         let probe = Arc::clone(&saver);
         StateGraph::<Log>::new()
-            .add_async_node_fn("fast", |_: Arc<Log>, _ctx: Context| async {
+            .add_node(async_node_fn("fast", |_: Arc<Log>, _ctx: Context| async {
                 tokio::task::yield_now().await;
                 Log::update().log(vec!["fast".to_owned()])
-            })
-            .add_async_node_fn("slow", move |_: Arc<Log>, _ctx: Context| {
+            }))
+            .add_node(async_node_fn("slow", move |_: Arc<Log>, _ctx: Context| {
                 let probe = Arc::clone(&probe);
                 async move {
                     tokio::task::yield_now().await;
@@ -549,10 +556,10 @@ mod stored_as_they_complete {
                     }
                     Log::update().log(vec![seen])
                 }
-            })
-            .add_node_fn("after", |_: &Log| {
+            }))
+            .add_node(node_fn("after", |_: &Log| {
                 Log::update().log(vec!["after".to_owned()])
-            })
+            }))
             .add_edge(START, "fast")
             .add_edge(START, "slow")
             .add_conditional_edges("fast", |_: &Log| "after")
@@ -580,7 +587,7 @@ mod stored_as_they_complete {
         for durability in [Durability::Sync, Durability::Async] {
             let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
             let app = graph(saver, true);
-            let config = RunConfig::thread("t").durability(durability);
+            let config = RunConfig::thread("t").with_durability(durability);
             let out = app.invoke(Log::update(), &config).await.unwrap();
             assert_eq!(out.log, ["fast", "slow", "after"], "{durability:?}");
         }
@@ -590,7 +597,7 @@ mod stored_as_they_complete {
     async fn not_under_exit() {
         let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
         let app = graph(Arc::clone(&saver), false);
-        let config = RunConfig::thread("t").durability(Durability::Exit);
+        let config = RunConfig::thread("t").with_durability(Durability::Exit);
         let out = app.invoke(Log::update(), &config).await.unwrap();
         assert_eq!(out.log, ["fast", "slow", "after"]);
         let stored = saver
@@ -631,11 +638,11 @@ mod stored_data_the_graph_cannot_place {
         // `a` completes and its write to `y` is kept as a pending write while its
         // sibling `b` fails.
         let before = StateGraph::<Before>::new()
-            .add_node_fn("a", |_: &Before| Before::update().y(1))
-            .add_async_node_fn("b", |_: Arc<Before>, _| async {
+            .add_node(node_fn("a", |_: &Before| Before::update().y(1)))
+            .add_node(async_node_fn("b", |_: Arc<Before>, _| async {
                 tokio::task::yield_now().await;
                 Err::<BeforeUpdate, _>(NodeError::msg("down"))
-            })
+            }))
             .add_edge(START, "a")
             .add_edge(START, "b")
             .compile_with(Arc::clone(&saver))
@@ -645,8 +652,8 @@ mod stored_data_the_graph_cannot_place {
 
         // The same nodes, in a graph whose state no longer has `y`.
         let after = StateGraph::<After>::new()
-            .add_node_fn("a", |_: &After| After::update().x(1))
-            .add_node_fn("b", |_: &After| After::update().x(10))
+            .add_node(node_fn("a", |_: &After| After::update().x(1)))
+            .add_node(node_fn("b", |_: &After| After::update().x(10)))
             .add_edge(START, "a")
             .add_edge(START, "b")
             .compile_with(Arc::clone(&saver))
@@ -690,9 +697,9 @@ mod checkpoints_cost_what_changed {
     fn chain(n: usize, saver: Arc<dyn Checkpointer>) -> CompiledGraph<Chain> {
         let mut graph = StateGraph::<Chain>::new();
         for i in 0..n {
-            graph = graph.add_node_fn(format!("n{i}"), move |_: &Chain| {
+            graph = graph.add_node(node_fn(format!("n{i}"), move |_: &Chain| {
                 Chain::update().step(i as u64 + 1)
-            });
+            }));
         }
         graph = graph.add_edge(START, "n0");
         for i in 1..n {
@@ -706,7 +713,7 @@ mod checkpoints_cost_what_changed {
         let n = 2000;
         let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
         let app = chain(n, Arc::clone(&saver));
-        let thread = RunConfig::thread("t").durability(Durability::Sync);
+        let thread = RunConfig::thread("t").with_durability(Durability::Sync);
         let out = app.invoke(Chain::update(), &thread).await.unwrap();
         assert_eq!(out.step, n as u64);
         let all = saver
@@ -760,7 +767,7 @@ mod checkpoints_cost_what_changed {
         for n in [500, 1000, 2000] {
             let saver = stategraph::sqlite::SqliteSaver::open(&path).await.unwrap();
             let app = chain(n, Arc::new(saver));
-            let thread = RunConfig::thread(format!("t{n}")).durability(Durability::Sync);
+            let thread = RunConfig::thread(format!("t{n}")).with_durability(Durability::Sync);
             app.invoke(Chain::update(), &thread).await.unwrap();
             // Dropped, the saver closes its connection: SQLite then moves the
             // log into the file and removes it.
@@ -800,15 +807,15 @@ struct Pair {
 #[tokio::test]
 async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     let app = StateGraph::<Pair>::new()
-        .add_node_fn("first", |_: &Pair| Pair::update().first(1))
-        .add_node_fn("left", |_: &Pair| Pair::update().second(1))
-        .add_node_fn("right", |_: &Pair| Pair::update().second(2))
+        .add_node(node_fn("first", |_: &Pair| Pair::update().first(1)))
+        .add_node(node_fn("left", |_: &Pair| Pair::update().second(1)))
+        .add_node(node_fn("right", |_: &Pair| Pair::update().second(2)))
         .add_edge(START, "first")
         .add_edge("first", "left")
         .add_edge("first", "right")
         .compile_with(InMemorySaver::new())
         .unwrap();
-    let config = RunConfig::thread("async").durability(Durability::Async);
+    let config = RunConfig::thread("async").with_durability(Durability::Async);
     let err = app.invoke(Pair::update(), &config).await.unwrap_err();
     assert!(matches!(err, GraphError::InvalidUpdate(_)), "{err}");
     let snapshot = app.get_state(&config).await.unwrap();

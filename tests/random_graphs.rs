@@ -109,33 +109,37 @@ impl Faults {
 struct Injected;
 
 fn build(shape: &Shape, faults: Arc<Faults>, saver: bool) -> CompiledGraph<Trace> {
-    let mut graph = StateGraph::<Trace>::new().add_async_node_fn(
+    let mut graph = StateGraph::<Trace>::new().add_node(async_node_fn(
         "worker",
         |item: Arc<String>, _ctx: Context| async move {
             tokio::task::yield_now().await;
             Trace::update().log(vec![format!("worker({item})")])
         },
-    );
+    ));
     for (i, (&sends, &yields)) in shape.sends.iter().zip(&shape.yields).enumerate() {
         let faults = Arc::clone(&faults);
-        graph = graph.add_async_node_fn(format!("n{i}"), move |_: Arc<Trace>, _ctx: Context| {
-            let faults = Arc::clone(&faults);
-            async move {
-                for _ in 0..yields {
-                    tokio::task::yield_now().await;
+        graph = graph.add_node(async_node_fn(
+            format!("n{i}"),
+            move |_: Arc<Trace>, _ctx: Context| {
+                let faults = Arc::clone(&faults);
+                async move {
+                    for _ in 0..yields {
+                        tokio::task::yield_now().await;
+                    }
+                    if faults.trip(i) {
+                        return Err(Injected);
+                    }
+                    faults.completed.fetch_add(1, Ordering::SeqCst);
+                    let mut out =
+                        NodeOutput::new().with_update(Trace::update().log(vec![format!("n{i}")]));
+                    for k in 0..sends {
+                        out = out
+                            .with_send(stategraph::Send::to_named("worker", format!("n{i}.{k}")));
+                    }
+                    Ok(out)
                 }
-                if faults.trip(i) {
-                    return Err(Injected);
-                }
-                faults.completed.fetch_add(1, Ordering::SeqCst);
-                let mut out =
-                    NodeOutput::new().with_update(Trace::update().log(vec![format!("n{i}")]));
-                for k in 0..sends {
-                    out = out.with_send(stategraph::Send::to_named("worker", format!("n{i}.{k}")));
-                }
-                Ok(out)
-            }
-        });
+            },
+        ));
     }
     graph = graph.add_edge(START, "n0");
     if shape.loops > 0 {
@@ -182,12 +186,12 @@ proptest! {
     fn the_final_state_does_not_depend_on_timing_or_a_saver(shape in shape()) {
         let rt = runtime();
         let plain = build(&shape, Arc::default(), false);
-        let first = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
-        let second = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
+        let first = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().with_recursion_limit(200))).unwrap();
+        let second = rt.block_on(plain.invoke(Trace::update(), &RunConfig::new().with_recursion_limit(200))).unwrap();
         prop_assert_eq!(&first.log, &second.log);
         let saved = build(&shape, Arc::default(), true);
         let third = rt
-            .block_on(saved.invoke(Trace::update(), &RunConfig::thread("t").recursion_limit(200)))
+            .block_on(saved.invoke(Trace::update(), &RunConfig::thread("t").with_recursion_limit(200)))
             .unwrap();
         prop_assert_eq!(&first.log, &third.log);
         // Every node ran at least once, in a DAG where each has a path from START.
@@ -205,12 +209,12 @@ proptest! {
         let rt = runtime();
         let clean_faults = Arc::new(Faults::default());
         let clean = build(&shape, Arc::clone(&clean_faults), false);
-        let expected = rt.block_on(clean.invoke(Trace::update(), &RunConfig::new().recursion_limit(200))).unwrap();
+        let expected = rt.block_on(clean.invoke(Trace::update(), &RunConfig::new().with_recursion_limit(200))).unwrap();
 
         let victim = victim.index(shape.preds.len());
         let faults = Arc::new(Faults { node: Some(victim), ..Faults::default() });
         let app = build(&shape, Arc::clone(&faults), true);
-        let config = RunConfig::thread("t").recursion_limit(200);
+        let config = RunConfig::thread("t").with_recursion_limit(200);
         let err = rt.block_on(app.invoke(Trace::update(), &config)).unwrap_err();
         let is_victim = matches!(&err, GraphError::NodeFailed { node, .. } if *node == format!("n{}", victim));
         prop_assert!(is_victim, "{}", err);

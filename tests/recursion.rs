@@ -21,9 +21,9 @@ fn chain(k: usize) -> CompiledGraph<Steps> {
     for i in 0..k {
         let name = format!("n{i}");
         let entry = name.clone();
-        graph = graph.add_node_fn(name, move |s: &Steps| {
+        graph = graph.add_node(node_fn(name, move |s: &Steps| {
             Steps::update().log(vec![(entry.clone(), *s.remaining, *s.last)])
-        });
+        }));
     }
     graph = graph.add_edge(START, "n0");
     for i in 1..k {
@@ -34,7 +34,10 @@ fn chain(k: usize) -> CompiledGraph<Steps> {
 
 async fn run(k: usize, limit: u64) -> Result<Vec<(String, i64, bool)>, GraphError> {
     chain(k)
-        .invoke(Steps::update(), &RunConfig::new().recursion_limit(limit))
+        .invoke(
+            Steps::update(),
+            &RunConfig::new().with_recursion_limit(limit),
+        )
         .await
         .map(|s| s.into_state().log)
 }
@@ -65,18 +68,18 @@ async fn one_node_needs_a_limit_of_two() {
 #[tokio::test]
 async fn the_context_reports_the_same_managed_values() {
     let app = StateGraph::<Steps>::new()
-        .add_node_fn("n0", |_: &Steps, ctx: &Context| {
+        .add_node(node_fn("n0", |_: &Steps, ctx: &Context| {
             Steps::update().log(vec![(
                 format!("step {}", ctx.step()),
                 ctx.remaining_steps(),
                 ctx.is_last_step(),
             )])
-        })
+        }))
         .add_edge(START, "n0")
         .compile()
         .unwrap();
     let out = app
-        .invoke(Steps::update(), &RunConfig::new().recursion_limit(5))
+        .invoke(Steps::update(), &RunConfig::new().with_recursion_limit(5))
         .await
         .unwrap();
     assert_eq!(out.log, [("step 1".to_owned(), 4, false)]);
@@ -120,7 +123,10 @@ async fn an_endless_loop_stops_at_the_default_limit() {
 #[tokio::test]
 async fn a_ten_thousand_node_chain_runs_without_stack_overflow() {
     let out = chain(10_000)
-        .invoke(Steps::update(), &RunConfig::new().recursion_limit(20_000))
+        .invoke(
+            Steps::update(),
+            &RunConfig::new().with_recursion_limit(20_000),
+        )
         .await
         .unwrap();
     assert_eq!(out.log.len(), 10_000);

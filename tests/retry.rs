@@ -31,14 +31,17 @@ async fn a_failing_node_runs_max_attempts_times_and_siblings_run_once() {
     let (o, t) = (Arc::clone(&ones), Arc::clone(&twos));
     let graph = StateGraph::<Value>::new()
         .retry_policy(no_wait(2))
-        .add_node_fn("one", move |_: &Value| {
+        .add_node(node_fn("one", move |_: &Value| {
             o.fetch_add(1, Ordering::SeqCst);
             Value::update().value(2)
-        })
-        .add_node_fn("two", move |_: &Value| -> Result<ValueUpdate, NodeError> {
-            t.fetch_add(1, Ordering::SeqCst);
-            Err(NodeError::msg("I'm not good"))
-        })
+        }))
+        .add_node(node_fn(
+            "two",
+            move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                t.fetch_add(1, Ordering::SeqCst);
+                Err(NodeError::msg("I'm not good"))
+            },
+        ))
         .add_edge(START, "one")
         .add_edge(START, "two")
         .compile_with(InMemorySaver::new())
@@ -87,10 +90,13 @@ async fn the_predicate_decides_and_the_last_error_is_reported() {
     let c = Arc::clone(&calls);
     let graph = StateGraph::<Value>::new()
         .retry_policy(no_wait(5).retry_on(|e| e.to_string().contains("transient")))
-        .add_node_fn("n", move |_: &Value| -> Result<ValueUpdate, NodeError> {
-            let k = c.fetch_add(1, Ordering::SeqCst);
-            Err(NodeError::msg(if k == 0 { "transient" } else { "fatal" }))
-        })
+        .add_node(node_fn(
+            "n",
+            move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                let k = c.fetch_add(1, Ordering::SeqCst);
+                Err(NodeError::msg(if k == 0 { "transient" } else { "fatal" }))
+            },
+        ))
         .add_edge(START, "n")
         .compile()
         .unwrap();
@@ -112,10 +118,10 @@ async fn a_panic_is_not_retried() {
     let c = Arc::clone(&calls);
     let graph = StateGraph::<Value>::new()
         .retry_policy(no_wait(3))
-        .add_node_fn("boom", move |_: &Value| -> ValueUpdate {
+        .add_node(node_fn("boom", move |_: &Value| -> ValueUpdate {
             c.fetch_add(1, Ordering::SeqCst);
             panic!("boom")
-        })
+        }))
         .add_edge(START, "boom")
         .compile()
         .unwrap();
@@ -251,4 +257,61 @@ mod timeouts {
         assert_eq!(out.attempts, 2);
         assert!(!FIRST_ATTEMPT_WOKE.load(Ordering::SeqCst));
     }
+}
+
+/// A closure node takes options like any node: here its own retry policy, and
+/// its async twin a name of its own.
+#[tokio::test]
+async fn a_closure_node_takes_node_options() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let graph = StateGraph::<Value>::new()
+        .add_node_with(
+            node_fn(
+                "flaky",
+                move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                    match counted.fetch_add(1, Ordering::SeqCst) {
+                        0 | 1 => Err(NodeError::msg("not yet")),
+                        _ => Ok(Value::update().value(10)),
+                    }
+                },
+            ),
+            NodeOptions::new().retry(no_wait(3)),
+        )
+        .add_node_with(
+            async_node_fn("later", |s: Arc<Value>, _ctx| async move {
+                Value::update().value(s.value)
+            }),
+            NodeOptions::new().name("double"),
+        )
+        .add_edge(START, "flaky")
+        .add_edge("flaky", "double")
+        .compile()
+        .unwrap();
+    let out = graph
+        .invoke(Value::update().value(1), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.value, 22);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+/// The deprecated closure methods still build the same nodes.
+#[tokio::test]
+#[allow(deprecated)]
+async fn the_deprecated_closure_methods_still_work() {
+    let graph = StateGraph::<Value>::new()
+        .add_node_fn("one", |_: &Value| Value::update().value(1))
+        .add_async_node_fn("two", |_: Arc<Value>, _ctx| async {
+            Value::update().value(2)
+        })
+        .add_edge(START, "one")
+        .add_edge("one", "two")
+        .compile()
+        .unwrap();
+    let out = graph
+        .invoke(Value::update().value(0), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.value, 3);
 }

@@ -22,9 +22,9 @@ fn push(name: &'static str) -> impl Fn(&Items) -> ItemsUpdate + Send + Sync + 's
 #[tokio::test]
 async fn sends_carrying_the_state_run_the_node_once_per_send() {
     let app = StateGraph::<Items>::new()
-        .add_node_fn("1", push("1"))
-        .add_node_fn("2", push("2"))
-        .add_node_fn("3", push("3"))
+        .add_node(node_fn("1", push("1")))
+        .add_node(node_fn("2", push("2")))
+        .add_node(node_fn("3", push("3")))
         .add_edge(START, "1")
         .add_conditional_edges("1", |s: &Items| {
             vec![
@@ -45,11 +45,13 @@ async fn sends_carrying_the_state_run_the_node_once_per_send() {
 #[tokio::test]
 async fn sends_from_parallel_tasks_are_applied_in_task_then_send_order() {
     let app = StateGraph::<Items>::new()
-        .add_node_fn("1", push("1"))
-        .add_node_fn("1.1", push("1.1"))
-        .add_node_fn("2", |n: &i32| Items::update().items(vec![format!("2|{n}")]))
-        .add_node_fn("3", push("3"))
-        .add_node_fn("3.1", push("3.1"))
+        .add_node(node_fn("1", push("1")))
+        .add_node(node_fn("1.1", push("1.1")))
+        .add_node(node_fn("2", |n: &i32| {
+            Items::update().items(vec![format!("2|{n}")])
+        }))
+        .add_node(node_fn("3", push("3")))
+        .add_node(node_fn("3.1", push("3.1")))
         .add_edge(START, "1")
         .add_edge(START, "1.1")
         .add_conditional_edges("1", |_: &Items| {

@@ -114,9 +114,9 @@ async fn custom_values_arrive_in_order_between_the_other_modes() {
 #[tokio::test]
 async fn without_the_custom_mode_nodes_are_told_nobody_listens() {
     let app = StateGraph::<Counter>::new()
-        .add_node_fn("probe", |_: &Counter, ctx: &Context| {
+        .add_node(node_fn("probe", |_: &Counter, ctx: &Context| {
             Counter::update().label(ctx.is_streaming_custom().to_string())
-        })
+        }))
         .add_edge(START, "probe")
         .compile()
         .unwrap();
@@ -131,9 +131,9 @@ async fn without_the_custom_mode_nodes_are_told_nobody_listens() {
 async fn a_stream_ends_with_the_error_after_the_events_before_it() {
     let app = StateGraph::<Counter>::new()
         .add_node(one)
-        .add_node_fn("boom", |_: &Counter| -> Result<(), NodeError> {
+        .add_node(node_fn("boom", |_: &Counter| -> Result<(), NodeError> {
             Err(NodeError::msg("boom"))
-        })
+        }))
         .add_edge(START, one)
         .add_edge(one, "boom")
         .compile()

@@ -48,9 +48,9 @@ struct Key {
 
 fn inner_there() -> CompiledGraph<Key> {
     StateGraph::<Key>::new()
-        .add_node_fn("up", |s: &Key| {
+        .add_node(node_fn("up", |s: &Key| {
             Key::update().my_key(format!("{} there", s.my_key))
-        })
+        }))
         .add_edge(START, "up")
         .compile()
         .unwrap()
@@ -60,9 +60,9 @@ fn inner_there() -> CompiledGraph<Key> {
 async fn a_graph_with_the_same_state_runs_as_a_node() {
     let app = StateGraph::<Key>::new()
         .add_node(Subgraph::new("inner", inner_there()))
-        .add_node_fn("side", |s: &Key| {
+        .add_node(node_fn("side", |s: &Key| {
             Key::update().my_key(format!("{} and back again", s.my_key))
-        })
+        }))
         .add_edge(START, "inner")
         .add_edge("inner", "side")
         .compile()
@@ -109,8 +109,12 @@ async fn a_shared_reducer_field_gets_the_childs_full_value_again() {
     // LangGraph semantics: the child's output is its whole final state, written
     // back through the parent's reducer.
     let inner = StateGraph::<Shared>::new()
-        .add_node_fn("i1", |_: &Shared| Shared::update().items(vec!["i1".into()]))
-        .add_node_fn("r", |_: &Shared| Shared::update().items(vec!["R".into()]))
+        .add_node(node_fn("i1", |_: &Shared| {
+            Shared::update().items(vec!["i1".into()])
+        }))
+        .add_node(node_fn("r", |_: &Shared| {
+            Shared::update().items(vec!["R".into()])
+        }))
         .add_edge(START, "i1")
         .add_edge("i1", "r")
         .compile()
@@ -149,15 +153,15 @@ struct JokeInput {
 
 fn joke_graph() -> CompiledGraph<JokeState> {
     StateGraph::<JokeState>::new()
-        .add_node_fn("edit", |s: &JokeState| {
+        .add_node(node_fn("edit", |s: &JokeState| {
             JokeState::update().subject(format!("{} - hohoho", s.subject))
-        })
-        .add_node_fn("generate", |s: &JokeState| {
+        }))
+        .add_node(node_fn("generate", |s: &JokeState| {
             JokeState::update().jokes(vec![format!("Joke about {}", s.subject)])
-        })
-        .add_node_fn("bump", |s: &JokeState| {
+        }))
+        .add_node(node_fn("bump", |s: &JokeState| {
             JokeState::update().jokes(vec![format!("{} a", s.jokes[0])])
-        })
+        }))
         .add_edge(START, "edit")
         .add_edge("edit", "generate")
         .add_edge("generate", "bump")
@@ -258,7 +262,7 @@ struct Prompts {
 
 fn child_graph(calls: Arc<AtomicUsize>) -> CompiledGraph<Child> {
     StateGraph::<Child>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "ask",
             move |s: &Child, ctx: &Context| -> Result<ChildUpdate, NodeError> {
                 calls.fetch_add(1, Ordering::SeqCst);
@@ -267,7 +271,7 @@ fn child_graph(calls: Arc<AtomicUsize>) -> CompiledGraph<Child> {
                     .human_input(answer.clone())
                     .human_inputs(vec![answer]))
             },
-        )
+        ))
         .add_edge(START, "ask")
         .compile()
         .unwrap()
@@ -395,13 +399,13 @@ struct Bar {
 /// A graph whose one node, `ask`, asks for a value to append.
 fn baz_asker() -> CompiledGraph<Bar> {
     StateGraph::<Bar>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "ask",
             |s: &Bar, ctx: &Context| -> Result<BarUpdate, NodeError> {
                 let answer: String = ctx.interrupt("Provide baz value")?;
                 Ok(Bar::update().bar(format!("{}{answer}", s.bar)))
             },
-        )
+        ))
         .add_edge(START, "ask")
         .compile()
         .unwrap()
@@ -412,18 +416,21 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
     let saver = shared_saver();
     let sub = baz_asker();
     let app = StateGraph::<Foo>::new()
-        .add_node_fn("parent_node", |s: &Foo| {
+        .add_node(node_fn("parent_node", |s: &Foo| {
             Foo::update().foo(format!("hi! {}", s.foo))
-        })
-        .add_async_node_fn("call_subgraph", move |s: Arc<Foo>, ctx: Context| {
-            let sub = sub.clone();
-            async move {
-                let done = sub
-                    .invoke_nested(&ctx, Bar::update().bar(s.foo.clone()))
-                    .await?;
-                Ok::<_, NodeError>(Foo::update().foo(done.bar))
-            }
-        })
+        }))
+        .add_node(async_node_fn(
+            "call_subgraph",
+            move |s: Arc<Foo>, ctx: Context| {
+                let sub = sub.clone();
+                async move {
+                    let done = sub
+                        .invoke_nested(&ctx, Bar::update().bar(s.foo.clone()))
+                        .await?;
+                    Ok::<_, NodeError>(Foo::update().foo(done.bar))
+                }
+            },
+        ))
         .add_edge(START, "parent_node")
         .add_edge("parent_node", "call_subgraph")
         .compile_with(Arc::clone(&saver))
@@ -470,12 +477,14 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
 async fn two_subgraph_calls_in_one_node_get_their_own_namespaces() {
     let saver = shared_saver();
     let sub = StateGraph::<Bar>::new()
-        .add_node_fn("b", |s: &Bar| Bar::update().bar(format!("{}!", s.bar)))
+        .add_node(node_fn("b", |s: &Bar| {
+            Bar::update().bar(format!("{}!", s.bar))
+        }))
         .add_edge(START, "b")
         .compile()
         .unwrap();
     let app = StateGraph::<Foo>::new()
-        .add_async_node_fn("twice", move |s: Arc<Foo>, ctx: Context| {
+        .add_node(async_node_fn("twice", move |s: Arc<Foo>, ctx: Context| {
             let sub = sub.clone();
             async move {
                 let one = sub
@@ -484,7 +493,7 @@ async fn two_subgraph_calls_in_one_node_get_their_own_namespaces() {
                 let two = sub.invoke_nested(&ctx, Bar::update().bar(one.bar)).await?;
                 Ok::<_, NodeError>(Foo::update().foo(two.bar))
             }
-        })
+        }))
         .add_edge(START, "twice")
         .compile_with(Arc::clone(&saver))
         .unwrap();
@@ -522,14 +531,14 @@ struct Outer {
 
 fn reentered(mode: SubgraphCheckpoints) -> (CompiledGraph<Outer>, Arc<dyn Checkpointer>) {
     let inner = StateGraph::<Inner>::new()
-        .add_node_fn("inner_1", |s: &Inner| {
+        .add_node(node_fn("inner_1", |s: &Inner| {
             Inner::update()
                 .my_key(" got here".into())
                 .my_other_key(s.my_key.clone())
-        })
-        .add_node_fn("inner_2", |_: &Inner| {
+        }))
+        .add_node(node_fn("inner_2", |_: &Inner| {
             Inner::update().my_key(" and there".into())
-        })
+        }))
         .add_edge(START, "inner_1")
         .add_edge("inner_1", "inner_2")
         .compile()
@@ -596,7 +605,7 @@ async fn a_per_call_subgraph_starts_fresh_each_call_and_keeps_every_checkpoint()
 
     // Under durability `exit`, completed per-call subgraphs store nothing.
     let (app, saver) = reentered(SubgraphCheckpoints::PerCall);
-    let config = RunConfig::thread("t").durability(stategraph::Durability::Exit);
+    let config = RunConfig::thread("t").with_durability(stategraph::Durability::Exit);
     app.invoke(Outer::update(), &config).await.unwrap();
     assert_eq!(all_checkpoints(&saver, "t").await.len(), 1);
 }
@@ -621,12 +630,12 @@ async fn a_breakpoint_inside_a_subgraph_pauses_the_parent_until_resumed() {
     let sibling_calls = Arc::new(AtomicUsize::new(0));
     let calls = Arc::clone(&sibling_calls);
     let inner = StateGraph::<Key>::new()
-        .add_node_fn("inner_1", |s: &Key| {
+        .add_node(node_fn("inner_1", |s: &Key| {
             Key::update().my_key(format!("{}got here", s.my_key))
-        })
-        .add_node_fn("inner_2", |s: &Key| {
+        }))
+        .add_node(node_fn("inner_2", |s: &Key| {
             Key::update().my_key(format!("{} and there", s.my_key))
-        })
+        }))
         .add_edge(START, "inner_1")
         .add_edge("inner_1", "inner_2")
         .interrupt_before("inner_2")
@@ -639,13 +648,13 @@ async fn a_breakpoint_inside_a_subgraph_pauses_the_parent_until_resumed() {
             |s: &Key| Key::update().my_key(s.my_key.clone()),
             |done: Key| Key::update().my_other_key(done.my_key),
         ))
-        .add_node_fn("outer_1", move |_: &Key| {
+        .add_node(node_fn("outer_1", move |_: &Key| {
             calls.fetch_add(1, Ordering::SeqCst);
             Key::update().my_key(" and parallel".into())
-        })
-        .add_node_fn("outer_2", |s: &Key| {
+        }))
+        .add_node(node_fn("outer_2", |s: &Key| {
             Key::update().my_key(format!("{}{} and back again", s.my_other_key, s.my_key))
-        })
+        }))
         .add_edge(START, "inner")
         .add_edge(START, "outer_1")
         .add_edge(("inner", "outer_1"), "outer_2")
@@ -684,12 +693,12 @@ struct ChildStep {
 
 fn jumping_child() -> CompiledGraph<ChildStep> {
     StateGraph::<ChildStep>::new()
-        .add_node_fn("child_node", |_: &ChildStep| {
+        .add_node(node_fn("child_node", |_: &ChildStep| {
             Command::goto("node_b_parent")
                 .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
                 .to_parent()
-        })
-        .add_node_fn("never", |_: &ChildStep| ChildStep::update().n(99))
+        }))
+        .add_node(node_fn("never", |_: &ChildStep| ChildStep::update().n(99)))
         .add_edge(START, "child_node")
         .add_edge("child_node", "never")
         .compile()
@@ -705,9 +714,9 @@ async fn a_subgraph_node_can_update_and_route_its_parent() {
             |_: &Dialog| ChildStep::update(),
             |_: ChildStep| Dialog::update().dialog_state(vec!["unreachable".into()]),
         ))
-        .add_node_fn("node_b_parent", |_: &Dialog| {
+        .add_node(node_fn("node_b_parent", |_: &Dialog| {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
-        })
+        }))
         .add_edge(START, "sub")
         .add_edge("node_b_parent", END)
         .compile_with(InMemorySaver::new())
@@ -731,18 +740,21 @@ async fn a_jump_from_a_subgraph_invoked_in_a_node_ends_that_node() {
     let reached = Arc::clone(&after);
     let child = jumping_child();
     let app = StateGraph::<Dialog>::new()
-        .add_async_node_fn("parent_first", move |_: Arc<Dialog>, ctx: Context| {
-            let child = child.clone();
-            let reached = Arc::clone(&reached);
-            async move {
-                child.invoke_nested(&ctx, ChildStep::update()).await?;
-                reached.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, NodeError>(Dialog::update().jump_from_idx(Some(0)))
-            }
-        })
-        .add_node_fn("node_b_parent", |_: &Dialog| {
+        .add_node(async_node_fn(
+            "parent_first",
+            move |_: Arc<Dialog>, ctx: Context| {
+                let child = child.clone();
+                let reached = Arc::clone(&reached);
+                async move {
+                    child.invoke_nested(&ctx, ChildStep::update()).await?;
+                    reached.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, NodeError>(Dialog::update().jump_from_idx(Some(0)))
+                }
+            },
+        ))
+        .add_node(node_fn("node_b_parent", |_: &Dialog| {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
-        })
+        }))
         .add_edge(START, "parent_first")
         .compile()
         .unwrap();
@@ -898,9 +910,9 @@ async fn without_the_subgraphs_flag_only_root_events_are_streamed() {
 fn paused_foo_bar() -> CompiledGraph<Foo> {
     let sub = baz_asker();
     StateGraph::<Foo>::new()
-        .add_node_fn("parent_node", |s: &Foo| {
+        .add_node(node_fn("parent_node", |s: &Foo| {
             Foo::update().foo(format!("hi! {}", s.foo))
-        })
+        }))
         .add_node(Subgraph::mapped(
             "sub",
             sub,
@@ -948,7 +960,7 @@ async fn a_child_namespace_is_read_and_updated_through_subgraph_at() {
         .checkpoint_ns
         .clone();
     let child = app.subgraph_at::<Bar>(&ns).unwrap();
-    let at = config.clone().checkpoint_ns(ns.clone());
+    let at = config.clone().with_checkpoint_ns(ns.clone());
     let state = child.get_state(&at).await.unwrap();
     assert_eq!(state.values.bar, "hi! foo");
     assert_eq!(state.next, ["ask"]);
@@ -980,7 +992,7 @@ async fn unknown_or_mistyped_namespaces_are_clear_errors() {
         .await
         .unwrap();
     let err = app
-        .get_state(&config.clone().checkpoint_ns("nope:123"))
+        .get_state(&config.clone().with_checkpoint_ns("nope:123"))
         .await
         .unwrap_err();
     assert!(
@@ -992,7 +1004,7 @@ async fn unknown_or_mistyped_namespaces_are_clear_errors() {
         .checkpoint_ns
         .clone();
     let err = app
-        .get_state(&config.clone().checkpoint_ns(ns.clone()))
+        .get_state(&config.clone().with_checkpoint_ns(ns.clone()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("subgraph_at::<"), "{err}");
@@ -1004,13 +1016,15 @@ async fn unknown_or_mistyped_namespaces_are_clear_errors() {
 async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
     let saver = shared_saver();
     let sub = StateGraph::<Bar>::new()
-        .add_node_fn("b", |s: &Bar| Bar::update().bar(format!("{}!", s.bar)))
+        .add_node(node_fn("b", |s: &Bar| {
+            Bar::update().bar(format!("{}!", s.bar))
+        }))
         .add_edge(START, "b")
         .compile()
         .unwrap();
     let inner = sub.clone();
     let app = StateGraph::<Foo>::new()
-        .add_async_node_fn("call", move |s: Arc<Foo>, ctx: Context| {
+        .add_node(async_node_fn("call", move |s: Arc<Foo>, ctx: Context| {
             let sub = inner.clone();
             async move {
                 let done = sub
@@ -1018,7 +1032,7 @@ async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
                     .await?;
                 Ok::<_, NodeError>(Foo::update().foo(done.bar))
             }
-        })
+        }))
         .add_edge(START, "call")
         .compile_with(Arc::clone(&saver))
         .unwrap();
@@ -1037,8 +1051,8 @@ async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
         .map(|t| t.checkpoint_ns.clone())
         .unwrap();
     let state = sub
-        .with_checkpointer(Arc::clone(&saver))
-        .get_state(&config.clone().checkpoint_ns(ns))
+        .subgraph_view(Arc::clone(&saver))
+        .get_state(&config.clone().with_checkpoint_ns(ns))
         .await
         .unwrap();
     assert_eq!(state.values.bar, "x!");
@@ -1049,12 +1063,12 @@ async fn a_graph_run_inside_a_node_is_read_with_the_callers_saver() {
 #[tokio::test]
 async fn a_breakpoint_two_levels_down_pauses_and_resumes_the_whole_stack() {
     let grandchild = StateGraph::<Key>::new()
-        .add_node_fn("grandchild_1", |s: &Key| {
+        .add_node(node_fn("grandchild_1", |s: &Key| {
             Key::update().my_key(format!("{} here", s.my_key))
-        })
-        .add_node_fn("grandchild_2", |s: &Key| {
+        }))
+        .add_node(node_fn("grandchild_2", |s: &Key| {
             Key::update().my_key(format!("{} and there", s.my_key))
-        })
+        }))
         .add_edge(START, "grandchild_1")
         .add_edge("grandchild_1", "grandchild_2")
         .interrupt_before("grandchild_2")
@@ -1066,13 +1080,13 @@ async fn a_breakpoint_two_levels_down_pauses_and_resumes_the_whole_stack() {
         .compile()
         .unwrap();
     let app = StateGraph::<Key>::new()
-        .add_node_fn("parent_1", |s: &Key| {
+        .add_node(node_fn("parent_1", |s: &Key| {
             Key::update().my_key(format!("hi {}", s.my_key))
-        })
+        }))
         .add_node(Subgraph::new("child", child))
-        .add_node_fn("parent_2", |s: &Key| {
+        .add_node(node_fn("parent_2", |s: &Key| {
             Key::update().my_key(format!("{} and back again", s.my_key))
-        })
+        }))
         .add_edge(START, "parent_1")
         .add_edge("parent_1", "child")
         .add_edge("child", "parent_2")
@@ -1103,7 +1117,7 @@ async fn a_breakpoint_two_levels_down_pauses_and_resumes_the_whole_stack() {
 #[tokio::test]
 async fn a_subgraph_node_cannot_take_a_name_the_parent_already_uses() {
     let err = StateGraph::<Key>::new()
-        .add_node_fn("inner", |_: &Key| {})
+        .add_node(node_fn("inner", |_: &Key| {}))
         .add_node(Subgraph::new("inner", inner_there()))
         .add_edge(START, "inner")
         .compile()
@@ -1122,16 +1136,19 @@ async fn a_retried_subgraph_continues_from_its_checkpoint() {
     let second_calls = Arc::new(AtomicUsize::new(0));
     let (f, s) = (Arc::clone(&first_calls), Arc::clone(&second_calls));
     let child = StateGraph::<Key>::new()
-        .add_node_fn("first", move |k: &Key| {
+        .add_node(node_fn("first", move |k: &Key| {
             f.fetch_add(1, Ordering::SeqCst);
             Key::update().my_key(format!("{}1", k.my_key))
-        })
-        .add_node_fn("second", move |k: &Key| -> Result<KeyUpdate, NodeError> {
-            if s.fetch_add(1, Ordering::SeqCst) == 0 {
-                return Err(NodeError::msg("flaky"));
-            }
-            Ok(Key::update().my_key(format!("{}2", k.my_key)))
-        })
+        }))
+        .add_node(node_fn(
+            "second",
+            move |k: &Key| -> Result<KeyUpdate, NodeError> {
+                if s.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return Err(NodeError::msg("flaky"));
+                }
+                Ok(Key::update().my_key(format!("{}2", k.my_key)))
+            },
+        ))
         .add_edge(START, "first")
         .add_edge("first", "second")
         .compile()
@@ -1180,9 +1197,9 @@ mod deep_nesting {
     /// (`depth` levels in all) a graph whose node `leaf` records its namespace.
     fn nested(depth: usize, saver: Option<Arc<dyn Checkpointer>>) -> CompiledGraph<Probe> {
         nested_around(
-            StateGraph::<Probe>::new().add_node_fn("leaf", |_: &Probe, ctx: &Context| {
+            StateGraph::<Probe>::new().add_node(node_fn("leaf", |_: &Probe, ctx: &Context| {
                 Probe::update().leaf_ns(ctx.checkpoint_ns())
-            }),
+            })),
             depth,
             saver,
         )
@@ -1253,13 +1270,13 @@ mod deep_nesting {
     /// pauses every level, and the answer reaches it.
     #[tokio::test(flavor = "multi_thread")]
     async fn an_interrupt_nine_levels_down_pauses_and_resumes_every_level() {
-        let leaf = StateGraph::<Probe>::new().add_node_fn(
+        let leaf = StateGraph::<Probe>::new().add_node(node_fn(
             "leaf",
             |_: &Probe, ctx: &Context| -> Result<ProbeUpdate, NodeError> {
                 let answer: String = ctx.interrupt("which way?")?;
                 Ok(Probe::update().leaf_ns(answer))
             },
-        );
+        ));
         let saver = shared_saver();
         let app = nested_around(leaf, 9, Some(Arc::clone(&saver)));
         let config = RunConfig::thread("deep interrupt");
@@ -1284,17 +1301,20 @@ mod deep_nesting {
 async fn a_command_for_the_parent_holds_even_if_the_node_swallows_it() {
     let child = jumping_child();
     let app = StateGraph::<Dialog>::new()
-        .add_async_node_fn("parent_first", move |_: Arc<Dialog>, ctx: Context| {
-            let child = child.clone();
-            async move {
-                // The node ignores whatever the subgraph call returned.
-                let _ = child.invoke_nested(&ctx, ChildStep::update()).await.ok();
-                Dialog::update().jump_from_idx(Some(0))
-            }
-        })
-        .add_node_fn("node_b_parent", |_: &Dialog| {
+        .add_node(async_node_fn(
+            "parent_first",
+            move |_: Arc<Dialog>, ctx: Context| {
+                let child = child.clone();
+                async move {
+                    // The node ignores whatever the subgraph call returned.
+                    let _ = child.invoke_nested(&ctx, ChildStep::update()).await.ok();
+                    Dialog::update().jump_from_idx(Some(0))
+                }
+            },
+        ))
+        .add_node(node_fn("node_b_parent", |_: &Dialog| {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
-        })
+        }))
         .add_edge(START, "parent_first")
         .compile()
         .unwrap();
@@ -1316,15 +1336,15 @@ async fn a_command_for_the_parent_holds_even_if_the_node_swallows_it() {
 #[tokio::test]
 async fn a_command_for_the_parent_wins_over_a_sibling_that_pauses() {
     let child = StateGraph::<ChildStep>::new()
-        .add_node_fn("jump", |_: &ChildStep| {
+        .add_node(node_fn("jump", |_: &ChildStep| {
             Command::goto("node_b_parent")
                 .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
                 .to_parent()
-        })
-        .add_node_fn("pause", |_: &ChildStep, ctx: &Context| {
+        }))
+        .add_node(node_fn("pause", |_: &ChildStep, ctx: &Context| {
             let _: String = ctx.interrupt("q")?;
             Ok::<_, NodeError>(ChildStep::update().n(1))
-        })
+        }))
         .add_edge(START, "jump")
         .add_edge(START, "pause")
         .compile()
@@ -1336,9 +1356,9 @@ async fn a_command_for_the_parent_wins_over_a_sibling_that_pauses() {
             |_: &Dialog| ChildStep::update(),
             |_: ChildStep| Dialog::update(),
         ))
-        .add_node_fn("node_b_parent", |_: &Dialog| {
+        .add_node(node_fn("node_b_parent", |_: &Dialog| {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
-        })
+        }))
         .add_edge(START, "sub")
         .add_edge("node_b_parent", END)
         .compile_with(InMemorySaver::new())
@@ -1361,12 +1381,12 @@ async fn a_command_for_the_parent_is_not_retried() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     let child = StateGraph::<ChildStep>::new()
-        .add_node_fn("child_node", move |_: &ChildStep| {
+        .add_node(node_fn("child_node", move |_: &ChildStep| {
             counted.fetch_add(1, Ordering::SeqCst);
             Command::goto("node_b_parent")
                 .update(Dialog::update().dialog_state(vec!["b_child_state".into()]))
                 .to_parent()
-        })
+        }))
         .add_edge(START, "child_node")
         .compile()
         .unwrap();
@@ -1377,9 +1397,9 @@ async fn a_command_for_the_parent_is_not_retried() {
             |_: &Dialog| ChildStep::update(),
             |_: ChildStep| Dialog::update(),
         ))
-        .add_node_fn("node_b_parent", |_: &Dialog| {
+        .add_node(node_fn("node_b_parent", |_: &Dialog| {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
-        })
+        }))
         .add_edge(START, "sub")
         .retry_policy(stategraph::RetryPolicy::new().max_attempts(3))
         .compile()

@@ -21,14 +21,14 @@ struct Trail {
 fn chain(calls: Arc<AtomicUsize>) -> CompiledGraph<Trail> {
     let (ca, cb) = (Arc::clone(&calls), calls);
     StateGraph::<Trail>::new()
-        .add_node_fn("node_a", move |_: &Trail| {
+        .add_node(node_fn("node_a", move |_: &Trail| {
             ca.fetch_add(1, Ordering::SeqCst);
             Trail::update().value(vec!["a".into()])
-        })
-        .add_node_fn("node_b", move |_: &Trail| {
+        }))
+        .add_node(node_fn("node_b", move |_: &Trail| {
             cb.fetch_add(100, Ordering::SeqCst);
             Trail::update().value(vec!["b".into()])
-        })
+        }))
         .add_edge(START, "node_a")
         .add_edge("node_a", "node_b")
         .compile_with(InMemorySaver::new())
@@ -207,8 +207,12 @@ struct FooBaz {
 
 fn foo_baz() -> CompiledGraph<FooBaz> {
     StateGraph::<FooBaz>::new()
-        .add_node_fn("a", |_: &FooBaz| FooBaz::update().foo("from a".into()))
-        .add_node_fn("b", |_: &FooBaz| FooBaz::update().baz("from b".into()))
+        .add_node(node_fn("a", |_: &FooBaz| {
+            FooBaz::update().foo("from a".into())
+        }))
+        .add_node(node_fn("b", |_: &FooBaz| {
+            FooBaz::update().baz("from b".into())
+        }))
         .add_edge(START, "a")
         .add_edge("a", "b")
         .compile_with(InMemorySaver::new())

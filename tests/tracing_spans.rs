@@ -44,7 +44,7 @@ struct Count {
 #[test]
 fn runs_supersteps_and_tasks_have_spans_with_their_ids() {
     let app = StateGraph::<Count>::new()
-        .add_node_fn("bump", |c: &Count| Count::update().n(c.n + 1))
+        .add_node(node_fn("bump", |c: &Count| Count::update().n(c.n + 1)))
         .add_edge(START, "bump")
         .compile()
         .unwrap();

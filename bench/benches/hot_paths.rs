@@ -11,7 +11,7 @@ use stategraph::channels::{
     TopicWrite,
 };
 use stategraph::checkpoint::InMemorySaver;
-use stategraph::{node, send, Durability, RunConfig, State, StateGraph, START};
+use stategraph::{node, node_fn, send, Durability, RunConfig, State, StateGraph, START};
 use stategraph_bench::{with_field, Wide100};
 
 fn add(a: u64, b: u64) -> u64 {
@@ -61,11 +61,11 @@ fn runtime() -> tokio::runtime::Runtime {
 fn superstep_100_fields(c: &mut Criterion) {
     let rt = runtime();
     let graph = StateGraph::<Wide100>::new()
-        .add_node_fn("write_all", |s: &Wide100| {
+        .add_node(node_fn("write_all", |s: &Wide100| {
             (0..100).fold(Wide100::update().step(s.step + 1), |u, i| {
                 with_field(u, i, "v".to_owned())
             })
-        })
+        }))
         .add_edge(START, "write_all")
         .compile()
         .unwrap();
@@ -121,13 +121,13 @@ struct Blob {
 fn checkpoint_1mb(c: &mut Criterion) {
     let rt = runtime();
     let graph = StateGraph::<Blob>::new()
-        .add_node_fn("noop", |_: &Blob| ())
+        .add_node(node_fn("noop", |_: &Blob| ()))
         .add_edge(START, "noop")
         .compile_with(InMemorySaver::new())
         .unwrap();
     // ~1 MB: 1,000 strings of 1 KiB.
     let input = Blob::update().data(vec!["x".repeat(1024); 1000]);
-    let thread = RunConfig::thread("encoded").durability(Durability::Exit);
+    let thread = RunConfig::thread("encoded").with_durability(Durability::Exit);
     rt.block_on(graph.invoke(input.clone(), &thread)).unwrap();
     let mut group = c.benchmark_group("checkpoint_1mb");
     group.sample_size(20);
@@ -136,7 +136,7 @@ fn checkpoint_1mb(c: &mut Criterion) {
         b.iter_batched(
             || {
                 n += 1;
-                RunConfig::thread(format!("t{n}")).durability(Durability::Exit)
+                RunConfig::thread(format!("t{n}")).with_durability(Durability::Exit)
             },
             |config| rt.block_on(graph.invoke(input.clone(), &config)).unwrap(),
             BatchSize::SmallInput,

@@ -60,8 +60,8 @@ fn fresh_thread() -> RunConfig {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     RunConfig::thread(format!("pg-bench-{}-{started}-{n}", std::process::id()))
-        .recursion_limit(STEPS + 10)
-        .durability(Durability::Sync)
+        .with_recursion_limit(STEPS + 10)
+        .with_durability(Durability::Sync)
 }
 
 pub fn build(name: &str) -> Option<Workload> {

@@ -169,7 +169,7 @@ async fn near_the_recursion_limit_the_agent_stops_asking_for_tools() {
     let agent = create_react_agent(model, Add).compile().unwrap();
     // Steps: __start__ (0), agent (1); with a limit of 2 the agent has 1 step left.
     let out = agent
-        .invoke(input("x"), &RunConfig::new().recursion_limit(2))
+        .invoke(input("x"), &RunConfig::new().with_recursion_limit(2))
         .await
         .unwrap();
     let last = out.messages.last().and_then(Message::as_ai).unwrap();

@@ -15,14 +15,13 @@
 //! let calls = Arc::new(AtomicUsize::new(0));
 //! let counted = Arc::clone(&calls);
 //! let app = StateGraph::<Q>::new()
-//!     .add_node_fn("expensive", move |q: &Q| {
+//!     .add_node(node_fn("expensive", move |q: &Q| {
 //!         counted.fetch_add(1, Ordering::SeqCst);
 //!         Q::update().answer(q.question.to_uppercase())
-//!     })
+//!     }))
 //!     .cache_policy("expensive", CachePolicy::new())
 //!     .add_edge(START, "expensive")
-//!     .compile()?
-//!     .with_cache(InMemoryCache::new());
+//!     .compile_with(CompileOptions::new().cache(InMemoryCache::new()))?;
 //!
 //! for _ in 0..3 {
 //!     let out = app.invoke(Q::update().question("hi".into()), &RunConfig::new()).await?;

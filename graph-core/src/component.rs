@@ -50,9 +50,9 @@
 //! impl Echo {
 //!     pub fn new() -> Result<Self, GraphError> {
 //!         let graph = StateGraph::<EchoState>::new()
-//!             .add_node_fn("answer", |s: &EchoState| {
+//!             .add_node(node_fn("answer", |s: &EchoState| {
 //!                 EchoState::update().answer(format!("you asked: {}", s.question))
-//!             })
+//!             }))
 //!             .add_edge(START, "answer")
 //!             .compile()?;
 //!         Ok(Echo(graph))
@@ -290,7 +290,7 @@ field_tuples!(A, B, C, D, E, F, G, H, I, J, K, L);
 /// {
 ///     fn add_to(self, graph: StateGraph<S>) -> StateGraph<S> {
 ///         graph
-///             .add_node_fn(Self::ENTRY, polish::<S>)
+///             .add_node(node_fn(Self::ENTRY, polish::<S>))
 ///             .add_conditional_edges(Self::ENTRY, |s: &S| {
 ///                 if *s.get::<Revisions>() < 2 { Polish::ENTRY } else { END }
 ///             })

@@ -33,9 +33,12 @@ pub enum Durability {
 /// ```
 /// use stategraph::RunConfig;
 ///
-/// let config = RunConfig::thread("t-1").recursion_limit(50).metadata("user", "ada");
+/// let config = RunConfig::thread("t-1")
+///     .with_recursion_limit(50)
+///     .with_metadata("user", "ada");
 /// assert_eq!(config.thread_id(), Some("t-1"));
-/// assert_eq!(config.get_recursion_limit(), 50);
+/// assert_eq!(config.recursion_limit(), 50);
+/// assert_eq!(config.metadata()["user"], "ada");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
@@ -92,37 +95,37 @@ impl RunConfig {
     }
 
     /// Sets the maximum number of supersteps (at least 1).
-    pub fn recursion_limit(mut self, limit: u64) -> Self {
+    pub fn with_recursion_limit(mut self, limit: u64) -> Self {
         self.recursion_limit = limit;
         self
     }
 
     /// Addresses a specific checkpoint of the thread (time travel).
-    pub fn checkpoint_id(mut self, id: impl Into<String>) -> Self {
+    pub fn with_checkpoint_id(mut self, id: impl Into<String>) -> Self {
         self.checkpoint_id = Some(id.into());
         self
     }
 
     /// Sets the checkpoint namespace (`""` for the root graph).
-    pub fn checkpoint_ns(mut self, ns: impl Into<String>) -> Self {
+    pub fn with_checkpoint_ns(mut self, ns: impl Into<String>) -> Self {
         self.checkpoint_ns = ns.into();
         self
     }
 
     /// Adds a metadata entry, stored with the run's checkpoints.
-    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
     }
 
     /// Adds a `configurable` entry, visible to nodes through their context.
-    pub fn configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub fn with_configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.configurable.insert(key.into(), value.into());
         self
     }
 
     /// Sets when checkpoints are stored.
-    pub fn durability(mut self, durability: Durability) -> Self {
+    pub fn with_durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
     }
@@ -130,14 +133,14 @@ impl RunConfig {
     /// Stops this run before the given nodes run, instead of the graph's own
     /// `interrupt_before` (`Breakpoints::All` for every node). Resume with
     /// `invoke(None, ..)`.
-    pub fn interrupt_before(mut self, nodes: Breakpoints) -> Self {
+    pub fn with_interrupt_before(mut self, nodes: Breakpoints) -> Self {
         self.interrupt_before = Some(nodes);
         self
     }
 
     /// Stops this run after the given nodes ran, instead of the graph's own
     /// `interrupt_after`.
-    pub fn interrupt_after(mut self, nodes: Breakpoints) -> Self {
+    pub fn with_interrupt_after(mut self, nodes: Breakpoints) -> Self {
         self.interrupt_after = Some(nodes);
         self
     }
@@ -156,17 +159,17 @@ impl RunConfig {
     }
 
     /// The call's `interrupt_before`, if set.
-    pub fn get_interrupt_before(&self) -> Option<&Breakpoints> {
+    pub fn interrupt_before(&self) -> Option<&Breakpoints> {
         self.interrupt_before.as_ref()
     }
 
     /// The call's `interrupt_after`, if set.
-    pub fn get_interrupt_after(&self) -> Option<&Breakpoints> {
+    pub fn interrupt_after(&self) -> Option<&Breakpoints> {
         self.interrupt_after.as_ref()
     }
 
     /// The durability mode.
-    pub fn get_durability(&self) -> Durability {
+    pub fn durability(&self) -> Durability {
         self.durability
     }
 
@@ -176,28 +179,79 @@ impl RunConfig {
     }
 
     /// The addressed checkpoint id, if any.
-    pub fn get_checkpoint_id(&self) -> Option<&str> {
+    pub fn checkpoint_id(&self) -> Option<&str> {
         self.checkpoint_id.as_deref()
     }
 
     /// The checkpoint namespace.
-    pub fn get_checkpoint_ns(&self) -> &str {
+    pub fn checkpoint_ns(&self) -> &str {
         &self.checkpoint_ns
     }
 
     /// The recursion limit.
-    pub fn get_recursion_limit(&self) -> u64 {
+    pub fn recursion_limit(&self) -> u64 {
         self.recursion_limit
     }
 
     /// The metadata entries.
-    pub fn get_metadata(&self) -> &Map<String, Value> {
+    pub fn metadata(&self) -> &Map<String, Value> {
         &self.metadata
     }
 
     /// The `configurable` entries.
-    pub fn get_configurable(&self) -> &Map<String, Value> {
+    pub fn configurable(&self) -> &Map<String, Value> {
         &self.configurable
+    }
+
+    // The getters' earlier names, kept so code written against them still
+    // compiles (with a warning).
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `interrupt_before()`: getters have no `get_` prefix")]
+    pub fn get_interrupt_before(&self) -> Option<&Breakpoints> {
+        self.interrupt_before()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `interrupt_after()`: getters have no `get_` prefix")]
+    pub fn get_interrupt_after(&self) -> Option<&Breakpoints> {
+        self.interrupt_after()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `durability()`: getters have no `get_` prefix")]
+    pub fn get_durability(&self) -> Durability {
+        self.durability()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `checkpoint_id()`: getters have no `get_` prefix")]
+    pub fn get_checkpoint_id(&self) -> Option<&str> {
+        self.checkpoint_id()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `checkpoint_ns()`: getters have no `get_` prefix")]
+    pub fn get_checkpoint_ns(&self) -> &str {
+        self.checkpoint_ns()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `recursion_limit()`: getters have no `get_` prefix")]
+    pub fn get_recursion_limit(&self) -> u64 {
+        self.recursion_limit()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `metadata()`: getters have no `get_` prefix")]
+    pub fn get_metadata(&self) -> &Map<String, Value> {
+        self.metadata()
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `configurable()`: getters have no `get_` prefix")]
+    pub fn get_configurable(&self) -> &Map<String, Value> {
+        self.configurable()
     }
 }
 

@@ -113,10 +113,14 @@ pub use error::{
     PanicSite, SerdeValue,
 };
 pub use field::{Field, Has, UpdateOf};
-pub use graph::{CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph};
+pub use graph::{
+    CompileOptions, CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph,
+};
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};
-pub use node::{IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeOutput, NodeSpec};
+pub use node::{
+    async_node_fn, node_fn, IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeOutput, NodeSpec,
+};
 pub use retry::RetryPolicy;
 pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot};
 pub use state::{IsLastStep, RemainingSteps, State, StateUpdate};

@@ -339,7 +339,7 @@ impl<S: State, T: IntoNodeOutput<S>, E: Into<NodeError>> IntoNodeOutput<S> for R
     }
 }
 
-/// A node made from a closure; see `StateGraph::add_node_fn`.
+/// A node made from a closure, by [`node_fn`] or [`async_node_fn`].
 pub struct FnNode<F, I, M> {
     name: Cow<'static, str>,
     f: F,
@@ -368,6 +368,78 @@ where
         self.name.clone()
     }
 }
+
+/// A node made from a closure, for [`StateGraph::add_node`](crate::StateGraph::add_node)
+/// and [`add_node_with`](crate::StateGraph::add_node_with) (as tower's
+/// `service_fn`): `|input: &I| ..` or `|input: &I, ctx: &Context| ..`, returning
+/// anything a node may return. The input is the state, or a payload type for a
+/// node reached only by `Send`.
+///
+/// ```
+/// use stategraph::prelude::*;
+/// use stategraph::node_fn;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct S { n: u32 }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), GraphError> {
+/// let app = StateGraph::<S>::new()
+///     .add_node(node_fn("double", |s: &S| S::update().n(s.n * 2)))
+///     .add_edge(START, "double")
+///     .compile()?;
+/// assert_eq!(app.invoke(S::update().n(21), &RunConfig::new()).await?.n, 42);
+/// # Ok(())
+/// # }
+/// ```
+pub fn node_fn<F, I, M>(name: impl Into<Cow<'static, str>>, f: F) -> FnNode<F, I, M>
+where
+    F: NodeClosure<I, M>,
+{
+    FnNode::new(name.into(), f)
+}
+
+/// A node made from an async closure, for
+/// [`StateGraph::add_node`](crate::StateGraph::add_node): it receives its input
+/// by `Arc` and an owned [`Context`], so the future it returns can be `'static`.
+///
+/// ```
+/// use stategraph::prelude::*;
+/// use stategraph::async_node_fn;
+/// use std::sync::Arc;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct S { n: u32 }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), GraphError> {
+/// let app = StateGraph::<S>::new()
+///     .add_node(async_node_fn("fetch", |s: Arc<S>, _ctx| async move {
+///         S::update().n(s.n + 1)
+///     }))
+///     .add_edge(START, "fetch")
+///     .compile()?;
+/// assert_eq!(app.invoke(S::update().n(1), &RunConfig::new()).await?.n, 2);
+/// # Ok(())
+/// # }
+/// ```
+pub fn async_node_fn<F, I, Fut>(
+    name: impl Into<Cow<'static, str>>,
+    f: F,
+) -> FnNode<F, I, AsyncFn<Fut>>
+where
+    F: Fn(Arc<I>, Context) -> Fut,
+{
+    FnNode::new(name.into(), f)
+}
+
+/// The closures [`node_fn`] takes: `Fn(&I) -> R` ([`InputOnly`]) or
+/// `Fn(&I, &Context) -> R` ([`WithContext`]).
+pub trait NodeClosure<I, M> {}
+
+impl<F, I, R> NodeClosure<I, InputOnly> for F where F: Fn(&I) -> R {}
+
+impl<F, I, R> NodeClosure<I, WithContext> for F where F: Fn(&I, &Context) -> R {}
 
 /// Marker for closures taking only the input.
 pub struct InputOnly;

@@ -42,7 +42,7 @@ pub enum ByRef {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a node",
     label = "expected a `#[node]` fn or a node value",
-    note = "write the node as a fn with `#[node]`, or add a closure with `add_node_fn`"
+    note = "write the node as a fn with `#[node]`, or make a closure a node with `node_fn(name, closure)`"
 )]
 pub trait IntoNodeSpec<M> {
     /// The node.

@@ -53,7 +53,7 @@ type OutputMap<P, C> = Arc<dyn Fn(C) -> Result<NodeOutput<P>, NodeError> + Send 
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let writer = StateGraph::<Joke>::new()
-///     .add_node_fn("write", |j: &Joke| Joke::update().joke(format!("a joke about {}", j.subject)))
+///     .add_node(node_fn("write", |j: &Joke| Joke::update().joke(format!("a joke about {}", j.subject))))
 ///     .add_edge(START, "write")
 ///     .compile()?;
 ///
@@ -266,7 +266,7 @@ impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I,
         config: RunConfig,
     ) -> BoxFuture<'_, Result<Option<SubgraphSnapshot>, GraphError>> {
         Box::pin(async move {
-            let view = self.graph.with_checkpointer(saver);
+            let view = self.graph.subgraph_view(saver);
             let snapshot = view.get_state_with_subgraphs(&config).await?;
             Ok(snapshot
                 .metadata
@@ -305,7 +305,7 @@ impl<S: State> CompiledGraph<S> {
                 SubgraphCheckpoints::Persistent => crate::pregel::recast(&task.checkpoint_ns),
                 SubgraphCheckpoints::Off => continue,
             };
-            let child = RunConfig::thread(&thread).checkpoint_ns(ns);
+            let child = RunConfig::thread(&thread).with_checkpoint_ns(ns);
             task.state = sub.snapshot(Arc::clone(&saver), child).await?;
         }
         Ok(snapshot)

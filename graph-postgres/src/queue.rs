@@ -69,7 +69,7 @@ impl QueuedRun {
     /// The config to run it with: its thread, with the run's id in the metadata of
     /// every checkpoint the run writes.
     pub fn run_config(&self) -> RunConfig {
-        RunConfig::thread(&self.thread_id).metadata(RUN_ID_METADATA_KEY, self.id)
+        RunConfig::thread(&self.thread_id).with_metadata(RUN_ID_METADATA_KEY, self.id)
     }
 
     /// Whether an earlier attempt already wrote a checkpoint of this run: then its

@@ -39,16 +39,19 @@ fn looping(
     gate: Option<Arc<Semaphore>>,
 ) -> CompiledGraph<Steps> {
     StateGraph::<Steps>::new()
-        .add_async_node_fn("step", move |s: Arc<Steps>, _ctx: Context| {
-            let (started, gate) = (started.clone(), gate.clone());
-            async move {
-                started.send(s.n).ok();
-                if let Some(gate) = gate {
-                    gate.acquire().await.map(|permit| permit.forget()).ok();
+        .add_node(async_node_fn(
+            "step",
+            move |s: Arc<Steps>, _ctx: Context| {
+                let (started, gate) = (started.clone(), gate.clone());
+                async move {
+                    started.send(s.n).ok();
+                    if let Some(gate) = gate {
+                        gate.acquire().await.map(|permit| permit.forget()).ok();
+                    }
+                    Steps::update().n(1).log(vec![format!("{who}{}", s.n + 1)])
                 }
-                Steps::update().n(1).log(vec![format!("{who}{}", s.n + 1)])
-            }
-        })
+            },
+        ))
         .add_edge(START, "step")
         .add_conditional_edges(
             "step",
@@ -147,7 +150,7 @@ async fn a_run_whose_lock_session_is_terminated_is_fenced_out_when_another_worke
     let a = looping(saver_a, "a", 6, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 6, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("taken").durability(Durability::Sync);
+    let thread = RunConfig::thread("taken").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -213,7 +216,7 @@ async fn a_worker_waiting_on_lock_thread_takes_over_a_lost_lock_and_the_first_ru
     let a = looping(saver_a, "a", 4, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 4, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("waited").durability(Durability::Sync);
+    let thread = RunConfig::thread("waited").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -265,7 +268,7 @@ async fn the_heartbeat_keeps_a_lock_alive_through_idle_session_timeout() {
     let a = looping(saver_a, "a", 3, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 3, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("idle").durability(Durability::Sync);
+    let thread = RunConfig::thread("idle").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -307,7 +310,7 @@ async fn a_lock_whose_connection_is_lost_is_taken_back_when_nobody_else_took_it(
     let a = looping(saver_a, "a", 3, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b.clone(), "b", 3, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("retaken").durability(Durability::Sync);
+    let thread = RunConfig::thread("retaken").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -350,7 +353,7 @@ async fn delete_and_prune_refuse_a_running_thread_and_fence_out_a_lost_run() {
     let gate = Arc::new(Semaphore::new(1));
     let a = looping(saver_a, "a", 4, started_tx, Some(Arc::clone(&gate)));
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("deleted").durability(Durability::Sync);
+    let thread = RunConfig::thread("deleted").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());

@@ -464,7 +464,7 @@ async fn ids_postgresql_cannot_store_are_clear_errors_and_the_servers_message_sh
     }
     let (saver, _) = common::saver("bad_ids").await;
     let app = StateGraph::<One>::new()
-        .add_node_fn("a", |_: &One| One::update().n(1))
+        .add_node(node_fn("a", |_: &One| One::update().n(1)))
         .add_edge(START, "a")
         .compile_with(saver.clone())
         .expect("compile");

@@ -24,14 +24,17 @@ fn gated(
     gate: Arc<Semaphore>,
 ) -> CompiledGraph<Count> {
     StateGraph::<Count>::new()
-        .add_async_node_fn("work", move |_: Arc<Count>, _ctx: Context| {
-            let (started, gate) = (started.clone(), Arc::clone(&gate));
-            async move {
-                started.send(()).ok();
-                gate.acquire().await.map(|permit| permit.forget()).ok();
-                Count::update().n(1)
-            }
-        })
+        .add_node(async_node_fn(
+            "work",
+            move |_: Arc<Count>, _ctx: Context| {
+                let (started, gate) = (started.clone(), Arc::clone(&gate));
+                async move {
+                    started.send(()).ok();
+                    gate.acquire().await.map(|permit| permit.forget()).ok();
+                    Count::update().n(1)
+                }
+            },
+        ))
         .add_edge(START, "work")
         .compile_with(saver)
         .expect("compile")

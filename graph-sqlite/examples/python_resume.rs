@@ -42,19 +42,19 @@ struct Question<'a> {
 async fn graph(db: &str) -> Result<CompiledGraph<Post>, Error> {
     let saver = SqliteSaver::open(db).await?;
     Ok(StateGraph::<Post>::new()
-        .add_node_fn("draft", |p: &Post| {
+        .add_node(node_fn("draft", |p: &Post| {
             Post::update()
                 .draft(format!("a post about {}", p.topic))
                 .log(vec!["drafted".into()])
-        })
-        .add_node_fn("review", |p: &Post, ctx: &Context| {
+        }))
+        .add_node(node_fn("review", |p: &Post, ctx: &Context| {
             let approved: bool = ctx.interrupt(Question {
                 question: "publish?",
                 draft: &p.draft,
             })?;
             let verdict = if approved { "approved" } else { "rejected" };
             Ok::<_, NodeError>(Post::update().log(vec![verdict.into()]))
-        })
+        }))
         .add_edge(START, "draft")
         .add_edge("draft", "review")
         .add_edge("review", END)

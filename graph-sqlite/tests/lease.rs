@@ -38,16 +38,19 @@ fn looping(
     gate: Option<Arc<Semaphore>>,
 ) -> CompiledGraph<Steps> {
     StateGraph::<Steps>::new()
-        .add_async_node_fn("step", move |s: Arc<Steps>, _ctx: Context| {
-            let (started, gate) = (started.clone(), gate.clone());
-            async move {
-                started.send(s.n).ok();
-                if let Some(gate) = gate {
-                    gate.acquire().await.map(|permit| permit.forget()).ok();
+        .add_node(async_node_fn(
+            "step",
+            move |s: Arc<Steps>, _ctx: Context| {
+                let (started, gate) = (started.clone(), gate.clone());
+                async move {
+                    started.send(s.n).ok();
+                    if let Some(gate) = gate {
+                        gate.acquire().await.map(|permit| permit.forget()).ok();
+                    }
+                    Steps::update().n(1).log(vec![format!("{who}{}", s.n + 1)])
                 }
-                Steps::update().n(1).log(vec![format!("{who}{}", s.n + 1)])
-            }
-        })
+            },
+        ))
         .add_edge(START, "step")
         .add_conditional_edges(
             "step",
@@ -116,7 +119,7 @@ async fn two_savers_on_one_file_never_run_one_thread_at_once() {
     let a = looping(saver_a, "a", 3, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b, "b", 3, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("shared").durability(Durability::Sync);
+    let thread = RunConfig::thread("shared").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());
@@ -246,7 +249,7 @@ async fn a_run_whose_lease_expired_and_was_taken_over_stores_nothing_more() {
     let a = looping(saver_a, "a", 4, started_tx.clone(), Some(Arc::clone(&gate)));
     let b = looping(saver_b, "b", 4, started_tx, None);
     // Each step's checkpoint is stored before the next step starts.
-    let thread = RunConfig::thread("expired").durability(Durability::Sync);
+    let thread = RunConfig::thread("expired").with_durability(Durability::Sync);
 
     let first = tokio::spawn({
         let (a, thread) = (a.clone(), thread.clone());

@@ -8,7 +8,7 @@
 use super::{run_config, runtime};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
-use stategraph::{Durability, RunConfig, State, StateGraph, END, START};
+use stategraph::{node_fn, Durability, RunConfig, State, StateGraph, END, START};
 use std::sync::Arc;
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
@@ -29,9 +29,9 @@ pub fn build(n: usize, saver: Saver) -> Workload {
     let mut graph = StateGraph::<Chain>::new();
     for i in 0..n {
         let step = i as u64 + 1;
-        graph = graph.add_node_fn(format!("node_{i}"), move |_: &Chain| {
+        graph = graph.add_node(node_fn(format!("node_{i}"), move |_: &Chain| {
             Chain::update().step(step)
-        });
+        }));
     }
     graph = graph.add_edge(START, "node_0");
     for i in 1..n {
@@ -59,7 +59,7 @@ pub fn build(n: usize, saver: Saver) -> Workload {
     let (check_rt, check_graph) = (Arc::clone(&rt), graph.clone());
     Workload::new(
         move || {
-            let config = run_config().durability(Durability::Sync);
+            let config = run_config().with_durability(Durability::Sync);
             let out = rt
                 .block_on(graph.invoke(Chain::update().name("chain".into()), &config))
                 .map_err(|e| e.to_string())?;

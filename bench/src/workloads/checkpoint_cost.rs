@@ -58,7 +58,7 @@ pub fn build(sqlite: bool) -> Workload {
     let (check_rt, check_graph) = (std::sync::Arc::clone(&rt), graph.clone());
     Workload::new(
         move || {
-            let config = run_config().durability(Durability::Sync);
+            let config = run_config().with_durability(Durability::Sync);
             let out = rt
                 .block_on(graph.invoke(input.clone(), &config))
                 .map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@ use super::{runtime, stream_values};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
 use stategraph::checkpoint::InMemorySaver;
-use stategraph::{send, State, StateGraph, Subgraph, END, START};
+use stategraph::{node_fn, send, State, StateGraph, Subgraph, END, START};
 
 fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
     a.extend(b);
@@ -36,16 +36,16 @@ const BUMPS: &str = " a a a a a a a a a a";
 
 pub fn build(n: usize, checkpointed: bool) -> Workload {
     let sub = StateGraph::<JokeState>::new()
-        .add_node_fn("edit", |s: &JokeState| {
+        .add_node(node_fn("edit", |s: &JokeState| {
             JokeState::update().subject(format!("{} - hohoho", s.subject))
-        })
-        .add_node_fn("generate", |s: &JokeState| {
+        }))
+        .add_node(node_fn("generate", |s: &JokeState| {
             JokeState::update().jokes(vec![format!("Joke about {}", s.subject)])
-        })
-        .add_node_fn("bump", |s: &JokeState| {
+        }))
+        .add_node(node_fn("bump", |s: &JokeState| {
             let first = s.jokes.first().map_or("", String::as_str);
             JokeState::update().jokes(vec![format!("{first} a")])
-        })
+        }))
         .add_edge(START, "edit")
         .add_edge("edit", "generate")
         .add_edge("generate", "bump")

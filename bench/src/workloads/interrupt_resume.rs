@@ -4,7 +4,7 @@ use super::{run_config, runtime};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
 use stategraph::checkpoint::InMemorySaver;
-use stategraph::{Command, Context, NodeError, State, StateGraph, END, START};
+use stategraph::{node_fn, Command, Context, NodeError, State, StateGraph, END, START};
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 struct Ask {
@@ -14,14 +14,16 @@ struct Ask {
 
 pub fn build(threads: usize) -> Workload {
     let graph = StateGraph::<Ask>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "ask",
             |_: &Ask, ctx: &Context| -> Result<AskUpdate, NodeError> {
                 let reply: String = ctx.interrupt("q")?;
                 Ok(Ask::update().reply(Some(reply)))
             },
-        )
-        .add_node_fn("done", |s: &Ask| Ask::update().answer(s.reply.clone()))
+        ))
+        .add_node(node_fn("done", |s: &Ask| {
+            Ask::update().answer(s.reply.clone())
+        }))
         .add_edge(START, "ask")
         .add_edge("ask", "done")
         .add_edge("done", END)

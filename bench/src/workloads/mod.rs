@@ -85,8 +85,8 @@ pub fn run_config() -> RunConfig {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     RunConfig::thread(format!("bench-{n}"))
-        .recursion_limit(1_000_000_000)
-        .durability(stategraph::Durability::Exit)
+        .with_recursion_limit(1_000_000_000)
+        .with_durability(stategraph::Durability::Exit)
 }
 
 /// Consumes the values stream of one run: the last state and the number of chunks.

@@ -3,7 +3,7 @@
 use super::{runtime, stream_values};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
-use stategraph::{State, StateGraph, END, START};
+use stategraph::{node_fn, State, StateGraph, END, START};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -24,9 +24,9 @@ pub fn build(n: usize) -> Workload {
     let mut graph = StateGraph::<Seq>::new();
     for i in 0..n {
         let counter = Arc::clone(&counter);
-        graph = graph.add_node_fn(format!("node_{i}"), move |_: &Seq| {
+        graph = graph.add_node(node_fn(format!("node_{i}"), move |_: &Seq| {
             let _ = counter.compare_exchange(i, i + 1, Ordering::Relaxed, Ordering::Relaxed);
-        });
+        }));
     }
     graph = graph.add_edge(START, "node_0");
     for i in 1..n {

@@ -14,7 +14,7 @@ use super::{runtime, stream_values};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use stategraph::{State, StateGraph, END, START};
+use stategraph::{node_fn, State, StateGraph, END, START};
 use std::sync::Arc;
 
 /// A JSON value shared by reference, like a Python object in several lists.
@@ -240,20 +240,23 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
         move |s: &Wide| read_write(s, from, writes, n)
     };
     let graph = StateGraph::<Wide>::new()
-        .add_node_fn(
+        .add_node(node_fn(
             "one",
             node("messages", &["trigger_events", "primary_issue_medium"]),
-        )
-        .add_node_fn("two", node("trigger_events", &["autoresponse", "issue"]))
-        .add_node_fn("three", node("autoresponse", &["relevant_rules"]))
-        .add_node_fn(
+        ))
+        .add_node(node_fn(
+            "two",
+            node("trigger_events", &["autoresponse", "issue"]),
+        ))
+        .add_node(node_fn("three", node("autoresponse", &["relevant_rules"])))
+        .add_node(node_fn(
             "four",
             node(
                 "trigger_events",
                 &["categorizations", "responses", "memory_docs"],
             ),
-        )
-        .add_node_fn(
+        ))
+        .add_node(node_fn(
             "five",
             node(
                 "categorizations",
@@ -266,8 +269,8 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
                     "notified_assignees",
                 ],
             ),
-        )
-        .add_node_fn("six", node("responses", &["messages"]))
+        ))
+        .add_node(node_fn("six", node("responses", &["messages"])))
         .add_edge(START, "one")
         .add_edge("one", "two")
         .add_edge("two", "three")

@@ -81,9 +81,9 @@ async fn support_desk(research: &Research) -> Result<Ticket, GraphError> {
     let research = research.mount::<Ticket>();
     let desk = StateGraph::<Ticket>::new()
         .add_node(research.clone())
-        .add_node_fn("reply", |t: &Ticket| {
+        .add_node(node_fn("reply", |t: &Ticket| {
             Ticket::update().log(vec![format!("agent: {}", t.reply)])
-        })
+        }))
         .add_nodes(Summarise::last(2))
         .add_edge(START, &research)
         .add_edge(&research, "reply")
@@ -109,13 +109,13 @@ async fn essay_writer(research: &Research) -> Result<Essay, GraphError> {
     let research = research.mount::<Essay>();
     let writer = StateGraph::<Essay>::new()
         .add_node(research.clone())
-        .add_node_fn("count", |e: &Essay| {
+        .add_node(node_fn("count", |e: &Essay| {
             let words = e.body.split_whitespace().count();
             Essay::update().words(words).notes(vec![format!(
                 "{words} words, {} sources",
                 e.bibliography.len()
             )])
-        })
+        }))
         .add_nodes(Summarise::last(1))
         .add_edge(START, &research)
         .add_edge(&research, "count")

@@ -141,20 +141,20 @@ impl Research {
     /// A research component over `corpus`.
     pub fn new(corpus: Vec<Document>) -> Result<Self, GraphError> {
         let graph = StateGraph::<ResearchState>::new()
-            .add_node_fn("retrieve", move |s: &ResearchState| {
+            .add_node(node_fn("retrieve", move |s: &ResearchState| {
                 ResearchState::update().passages(retrieve(&corpus, &s.question))
-            })
-            .add_node_fn("compose", |s: &ResearchState| {
+            }))
+            .add_node(node_fn("compose", |s: &ResearchState| {
                 let sentences: Vec<&str> = s.passages.iter().map(|p| p.text.as_str()).collect();
                 ResearchState::update()
                     .answer(sentences.join(" "))
                     .citations(s.passages.iter().map(|p| p.id.clone()).collect())
-            })
-            .add_node_fn("nothing_found", |s: &ResearchState| {
+            }))
+            .add_node(node_fn("nothing_found", |s: &ResearchState| {
                 ResearchState::update()
                     .answer(format!("I found nothing about {:?}.", s.question))
                     .citations(Vec::new())
-            })
+            }))
             .add_edge(START, "retrieve")
             .add_conditional_edges("retrieve", |s: &ResearchState| {
                 if s.passages.is_empty() {
@@ -222,15 +222,15 @@ where
     fn add_to(self, graph: StateGraph<S>) -> StateGraph<S> {
         let lines = self.lines;
         graph
-            .add_node_fn(Self::ENTRY, move |s: &S| {
+            .add_node(node_fn(Self::ENTRY, move |s: &S| {
                 let transcript = s.get::<Transcript>();
                 let start = transcript.len().saturating_sub(lines);
                 UpdateOf::<S>::new().set::<Summary>(transcript[start..].join(" / "))
-            })
-            .add_node_fn(Self::EXIT, |s: &S| {
+            }))
+            .add_node(node_fn(Self::EXIT, |s: &S| {
                 let note = format!("(summary: {})", s.get::<Summary>());
                 UpdateOf::<S>::new().set::<Transcript>(vec![note])
-            })
+            }))
             .add_edge(Self::ENTRY, Self::EXIT)
     }
 }

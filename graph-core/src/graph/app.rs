@@ -52,6 +52,7 @@ impl<S: State> CompiledGraph<S> {
     pub(crate) fn new(
         graph: Graph<S>,
         saver: Option<Arc<dyn Checkpointer>>,
+        cache: Option<Arc<dyn crate::cache::Cache>>,
         drawing: Drawing,
     ) -> Self {
         CompiledGraph {
@@ -59,12 +60,13 @@ impl<S: State> CompiledGraph<S> {
             saver,
             drawing: Arc::new(drawing),
             namespaced: false,
-            cache: None,
+            cache,
         }
     }
 
-    /// This graph with `cache`: nodes with a [`CachePolicy`](crate::cache::CachePolicy)
-    /// reuse their earlier output for an input they have seen.
+    /// This graph with `cache`.
+    #[doc(hidden)]
+    #[deprecated(note = "compile with `CompileOptions::new().cache(..)` instead")]
     pub fn with_cache(&self, cache: impl crate::cache::Cache) -> Self {
         CompiledGraph {
             cache: Some(Arc::new(cache)),
@@ -86,12 +88,24 @@ impl<S: State> CompiledGraph<S> {
     /// ([`invoke_nested`](Self::invoke_nested)) with the caller's saver. For a
     /// [`Subgraph`](crate::Subgraph) node, [`subgraph_at`](Self::subgraph_at)
     /// finds the graph for you.
-    pub fn with_checkpointer(&self, saver: impl crate::graph::IntoCheckpointer) -> Self {
+    ///
+    /// To give a graph a saver for running, compile it with one
+    /// ([`StateGraph::compile_with`](crate::StateGraph::compile_with)).
+    pub fn subgraph_view(&self, saver: impl crate::graph::IntoCheckpointer) -> Self {
         CompiledGraph {
             saver: Some(saver.into_checkpointer()),
             namespaced: true,
             ..self.clone()
         }
+    }
+
+    /// This graph with `saver`, as a subgraph view.
+    #[doc(hidden)]
+    #[deprecated(
+        note = "use `subgraph_view(saver)`; to run with a saver, use `compile_with(saver)`"
+    )]
+    pub fn with_checkpointer(&self, saver: impl crate::graph::IntoCheckpointer) -> Self {
+        self.subgraph_view(saver)
     }
 
     /// The subgraph whose checkpoints live at namespace `ns` (a task's
@@ -115,7 +129,7 @@ impl<S: State> CompiledGraph<S> {
                 expected: std::any::type_name::<C>(),
             }));
         };
-        Ok(graph.with_checkpointer(saver))
+        Ok(graph.subgraph_view(saver))
     }
 
     fn find_subgraph(&self, ns: &str) -> Result<&dyn crate::node::ErasedSubgraph, GraphError> {
@@ -150,7 +164,7 @@ impl<S: State> CompiledGraph<S> {
 
     /// A namespace in `config` addresses a subgraph: only a subgraph view reads it.
     fn check_namespace(&self, config: &RunConfig) -> Result<(), GraphError> {
-        let ns = config.get_checkpoint_ns();
+        let ns = config.checkpoint_ns();
         if ns.is_empty() || self.namespaced {
             return Ok(());
         }
@@ -215,7 +229,7 @@ impl<S: State> CompiledGraph<S> {
     /// struct S { n: u32 }
     ///
     /// let child = StateGraph::<S>::new()
-    ///     .add_node_fn("search", |_: &S| ())
+    ///     .add_node(node_fn("search", |_: &S| ()))
     ///     .add_edge(START, "search")
     ///     .compile()
     ///     .unwrap();
@@ -389,8 +403,8 @@ impl<S: State> CompiledGraph<S> {
         };
         Ok(CheckpointConfig {
             thread_id: thread_id.to_owned(),
-            checkpoint_ns: config.get_checkpoint_ns().to_owned(),
-            checkpoint_id: config.get_checkpoint_id().map(str::to_owned),
+            checkpoint_ns: config.checkpoint_ns().to_owned(),
+            checkpoint_id: config.checkpoint_id().map(str::to_owned),
         })
     }
 

@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::error::GraphError;
 use crate::interrupt::Breakpoints;
 use crate::node::{
-    AsyncFn, ErasedNode, FnNode, IntoNodeOutput, IntoNodeSpec, Node, NodeBox, NodeFn, NodeSpec,
+    ErasedNode, FnNode, IntoNodeOutput, IntoNodeSpec, Node, NodeBox, NodeFn, NodeSpec,
 };
 use crate::retry::RetryPolicy;
 use crate::state::State;
@@ -117,6 +117,51 @@ impl<C: Checkpointer> IntoCheckpointer for C {
 impl IntoCheckpointer for Arc<dyn Checkpointer> {
     fn into_checkpointer(self) -> Arc<dyn Checkpointer> {
         self
+    }
+}
+
+/// What a graph is compiled with: a checkpointer and a node cache, as
+/// LangGraph's `compile(checkpointer=.., cache=..)`. Given to
+/// [`StateGraph::compile_with`]; a checkpointer alone converts into options.
+#[derive(Clone, Default)]
+#[must_use]
+pub struct CompileOptions {
+    saver: Option<Arc<dyn Checkpointer>>,
+    cache: Option<Arc<dyn crate::cache::Cache>>,
+}
+
+impl CompileOptions {
+    /// No checkpointer, no cache (what [`StateGraph::compile`] uses).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores every run's checkpoints with `saver`.
+    pub fn checkpointer(mut self, saver: impl IntoCheckpointer) -> Self {
+        self.saver = Some(saver.into_checkpointer());
+        self
+    }
+
+    /// Keeps the results of nodes with a [`CachePolicy`](crate::cache::CachePolicy)
+    /// in `cache`: they reuse their earlier output for an input they have seen.
+    pub fn cache(mut self, cache: impl crate::cache::Cache) -> Self {
+        self.cache = Some(Arc::new(cache));
+        self
+    }
+}
+
+impl std::fmt::Debug for CompileOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompileOptions")
+            .field("checkpointer", &self.saver.is_some())
+            .field("cache", &self.cache.is_some())
+            .finish()
+    }
+}
+
+impl<C: IntoCheckpointer> From<C> for CompileOptions {
+    fn from(saver: C) -> Self {
+        CompileOptions::new().checkpointer(saver)
     }
 }
 
@@ -305,7 +350,9 @@ impl<S: State> StateGraph<S> {
         self
     }
 
-    /// Adds a node (a `#[node]` fn, or any [`Node`] value) under its own name.
+    /// Adds a node under its own name: a `#[node]` fn, a closure made a node by
+    /// [`node_fn`](crate::node_fn) / [`async_node_fn`](crate::async_node_fn), a
+    /// [`Subgraph`](crate::Subgraph), or any [`Node`] value.
     pub fn add_node<M, N>(self, node: N) -> Self
     where
         N: IntoNodeSpec<M>,
@@ -315,7 +362,8 @@ impl<S: State> StateGraph<S> {
         self.add_node_with(node, NodeOptions::default())
     }
 
-    /// Adds a node with options (another name, `defer`).
+    /// Adds a node (anything [`add_node`](Self::add_node) takes) with options:
+    /// another name, `defer`, a retry policy, a timeout, a cache policy.
     pub fn add_node_with<M, N>(mut self, node: N, options: NodeOptions) -> Self
     where
         N: IntoNodeSpec<M>,
@@ -335,21 +383,22 @@ impl<S: State> StateGraph<S> {
         self
     }
 
-    /// Adds a closure as a node: `|state: &S| ...` or `|state: &S, ctx: &Context| ...`,
-    /// returning anything a node may return. The input may also be a payload type
-    /// for a node reached only by `Send::to_named`.
+    /// Adds a closure as a node.
+    #[doc(hidden)]
+    #[deprecated(note = "use `add_node(node_fn(name, closure))`")]
     pub fn add_node_fn<I, M, F>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
     where
         I: Any + std::marker::Send + Sync + Serialize + DeserializeOwned,
         M: 'static,
-        F: NodeFn<S, I, M>,
+        F: NodeFn<S, I, M> + crate::node::NodeClosure<I, M>,
         FnNode<F, I, M>: Node<S> + NodeSpec<Input = I>,
     {
-        self.push_node(FnNode::<F, I, M>::new(name.into(), f), false)
+        self.add_node(crate::node::node_fn(name, f))
     }
 
-    /// Adds an async closure as a node; it receives its input by `Arc` and an owned
-    /// [`Context`], so the future it returns can be `'static`.
+    /// Adds an async closure as a node.
+    #[doc(hidden)]
+    #[deprecated(note = "use `add_node(async_node_fn(name, closure))`")]
     pub fn add_async_node_fn<I, F, Fut, R>(self, name: impl Into<Cow<'static, str>>, f: F) -> Self
     where
         I: Any + std::marker::Send + Sync + Serialize + DeserializeOwned,
@@ -357,23 +406,7 @@ impl<S: State> StateGraph<S> {
         Fut: Future<Output = R> + std::marker::Send + 'static,
         R: IntoNodeOutput<S>,
     {
-        self.push_node(FnNode::<F, I, AsyncFn<Fut>>::new(name.into(), f), false)
-    }
-
-    fn push_node<N>(mut self, node: N, defer: bool) -> Self
-    where
-        N: Node<S>,
-        N::Input: Serialize + DeserializeOwned,
-    {
-        self.nodes.push(NodeDef {
-            name: node.name().into_owned(),
-            runner: Arc::new(NodeBox(node)),
-            defer,
-            retry: None,
-            timeout: None,
-            cache: None,
-        });
-        self
+        self.add_node(crate::node::async_node_fn(name, f))
     }
 
     /// Adds an edge: after every source has run, `target` runs.
@@ -447,35 +480,54 @@ impl<S: State> StateGraph<S> {
         self
     }
 
-    /// Validates the graph and compiles it for running.
+    /// Validates the graph and compiles it for running, with no checkpointer
+    /// and no cache; see [`compile_with`](Self::compile_with) for those.
     ///
     /// Every problem found is reported in one [`GraphError::InvalidGraph`].
     pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
-        self.compile_for(None)
+        self.compile_with(CompileOptions::new())
     }
 
-    /// Validates the graph and compiles it with a checkpointer: every run then needs
-    /// a thread (`RunConfig::thread(..)`), continues that thread's latest checkpoint,
-    /// and can be inspected with `get_state` / `get_state_history`.
+    /// Validates the graph and compiles it with `options`: a checkpointer, a
+    /// node cache (LangGraph's `compile(checkpointer=.., cache=..)`). A saver
+    /// alone converts into options:
+    ///
+    /// ```
+    /// # use stategraph::prelude::*;
+    /// # #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// # struct S { n: u32 }
+    /// # #[node] fn step(_: &S) {}
+    /// # let graph = || StateGraph::<S>::new().add_node(step).add_edge(START, step);
+    /// use stategraph::cache::InMemoryCache;
+    /// use stategraph::checkpoint::InMemorySaver;
+    ///
+    /// let app = graph().compile_with(InMemorySaver::new())?;
+    /// let app = graph().compile_with(
+    ///     CompileOptions::new()
+    ///         .checkpointer(InMemorySaver::new())
+    ///         .cache(InMemoryCache::new()),
+    /// )?;
+    /// # Ok::<(), GraphError>(())
+    /// ```
+    ///
+    /// With a checkpointer, every run needs a thread (`RunConfig::thread(..)`),
+    /// continues that thread's latest checkpoint, and can be inspected with
+    /// `get_state` / `get_state_history`.
     pub fn compile_with(
-        self,
-        saver: impl IntoCheckpointer,
-    ) -> Result<CompiledGraph<S>, GraphError> {
-        self.compile_for(Some(saver.into_checkpointer()))
-    }
-
-    /// Validates, draws and builds the graph. An edge added twice is one edge, as
-    /// in LangGraph (its edges are a set): a repeated join must not make two
-    /// barrier channels of one name.
-    fn compile_for(
         mut self,
-        saver: Option<Arc<dyn Checkpointer>>,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
+        let CompileOptions { saver, cache } = options.into();
         let mut seen = hashbrown::HashSet::with_capacity(self.edges.len());
         self.edges.retain(|edge| seen.insert(edge.clone()));
         validate::validate(&self)?;
         let drawing = crate::draw::Drawing::of(&self);
-        Ok(CompiledGraph::new(build::build(self), saver, drawing))
+        Ok(CompiledGraph::new(
+            build::build(self),
+            saver,
+            cache,
+            drawing,
+        ))
     }
 
     pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {

@@ -165,7 +165,7 @@ impl<S: State> Run<S> {
         events: Option<EventSink<S>>,
         saver: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Self, GraphError> {
-        if config.get_recursion_limit() < 1 {
+        if config.recursion_limit() < 1 {
             return Err(GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow));
         }
         let saver = match saver {
@@ -181,9 +181,9 @@ impl<S: State> Run<S> {
                         thread_id: thread_id.to_owned(),
                         // A root run always uses the root namespace.
                         checkpoint_ns: String::new(),
-                        checkpoint_id: config.get_checkpoint_id().map(str::to_owned),
+                        checkpoint_id: config.checkpoint_id().map(str::to_owned),
                     },
-                    durability: config.get_durability(),
+                    durability: config.durability(),
                     book: persist::Book::default(),
                 }))
             }
@@ -256,7 +256,7 @@ impl<S: State> Run<S> {
         if let Some(nested) = &self.nested {
             self.interrupts.null_resume = nested.null_resume.clone();
         }
-        let replaying = self.config.get_checkpoint_id().is_some();
+        let replaying = self.config.checkpoint_id().is_some();
         // A subgraph re-run by a resuming parent continues its own checkpoint.
         let continues = has_versions && self.nested.as_ref().is_some_and(|n| n.resuming);
         let resume = match input.kind {
@@ -297,7 +297,7 @@ impl<S: State> Run<S> {
         if self.schedule.step > self.schedule.stop {
             self.save_on_exit().await?;
             return Err(GraphError::RecursionLimit {
-                limit: self.config.get_recursion_limit(),
+                limit: self.config.recursion_limit(),
             });
         }
         self.set_managed();
@@ -394,7 +394,7 @@ impl<S: State> Run<S> {
 
     /// The recursion limit, as a number of steps.
     fn limit(&self) -> i64 {
-        i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4)
+        i64::try_from(self.config.recursion_limit()).unwrap_or(i64::MAX / 4)
     }
 
     /// Sets the managed values (`remaining_steps`, `is_last_step`) in the state,

@@ -30,7 +30,7 @@ impl<S: State> Run<S> {
         config: crate::config::RunConfig,
         saver: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Self, GraphError> {
-        let ns = config.get_checkpoint_ns().to_owned();
+        let ns = config.checkpoint_ns().to_owned();
         let mut run = Run::new(graph, config, None, saver)?;
         if !ns.is_empty() {
             if let Some(p) = &mut run.persist.saver {

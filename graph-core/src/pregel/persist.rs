@@ -955,9 +955,9 @@ impl<S: State> Run<S> {
         ];
         for (k, v) in self
             .config
-            .get_configurable()
+            .configurable()
             .iter()
-            .chain(self.config.get_metadata().iter())
+            .chain(self.config.metadata().iter())
         {
             if k.starts_with("__") || EXCLUDED.contains(&k.as_str()) {
                 continue;

@@ -53,7 +53,7 @@ impl<S: State> Run<S> {
     ) -> Result<CheckpointConfig, GraphError> {
         let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
         let mut loaded = self.load().await?;
-        let limit = i64::try_from(self.config.get_recursion_limit()).unwrap_or(i64::MAX / 4);
+        let limit = i64::try_from(self.config.recursion_limit()).unwrap_or(i64::MAX / 4);
         for updates in supersteps {
             let special = updates.iter().find_map(|u| {
                 u.as_node

@@ -21,7 +21,7 @@ where
     S: Has<Draft> + Has<Revisions> + Serialize + DeserializeOwned,
 {
     fn add_to(self, graph: Graph<S>) -> Graph<S> {
-        graph.add_node_fn("polish", polish::<S>)
+        graph.add_node(node_fn("polish", polish::<S>))
     }
 }
 

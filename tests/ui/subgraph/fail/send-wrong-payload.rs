@@ -16,7 +16,7 @@ struct Topic(String);
 
 fn main() {
     let child = StateGraph::<Child>::new()
-        .add_node_fn("n", |_: &Child| {})
+        .add_node(node_fn("n", |_: &Child| {}))
         .add_edge(START, "n")
         .compile()
         .unwrap();
