@@ -334,8 +334,11 @@ mod one_thread_at_a_time {
             .invoke(Out::update(), &RunConfig::thread("t"))
             .await
             .unwrap_err();
-        let text = format!("{err}");
-        assert!(text.contains("namespace `sub`"), "{text}");
+        let report = format!(
+            "{err}: {}",
+            std::error::Error::source(&err).expect("the node's error")
+        );
+        assert!(report.contains("namespace `sub`"), "{report}");
         let mut source = std::error::Error::source(&err);
         let mut busy = None;
         while let Some(e) = source {

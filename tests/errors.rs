@@ -38,7 +38,13 @@ async fn a_node_error_names_the_node_and_keeps_its_source() {
         }
         other => panic!("expected NodeFailed, got {other:?}"),
     }
-    assert!(err.to_string().contains("the tool is down"));
+    // The node's error is the source, printed once by whoever prints the chain.
+    assert!(!err.to_string().contains("the tool is down"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("the tool is down"), "{report}");
 }
 
 #[tokio::test]

@@ -847,7 +847,7 @@ async fn a_resume_value_of_the_wrong_type_fails_and_leaves_the_thread_resumable(
     assert_eq!(node, "ask");
     let mismatch = source.downcast_ref::<ResumeTypeError>().expect("typed");
     assert_eq!(mismatch.expected, "u32");
-    assert!(err.to_string().contains("\"many\""), "{err}");
+    assert!(mismatch.to_string().contains("\"many\""), "{mismatch}");
     let after = app.get_state(&config).await.unwrap();
     assert_eq!(after.values, before.values);
     assert_eq!(after.next, vec!["ask"]);
@@ -883,7 +883,11 @@ async fn a_node_cannot_return_command_resume() {
         .invoke(Plain::update(), &RunConfig::new())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("only graph input"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("only graph input"), "{report}");
 }
 
 #[tokio::test]

@@ -85,7 +85,11 @@ async fn pending_writes_scenario(durability: Durability, expected_checkpoints: u
         .invoke(Value::update().value(1), &config)
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("I'm not good"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("I'm not good"), "{report}");
     assert_eq!(flaky.one_calls.load(Ordering::SeqCst), 1);
     assert_eq!(flaky.two_calls.load(Ordering::SeqCst), 1);
 
@@ -420,7 +424,11 @@ async fn new_input_after_a_failure_discards_the_pending_task_and_starts_over() {
         )
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("Simulated failure"));
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("Simulated failure"), "{report}");
     let state = graph.get_state(&config).await.unwrap();
     assert_eq!(
         state.values,

@@ -109,7 +109,11 @@ async fn the_predicate_decides_and_the_last_error_is_reported() {
         2,
         "retried once, then the fatal error stops it"
     );
-    assert!(err.to_string().contains("fatal"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("fatal"), "{report}");
 }
 
 #[tokio::test]
@@ -176,9 +180,10 @@ mod timeouts {
         let timeout = source.downcast_ref::<NodeTimeout>().expect("a NodeTimeout");
         assert_eq!(timeout.limit, Duration::from_millis(20));
         assert!(
-            err.to_string()
+            source
+                .to_string()
                 .contains("did not finish within its timeout"),
-            "{err}"
+            "{source}"
         );
     }
 
@@ -227,7 +232,7 @@ mod timeouts {
         let timeout = source.downcast_ref::<NodeTimeout>().expect("a NodeTimeout");
         assert_eq!(timeout.limit, Duration::from_millis(200));
         assert!(timeout.abandoned);
-        assert!(err.to_string().contains("was abandoned"), "{err}");
+        assert!(source.to_string().contains("was abandoned"), "{source}");
     }
 
     /// Set by `sleeper_once` after the sleep of its first attempt.

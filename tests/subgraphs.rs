@@ -807,8 +807,12 @@ async fn a_command_for_the_parent_with_the_wrong_update_type_fails_clearly() {
         matches!(err, GraphError::NodeFailed { ref node, .. } if node == "sub"),
         "{err}"
     );
-    assert!(err.to_string().contains("DialogUpdate"), "{err}");
-    assert!(err.to_string().contains("KeyUpdate"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("DialogUpdate"), "{report}");
+    assert!(report.contains("KeyUpdate"), "{report}");
 }
 
 // ---------------------------------------------------------------- streaming with subgraphs (scenario 22)

@@ -409,7 +409,11 @@ mod tests {
             .invoke(MessagesState::update().messages(input), &RunConfig::new())
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("negative"), "{err}");
+        let report = format!(
+            "{err}: {}",
+            std::error::Error::source(&err).expect("the node's error")
+        );
+        assert!(report.contains("negative"), "{report}");
     }
 
     #[test]

@@ -474,8 +474,10 @@ pub enum GraphError {
     #[error("{0}")]
     EmptyInput(EmptyInputError),
 
-    /// A node failed.
-    #[error("node `{node}` failed (task {task_id}, step {step}): {source}")]
+    /// A node failed. Its error is the [`source`](std::error::Error::source),
+    /// not part of this message, so a reporter that prints the chain prints it
+    /// once.
+    #[error("node `{node}` failed (task {task_id}, step {step})")]
     NodeFailed {
         /// The node's name.
         node: String,
@@ -635,6 +637,15 @@ impl From<crate::checkpoint::CheckpointError> for GraphError {
 }
 
 impl GraphError {
+    /// The message with the node's own error after it, as stored for a failed
+    /// task and shown in its `tasks` result (`node `x` failed (..): boom`).
+    pub(crate) fn task_error_text(&self) -> String {
+        match self {
+            GraphError::NodeFailed { source, .. } => format!("{self}: {source}"),
+            other => other.to_string(),
+        }
+    }
+
     /// The task this failure belongs to, when one task of a step failed: its
     /// error is stored with the step's pending writes and reported as its result.
     pub(crate) fn failed_task(&self) -> Option<&str> {

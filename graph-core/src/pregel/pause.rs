@@ -212,8 +212,8 @@ impl<S: State> Run<S> {
             }
         }
         if let Some((failure, task_id)) = failure.and_then(|f| Some((f, f.failed_task()?))) {
-            let text =
-                Blob::encode(&failure.to_string()).map_err(|e| storage_error("an error", e))?;
+            let text = Blob::encode(&failure.task_error_text())
+                .map_err(|e| storage_error("an error", e))?;
             rows.push((task_id.to_owned(), vec![(ERROR.to_owned(), text)]));
         }
         if self.persist.saver.is_none() {

@@ -168,7 +168,7 @@ impl<S: State> Run<S> {
                 events.emit(StreamEvent::TaskResult {
                     id: task.id.clone(),
                     name: Arc::clone(&self.graph.nodes[task.node].name),
-                    error: Some(failure.to_string()),
+                    error: Some(failure.task_error_text()),
                     updates: Vec::new(),
                     interrupts: Vec::new(),
                 });
