@@ -335,3 +335,8 @@ pub mod prelude {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The example of docs/concepts.md, compiled and run as a doctest.
+#[doc = include_str!("../docs/concepts.md")]
+#[cfg(doctest)]
+pub struct ConceptsDoctests;
