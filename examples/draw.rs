@@ -9,12 +9,12 @@
 //!
 //! It writes `graph.mmd` (paste it into any Mermaid viewer, e.g. a Markdown
 //! ```mermaid block on GitHub) and `graph.dot`, plus the expanded
-//! `graph-xray.mmd` and `graph-xray.dot`, into the directory given as the first
-//! argument (default: the current one). When Graphviz's `dot` is on the PATH it
-//! also renders `graph.png` and `graph-xray.png`; otherwise it prints the
-//! command that would.
+//! `graph-xray.mmd` and `graph-xray.dot`, into `target/draw/` (under
+//! `$CARGO_TARGET_DIR` when that is set), or into the directory given with
+//! `--out DIR`. When Graphviz's `dot` is on the PATH it also renders
+//! `graph.png` and `graph-xray.png`; otherwise it prints the command that would.
 //!
-//! Run it with `cargo run --example draw` (or `cargo run --example draw -- out/`).
+//! Run it with `cargo run --example draw` (or `cargo run --example draw -- --out DIR`).
 
 use stategraph::prelude::*;
 use stategraph::{DrawOptions, Subgraph};
@@ -141,12 +141,35 @@ fn render(dot: &Path, png: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Where the drawings go: `--out DIR`, or `draw/` in the build's target
+/// directory (never the current directory, which is usually the repository).
+fn out_dir() -> Result<PathBuf, String> {
+    let mut args = std::env::args_os().skip(1);
+    let mut out = None;
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--out") => match args.next() {
+                Some(dir) => out = Some(PathBuf::from(dir)),
+                None => return Err("--out needs a directory".into()),
+            },
+            _ => {
+                return Err(format!(
+                    "unexpected argument {arg:?}; usage: cargo run --example draw [-- --out DIR]"
+                ))
+            }
+        }
+    }
+    Ok(out.unwrap_or_else(|| {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+            .join("draw")
+    }))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::args_os()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let dir = out_dir()?;
     std::fs::create_dir_all(&dir)?;
     let app = review_graph()?;
 

@@ -122,10 +122,12 @@ async fn main() -> Result<(), GraphError> {
         .compile_with(saver)?;
     let thread = RunConfig::thread("quickstart");
 
-    let question = Agent::update().messages(vec![Message::Human("What is 6*7?".into())]);
+    let question = "What is 6*7?";
+    println!("  user: {question}");
+    let input = Agent::update().messages(vec![Message::Human(question.into())]);
 
     // Watch the run node by node.
-    let mut updates = app.stream(question, &thread, StreamMode::Updates);
+    let mut updates = app.stream(input, &thread, StreamMode::Updates);
     while let Some(event) = updates.next().await {
         if let StreamEvent::Updates { node, updates } = event? {
             for update in updates {

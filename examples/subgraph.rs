@@ -11,15 +11,19 @@
 //! `Command::to_parent()`: it routes the *parent* to `flag` and updates the
 //! parent's state (typed as the parent's update).
 //!
-//! The run is streamed with `StreamMode::Updates.with_subgraphs()`: every event
-//! of a child comes with its namespace (`research:<task id>`).
+//! The run is streamed with the `updates` and `values` modes, subgraphs
+//! included: every event of a child comes with its namespace
+//! (`research:<task id>`). The task id tells the runs apart but means nothing to
+//! a reader, so the example labels each run by its topic, which the run's own
+//! state holds from its first `values` event on.
 //!
 //! Run it with `cargo run --example subgraph`.
 
 use futures::StreamExt;
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
-use stategraph::{IntoNodeOutput, NodeOutput, ParentCommand, Subgraph};
+use stategraph::{IntoNodeOutput, Namespace, NodeOutput, ParentCommand, StreamModes, Subgraph};
+use std::collections::HashMap;
 
 fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
     a.extend(b);
@@ -120,19 +124,26 @@ async fn main() -> Result<(), GraphError> {
 
     let topics = vec!["pregel".into(), "unicorns".into(), "reducers".into()];
     let config = RunConfig::thread("report-1");
-    let mut events = report.stream(
-        Report::update().topics(topics),
-        &config,
-        StreamMode::Updates.with_subgraphs(),
-    );
+    let modes = StreamModes::from([StreamMode::Updates, StreamMode::Values]).subgraphs();
+    let mut events = report.stream(Report::update().topics(topics), &config, modes);
+    // Each research run's topic, by the namespace its events come with.
+    let mut topic_of: HashMap<Namespace, String> = HashMap::new();
     while let Some(event) = events.next().await {
         match event? {
             StreamEvent::Updates { node, .. } => println!("[report] {node} done"),
-            StreamEvent::Subgraph { namespace, event } => {
-                if let Ok(StreamEvent::Updates { node, .. }) = event.downcast::<Research>() {
-                    println!("[{namespace}] {node} done");
+            StreamEvent::Subgraph { namespace, event } => match event.downcast::<Research>() {
+                // After the child's first step (its input), its state names the topic.
+                Ok(StreamEvent::Values(state)) => {
+                    topic_of
+                        .entry(namespace)
+                        .or_insert_with(|| state.topic.clone());
                 }
-            }
+                Ok(StreamEvent::Updates { node, .. }) => {
+                    let topic = topic_of.get(&namespace).map_or("?", String::as_str);
+                    println!("[research {topic:?}] {node} done");
+                }
+                _ => {}
+            },
             _ => {}
         }
     }

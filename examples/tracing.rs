@@ -6,11 +6,15 @@
 //! log line says which run, step and task it came from. With no subscriber
 //! installed, the spans cost nothing measurable.
 //!
+//! The log goes to stdout, coloured only when stdout is a terminal: piped to a
+//! file or another program it is plain text, without ANSI escape codes.
+//!
 //! Run it with `cargo run --example tracing` (set `RUST_LOG=stategraph=trace`
 //! or `RUST_LOG=graph_core=trace` for the engine's own trace events).
 
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
+use std::io::IsTerminal;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::EnvFilter;
 
@@ -40,6 +44,7 @@ async fn main() -> Result<(), GraphError> {
         )
         .with_span_events(FmtSpan::CLOSE)
         .with_target(false)
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
 
     let app = StateGraph::<Order>::new()

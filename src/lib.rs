@@ -49,6 +49,46 @@
 //! Start with the [guide]: state and reducers, nodes and `Command`, edges and
 //! `Send`, persistence, interrupts, subgraphs and streaming, each with examples
 //! that run.
+//!
+//! # Architecture
+//!
+//! `stategraph` is a facade: it re-exports the workspace's crates under one
+//! name, so that a user depends on it alone.
+//!
+//! | crate | what it holds | here |
+//! |---|---|---|
+//! | `graph-core` | the runtime: builder, compiled graph, engine, channels, checkpoints, streaming | the crate root and its modules |
+//! | `graph-macros` | `#[derive(State)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
+//! | `graph-sqlite` | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
+//! | `graph-postgres` | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
+//! | `graph-agents` | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
+//!
+//! In `graph-core`, a graph goes from what you write down to what is stored:
+//!
+//! 1. **Builder**: [`StateGraph`] (module [`graph`]) collects nodes
+//!    ([`mod@node`]: what a node is and may return, the [`Context`] it gets)
+//!    and edges ([`Command`] and [`Send`] for routing from inside a node).
+//! 2. **Compiled graph**: `compile()` checks every edge, goto target and
+//!    `Send` target and returns a [`CompiledGraph`], the object you run
+//!    (`invoke`, `stream`), inspect (`get_state`, `get_state_history`) and
+//!    edit (`update_state`).
+//! 3. **Pregel engine** (internal): runs a compiled graph superstep by
+//!    superstep: picks the tasks the last writes trigger, runs them
+//!    concurrently, applies their writes in task order, reports [`stream`]
+//!    events, pauses on an [`interrupt`].
+//! 4. **Channels**: each state field is a channel ([`channels`]) that decides
+//!    what a superstep's writes do to it; the [`State`](trait@State) trait
+//!    (module [`state`]), implemented by the derive, ties a struct to its
+//!    channels and its typed update.
+//! 5. **Checkpoints**: after each superstep the engine stores the channels
+//!    through a [`Checkpointer`](checkpoint::Checkpointer) (module
+//!    [`checkpoint`], with the in-memory saver); `graph-sqlite` and
+//!    `graph-postgres` implement the same trait.
+//!
+//! Beside these: [`subgraph`] (a compiled graph as a node), [`component`]
+//! (graphs and node sets a library ships for any state), [`config`],
+//! [`retry`] and [`cache`]. The concepts behind them are in `docs/concepts.md`
+//! in the repository; the exact runtime rules in `docs/semantics.md`.
 
 #![forbid(unsafe_code)]
 
@@ -335,3 +375,8 @@ pub mod prelude {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The example of docs/concepts.md, compiled and run as a doctest.
+#[doc = include_str!("../docs/concepts.md")]
+#[cfg(doctest)]
+pub struct ConceptsDoctests;

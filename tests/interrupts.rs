@@ -138,6 +138,46 @@ async fn invoke_returns_the_state_with_the_pending_interrupts() {
     assert_eq!(out.into_state().my_key, "xa b");
 }
 
+/// `{:?}` of what `invoke` returns shows the state and the questions, as JSON
+/// text, and the breakpoint only when there is one.
+#[tokio::test]
+async fn an_invoke_result_debugs_as_its_state_and_its_interrupts() {
+    let app = two_questions(Arc::default());
+    let config = RunConfig::thread("t");
+    let out = app
+        .invoke(Market::update().my_key("x".into()), &config)
+        .await
+        .unwrap();
+    let id = &out.interrupts[0].id;
+    assert_eq!(
+        format!("{out:?}"),
+        format!(
+            r#"GraphOutput {{ state: Market {{ my_key: "x", market: "" }}, interrupts: [Interrupt {{ value: {{"value":1}}, id: "{id}" }}] }}"#
+        )
+    );
+    app.invoke(Command::resume("a"), &config).await.unwrap();
+    let out = app.invoke(Command::resume("b"), &config).await.unwrap();
+    assert_eq!(
+        format!("{out:?}"),
+        r#"GraphOutput { state: Market { my_key: "xa b", market: "" }, interrupts: [] }"#
+    );
+
+    let app = StateGraph::<Plain>::new()
+        .add_node_fn("node1", |_: &Plain| Plain::update())
+        .add_edge(START, "node1")
+        .interrupt_before("node1")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let out = app
+        .invoke(Plain::update().foo("abc".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(
+        format!("{out:?}"),
+        r#"GraphOutput { state: Plain { foo: "abc" }, interrupts: [], breakpoint: Before(["node1"]) }"#
+    );
+}
+
 // ---------------------------------------------------------------- scenario 28
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -841,7 +841,7 @@ async fn streaming_subgraphs_reports_each_event_with_its_namespace() {
                 match event.downcast::<Inner>() {
                     Ok(StreamEvent::Updates { node, updates }) => {
                         let key = match &updates[0].my_key {
-                            Some(stategraph::ReducerWrite::Value(v)) => v.clone(),
+                            Some(stategraph::channels::ReducerWrite::Value(v)) => v.clone(),
                             other => panic!("{other:?}"),
                         };
                         seen.push((ns, node.to_string(), key, updates[0].my_other_key.clone()))

@@ -188,7 +188,7 @@ impl Send {
     }
 
     /// The payload serialised, as stored in checkpoints.
-    pub fn encode_payload(&self) -> Result<Blob, serde_json::Error> {
+    pub(crate) fn encode_payload(&self) -> Result<Blob, serde_json::Error> {
         (self.encode)(&*self.payload)
     }
 

@@ -18,13 +18,31 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// The id is the same for every interrupt one task raises, and differs between
 /// tasks (it hashes the task's namespace, as LangGraph does), so a resume map
 /// (`Command::resume_map`) can answer several paused tasks at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Interrupt {
     /// What the node asked with (the value passed to `interrupt`), as JSON.
     pub value: serde_json::Value,
     /// The id to resume this interrupt by (32 lowercase hex digits).
     pub id: String,
+}
+
+/// The value as JSON text, not as `serde_json::Value`'s enum:
+/// `Interrupt { value: {"amount":500}, id: ".." }`, not `Object {"amount":
+/// Number(500)}`.
+impl fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Json<'a>(&'a serde_json::Value);
+        impl fmt::Debug for Json<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(self.0, f)
+            }
+        }
+        f.debug_struct("Interrupt")
+            .field("value", &Json(&self.value))
+            .field("id", &self.id)
+            .finish()
+    }
 }
 
 impl Interrupt {

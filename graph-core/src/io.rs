@@ -132,7 +132,7 @@ impl<S: State> From<Command<&'static str, S::Update>> for GraphInput<S> {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct GraphOutput<S> {
     /// The state at the end of the run.
@@ -160,6 +160,21 @@ impl<S> GraphOutput<S> {
     /// The state, dropping the rest.
     pub fn into_state(self) -> S {
         self.state
+    }
+}
+
+/// The state and the interrupts, with the breakpoint only when the run stopped
+/// at one: `GraphOutput { state: Draft { .. }, interrupts: [Interrupt { value:
+/// "publish?", id: ".." }] }`.
+impl<S: std::fmt::Debug> std::fmt::Debug for GraphOutput<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("GraphOutput");
+        out.field("state", &self.state);
+        out.field("interrupts", &self.interrupts);
+        if let Some(breakpoint) = &self.breakpoint {
+            out.field("breakpoint", breakpoint);
+        }
+        out.finish()
     }
 }
 

@@ -100,7 +100,7 @@ pub(crate) mod unwind;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use channels::{Overwrite, ReducerWrite, TopicWrite};
+pub use channels::Overwrite;
 pub use command::{
     send, Command, CommandGraph, Destination, GotoTarget, NoGoto, ParentCommand, Route, Send,
     Targets,
