@@ -163,7 +163,7 @@ async fn an_invoke_result_debugs_as_its_state_and_its_interrupts() {
     );
 
     let app = StateGraph::<Plain>::new()
-        .add_node_fn("node1", |_: &Plain| Plain::update())
+        .add_node(node_fn("node1", |_: &Plain| Plain::update()))
         .add_edge(START, "node1")
         .interrupt_before("node1")
         .compile_with(InMemorySaver::new())
