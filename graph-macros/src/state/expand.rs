@@ -1,7 +1,7 @@
 //! The expansion of a valid `#[derive(State)]` input.
 
 use super::ast::{vec_elem, Channel, Field, Input, Managed};
-use super::attr::ChannelKind;
+use super::attr::{ChannelKind, ReducerFn};
 use crate::crate_path::CratePath;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -227,7 +227,7 @@ fn channel_field<'a>(
     let key = &field.name;
     let mut elem = None;
     let (channel, write, init) = match kind {
-        Channel::Reducer(path) => {
+        Channel::Reducer(ReducerFn::Path(path)) => {
             // A non-capturing closure coerces to the channel's `fn(T, T) -> T`; calling
             // the reducer through `call_reducer` reports a wrong signature with the
             // `Reducer` trait's message, at the user's path.
@@ -243,6 +243,24 @@ fn channel_field<'a>(
                         #key,
                         |__current, __update| #call,
                     )
+                },
+            )
+        }
+        Channel::Reducer(ReducerFn::Closure(closure)) => {
+            // The user's closure is the channel's `fn(T, T) -> T`, with `T` the field's
+            // type spelled out: its parameters are typed from it, and a closure that
+            // does not fit is reported at the closure.
+            let op = quote_spanned! {closure.span()=>
+                let __reducer: fn(#ty, #ty) -> #ty = #closure;
+            };
+            (
+                quote_spanned!(span=> #sgs::channels::BinaryOperatorAggregate<#ty>),
+                quote_spanned!(span=> #sgs::channels::ReducerWrite<#ty>),
+                quote! {
+                    #sg::channels::BinaryOperatorAggregate::new(#key, {
+                        #op
+                        __reducer
+                    })
                 },
             )
         }
@@ -403,16 +421,16 @@ fn setters(f: &ChannelField) -> TokenStream {
     match (&f.field.kind, &f.elem) {
         (
             super::ast::FieldKind::Channel {
-                kind: Channel::Reducer(path),
+                kind: Channel::Reducer(reducer),
                 ..
             },
             _,
         ) => {
-            let reducer = quote!(#path).to_string().replace(' ', "");
+            let reducer = reducer.describe();
             let overwrite = format_ident!("{}_overwrite", name.unraw(), span = name.span());
-            let doc = format!(" Writes `value` to `{key}`, folded into it with `{reducer}`.");
+            let doc = format!(" Writes `value` to `{key}`, folded into it with {reducer}.");
             let doc_overwrite =
-                format!(" Replaces `{key}` with `value`, bypassing its reducer `{reducer}`.");
+                format!(" Replaces `{key}` with `value`, bypassing {reducer}.");
             quote! {
                 #[doc = #doc]
                 #[must_use]
