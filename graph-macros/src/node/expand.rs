@@ -60,9 +60,16 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             }
         }
     });
+    // The input and return types against the graph's state, in one bound spanned
+    // at the input parameter: a node written for another state is reported there.
+    let node_of = quote!(<#input_ty as #sg::__private::NodeOf<__S, #ret>>);
+    let node_of_bound = {
+        let sgs = sg.spanned(input_ty.span());
+        quote_spanned!(input_ty.span()=> #input_ty: #sgs::__private::NodeOf<__S, #ret>)
+    };
     let future = quote! {
         async move {
-            <#ret as #sg::IntoNodeOutput<__S>>::into_output(
+            #node_of::into_output(
                 Self::call(#input_arg #ctx_arg) #await_call
             )
         }
@@ -121,7 +128,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics
             where
                 #where_preds
-                #ret: #sg::IntoNodeOutput<__S>,
+                #node_of_bound,
                 #state_bound
             {
                 fn run(
@@ -133,7 +140,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
                 }
 
                 fn targets(&self) -> #sg::Targets {
-                    <#ret as #sg::IntoNodeOutput<__S>>::targets()
+                    #node_of::targets()
                 }
 
                 #is_blocking
