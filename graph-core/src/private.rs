@@ -148,18 +148,18 @@ impl<T> ListOf for Vec<T> {
 /// Checks at compile time that a `#[node]`'s goto type is a [`GotoTarget`](crate::GotoTarget).
 pub fn assert_goto_target<G: crate::GotoTarget>() {}
 
-/// What a `#[node]` takes (`Self`) and returns (`R`), checked against the state `S`
-/// of the graph it is added to: the one bound of the generated `Node<S>` impl that
-/// depends on `S`, spanned at the node's input parameter. A node written for
-/// another state is then reported as that, with both types and the graph's state,
-/// instead of as "cannot return `OtherUpdate`" (`do_not_recommend` keeps rustc
-/// from reporting the nested `IntoNodeOutput` bound in its place).
-#[diagnostic::on_unimplemented(
-    message = "this node takes `{Self}` and returns `{R}`: it cannot run in a graph whose state is `{S}`",
-    label = "a node for another state",
-    note = "a node of this graph takes `&{S}` (or the payload of a `Send`) and returns an update of `{S}` (`{S}Update`), a `Command`, `Vec<Send>`, `()` or a `Result` of these; add it to the graph of the state it was written for, or change its parameter and return type to `{S}`"
-)]
-pub trait NodeOf<S: crate::State, R> {
+/// What a `#[node]` (`Self`, its unit struct) takes (`I`) and returns (`R`),
+/// checked against the state `S` of the graph it is added to: the one bound of the
+/// generated `Node<S>` impl that depends on `S`, spanned at the node's input
+/// parameter. A node written for another state is then reported with `Node`'s own
+/// message ("`step` cannot be used as a node of a graph with state `Chat`"), the
+/// parameter marked as where the unmet bound comes from, instead of as "cannot
+/// return `OtherUpdate`": `do_not_recommend` keeps rustc from reporting the nested
+/// `IntoNodeOutput` bound. `Self` is the node and not its input, which may be a
+/// type parameter inferred from this very bound (`add_node(take_turn)` for a
+/// generic `take_turn<S>`): rustc selects no impl for a `Self` it does not know
+/// yet.
+pub trait NodeOf<S: crate::State, I: ?Sized, R> {
     /// `R::into_output`.
     fn into_output(ret: R) -> Result<crate::NodeOutput<S>, crate::NodeError>;
 
@@ -168,7 +168,7 @@ pub trait NodeOf<S: crate::State, R> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<S: crate::State, I: ?Sized, R: crate::IntoNodeOutput<S>> NodeOf<S, R> for I {
+impl<N: ?Sized, S: crate::State, I: ?Sized, R: crate::IntoNodeOutput<S>> NodeOf<S, I, R> for N {
     #[inline]
     fn into_output(ret: R) -> Result<crate::NodeOutput<S>, crate::NodeError> {
         ret.into_output()

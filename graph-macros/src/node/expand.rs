@@ -62,10 +62,17 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
     });
     // The input and return types against the graph's state, in one bound spanned
     // at the input parameter: a node written for another state is reported there.
-    let node_of = quote!(<#input_ty as #sg::__private::NodeOf<__S, #ret>>);
+    let node_of = quote!(<Self as #sg::__private::NodeOf<__S, #input_ty, #ret>>);
     let node_of_bound = {
-        let sgs = sg.spanned(input_ty.span());
-        quote_spanned!(input_ty.span()=> #input_ty: #sgs::__private::NodeOf<__S, #ret>)
+        // The bound's first and last tokens carry the span, so the node's name is
+        // respanned too.
+        let span = input_ty.span();
+        let sgs = sg.spanned(span);
+        let mut node = ident.clone();
+        node.set_span(span);
+        quote_spanned! {span=>
+            #node #ty_generics: #sgs::__private::NodeOf<__S, #input_ty, #ret>
+        }
     };
     let future = quote! {
         async move {
