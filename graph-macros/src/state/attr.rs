@@ -5,8 +5,8 @@ use crate::ctxt::Ctxt;
 use crate::symbol::*;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
-use syn::spanned::Spanned;
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprClosure, ExprPath, LitBool, Meta, Token};
 
 /// How a field's channel was chosen by its attributes.
@@ -470,7 +470,10 @@ mod tests {
             ),
             (parse_quote!(#[channel(any_value)]), "AnyValue"),
             (parse_quote!(#[reducer(concat)]), "reducer concat"),
-            (parse_quote!(#[reducer(|a, b| a + b)]), "closure | a , b | a + b"),
+            (
+                parse_quote!(#[reducer(|a, b| a + b)]),
+                "closure | a , b | a + b",
+            ),
             (
                 parse_quote!(#[reducer(|a: u32, b: u32| -> u32 { a.max(b) })]),
                 "closure | a : u32 , b : u32 | -> u32 { a . max (b) }",

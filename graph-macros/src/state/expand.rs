@@ -448,8 +448,7 @@ fn setters(f: &ChannelField) -> TokenStream {
             let reducer = reducer.describe();
             let overwrite = format_ident!("{}_overwrite", name.unraw(), span = name.span());
             let doc = format!(" Writes `value` to `{key}`, folded into it with {reducer}.");
-            let doc_overwrite =
-                format!(" Replaces `{key}` with `value`, bypassing {reducer}.");
+            let doc_overwrite = format!(" Replaces `{key}` with `value`, bypassing {reducer}.");
             quote! {
                 #[doc = #doc]
                 #[must_use]
