@@ -61,7 +61,8 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
         }
     });
     // The input and return types against the graph's state, in one bound spanned
-    // at the input parameter: a node written for another state is reported there.
+    // at the input parameter: for a node written for another state, the error's
+    // "unsatisfied trait bound introduced here" marks the parameter.
     let node_of = quote!(<Self as #sg::__private::NodeOf<__S, #input_ty, #ret>>);
     let node_of_bound = {
         // The bound's first and last tokens carry the span, so the node's name is
