@@ -100,7 +100,8 @@ pub mod guide;
 ///
 /// - no attribute: `LastValue` (one write per superstep, the new value replaces the old);
 /// - `#[reducer(path)]`: writes are folded with `path`, which must be usable as
-///   `fn(T, T) -> T` for the field type `T` (checked at compile time);
+///   `fn(T, T) -> T` for the field type `T` (checked at compile time); a closure
+///   that captures nothing works too: `#[reducer(|current, update| current + update)]`;
 /// - `#[channel(kind)]`: another channel kind: `topic`, `topic(accumulate)`,
 ///   `ephemeral`, `ephemeral(guard = false)`, `untracked`, `untracked(guard = false)`,
 ///   `any_value`, `last_value`, `last_value_after_finish`;

@@ -157,6 +157,37 @@ fn an_edge_from_an_unknown_node_is_reported() {
     );
 }
 
+/// A misspelt node name in a string edge is reported with the closest name the
+/// graph has, from wherever the edge names it.
+#[test]
+fn an_unknown_node_close_to_a_known_one_gets_a_did_you_mean() {
+    let text = compile_error(
+        StateGraph::<Job>::new()
+            .add_node_fn("step", |_: &Job| ())
+            .add_node_fn("review", |_: &Job| ())
+            .add_edge(START, "stpe")
+            .add_edge("step", "reveiw")
+            .add_edge(("step", "Review"), END)
+            .add_conditional_edges("sep", |_: &Job| END),
+    );
+    assert_eq!(
+        text,
+        "Found edge ending at unknown node `stpe`; did you mean `step`?\n\
+         Found edge ending at unknown node `reveiw`; did you mean `review`?\n\
+         Need to add_node `Review` first; did you mean `review`?\n\
+         Found edge starting at unknown node 'sep'; did you mean `step`?"
+    );
+
+    // Nothing close: no guess.
+    let text = compile_error(
+        StateGraph::<Job>::new()
+            .add_node_fn("step", |_: &Job| ())
+            .add_edge(START, "step")
+            .add_edge("step", "summarize"),
+    );
+    assert_eq!(text, "Found edge ending at unknown node `summarize`");
+}
+
 #[test]
 fn an_edge_to_an_unknown_node_is_reported() {
     let text = compile_error(
@@ -256,7 +287,8 @@ async fn errors_are_typed_with_the_facts_in_fields() {
         problems,
         &[
             GraphProblem::UnknownEdgeTarget {
-                node: "ghost".to_owned()
+                node: "ghost".to_owned(),
+                did_you_mean: None,
             },
             GraphProblem::NoEntrypoint,
         ]

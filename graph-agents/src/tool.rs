@@ -229,6 +229,11 @@ impl IntoTool<Erased> for BoxedTool {
 }
 
 /// One tool, a tuple of tools, or a `Vec<BoxedTool>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool, nor a tuple of tools",
+    label = "expected a `#[tool]` fn, a `Tool` value, or a tuple of them",
+    note = "put `#[tool]` on the fn (its doc comment is the description the model reads), or implement `Tool` for the type; in a tuple of tools, such as `(search, add)`, every element must be one"
+)]
 pub trait IntoTools<M> {
     /// The erased tools, in order.
     fn into_tools(self) -> Vec<BoxedTool>;

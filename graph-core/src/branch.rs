@@ -36,6 +36,10 @@ fn push_goto<G: GotoTarget>(g: &G, out: &mut Vec<BranchRoute>) {
     });
 }
 
+// Not recommended: a router returning `bool` is told "a router cannot return
+// `bool`" with the list of what it can return, rather than that `bool` is not
+// a `GotoTarget` with the list of every `#[derive(Goto)]` enum in scope.
+#[diagnostic::do_not_recommend]
 impl<G: GotoTarget> IntoRoutes for G {
     fn into_routes(self, out: &mut Vec<BranchRoute>) {
         push_goto(&self, out);

@@ -317,7 +317,9 @@ field_tuples!(A, B, C, D, E, F, G, H, I, J, K, L);
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be added to a graph of `{S}`",
-    note = "`{Self}` implements `NodeSet` only for states with the fields its nodes use; see which `Has<..>` bound `{S}` misses"
+    label = "not a `NodeSet` for `{S}`",
+    note = "`add_nodes` takes a `NodeSet` (several nodes and their edges, e.g. from a component library); add a single node with `add_node`",
+    note = "a `NodeSet` implemented only for states with the fields its nodes use needs them all: see which `Has<..>` bound `{S}` misses"
 )]
 pub trait NodeSet<S: State> {
     /// Adds the set's nodes and edges to `graph`.

@@ -24,7 +24,8 @@ pub type NodeFuture<S> =
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as a node of a graph with state `{S}`",
     label = "not a node for this state",
-    note = "write the node as a fn with `#[node]` whose first parameter is `&{S}` (or a payload type for a Send-only node), and whose return type is an update of `{S}`, a `Command`, `Vec<Send>`, `()` or a `Result` of these"
+    note = "write the node as a fn with `#[node]` whose first parameter is `&{S}` (or a payload type for a Send-only node), and whose return type is an update of `{S}`, a `Command`, `Vec<Send>`, `()` or a `Result` of these",
+    note = "a `#[node]` written for another state (the note below marks its parameter) runs in that state's graph; to add it to this one, make it take `&{S}` and return an update of `{S}`"
 )]
 pub trait Node<S: State>: NodeSpec {
     /// Runs the node.

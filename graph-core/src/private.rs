@@ -147,3 +147,101 @@ impl<T> ListOf for Vec<T> {
 
 /// Checks at compile time that a `#[node]`'s goto type is a [`GotoTarget`](crate::GotoTarget).
 pub fn assert_goto_target<G: crate::GotoTarget>() {}
+
+/// What a `#[node]` (`Self`, its unit struct) takes (`I`) and returns (`R`),
+/// checked against the state `S` of the graph it is added to: the one bound of the
+/// generated `Node<S>` impl that depends on `S`, spanned at the node's input
+/// parameter. A node written for another state is then reported with `Node`'s own
+/// message ("`step` cannot be used as a node of a graph with state `Chat`"), the
+/// parameter marked as where the unmet bound comes from, instead of as "cannot
+/// return `OtherUpdate`": `do_not_recommend` keeps rustc from reporting the nested
+/// `IntoNodeOutput` bound. `Self` is the node and not its input, which may be a
+/// type parameter inferred from this very bound (`add_node(take_turn)` for a
+/// generic `take_turn<S>`): rustc selects no impl for a `Self` it does not know
+/// yet.
+pub trait NodeOf<S: crate::State, I: ?Sized, R> {
+    /// `R::into_output`.
+    fn into_output(ret: R) -> Result<crate::NodeOutput<S>, crate::NodeError>;
+
+    /// `R::targets`.
+    fn targets() -> crate::Targets;
+}
+
+#[diagnostic::do_not_recommend]
+impl<N: ?Sized, S: crate::State, I: ?Sized, R: crate::IntoNodeOutput<S>> NodeOf<S, I, R> for N {
+    #[inline]
+    fn into_output(ret: R) -> Result<crate::NodeOutput<S>, crate::NodeError> {
+        ret.into_output()
+    }
+
+    #[inline]
+    fn targets() -> crate::Targets {
+        R::targets()
+    }
+}
+
+// The checks of a `#[derive(State)]` on its concrete types, each made once.
+//
+// A field type that is not `Serialize` (or `Default`, ...) used to be reported
+// at every generated item that needs it: the channel accessors, the checkpoint
+// visitor, the restore. The derive now asserts each field's requirements once,
+// in `assert_field` at the field's type (and the struct's in `assert_state`),
+// and gives every generated impl the same requirements as where-clauses
+// `for<'a> T: ValueOf<'a>`. A where-clause with a lifetime binder is not a
+// "trivial bound" rustc checks at the impl, so when a requirement is not met the
+// impl is merely unusable and the assertion is the only error; when it is met,
+// the where-clause holds and changes nothing.
+
+/// `S` is `Clone + Default + Send + Sync + 'static`, the supertraits of `State`.
+#[inline]
+pub fn assert_state<S: Clone + Default + Send + Sync + 'static>() {}
+
+/// The channel `C` of a field holds `V` and takes writes `W` that are persisted.
+/// A field type without `Serialize` fails both the channel's bound and the
+/// write's, at the same span: rustc reports that once.
+#[inline]
+pub fn assert_field<C, V, W>()
+where
+    C: Channel<Value = V, Write = W>,
+    V: Clone,
+    // Not `DeserializeOwned`: the error for `Deserialize` itself carries serde's
+    // "consider adding `#[derive(serde::Deserialize)]`".
+    W: Clone + Send + Sync + 'static + serde::Serialize + for<'de> serde::Deserialize<'de>,
+{
+}
+
+/// As [`assert_field`], for an untracked channel (its writes are never persisted).
+#[inline]
+pub fn assert_untracked_field<C, V, W>()
+where
+    C: Channel<Value = V, Write = W>,
+    V: Clone,
+    W: Clone + Send + Sync + 'static,
+{
+}
+
+/// [`assert_state`] as a bound with a lifetime binder.
+pub trait StateOf<'a>: Clone + Default + Send + Sync + 'static {}
+impl<T: Clone + Default + Send + Sync + 'static> StateOf<'_> for T {}
+
+/// A channel with this value and write type, as a bound with a lifetime binder.
+pub trait ChannelOf<'a, V, W>: Channel<Value = V, Write = W> {}
+impl<C: Channel> ChannelOf<'_, C::Value, C::Write> for C {}
+
+/// A field value, as a bound with a lifetime binder.
+pub trait ValueOf<'a>: Clone {}
+impl<T: Clone> ValueOf<'_> for T {}
+
+/// A persisted write, as a bound with a lifetime binder.
+pub trait WriteOf<'a>:
+    Clone + Send + Sync + 'static + serde::Serialize + serde::de::DeserializeOwned
+{
+}
+impl<T> WriteOf<'_> for T where
+    T: Clone + Send + Sync + 'static + serde::Serialize + serde::de::DeserializeOwned
+{
+}
+
+/// A write of an untracked channel, as a bound with a lifetime binder.
+pub trait UntrackedWriteOf<'a>: Clone + Send + Sync + 'static {}
+impl<T: Clone + Send + Sync + 'static> UntrackedWriteOf<'_> for T {}

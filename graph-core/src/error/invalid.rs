@@ -68,11 +68,17 @@ pub enum GraphProblem {
     UnknownJoinSource {
         /// The missing node.
         node: String,
+        /// The graph's node whose name is closest to `node`, if one is close
+        /// enough to be a misspelling of it.
+        did_you_mean: Option<String>,
     },
     /// An edge or conditional edge starts at a node the graph does not have.
     UnknownEdgeSource {
         /// The missing node.
         node: String,
+        /// The graph's node whose name is closest to `node`, if one is close
+        /// enough to be a misspelling of it.
+        did_you_mean: Option<String>,
     },
     /// An edge leads to START.
     StartAsTarget,
@@ -80,6 +86,9 @@ pub enum GraphProblem {
     UnknownEdgeTarget {
         /// The missing node.
         node: String,
+        /// The graph's node whose name is closest to `node`, if one is close
+        /// enough to be a misspelling of it.
+        did_you_mean: Option<String>,
     },
     /// A conditional edge's router type names a node the graph does not have.
     UnknownBranchTarget {
@@ -227,13 +236,18 @@ impl fmt::Display for GraphProblem {
                 f,
                 "START cannot be one of the sources of a join edge into `{target}`"
             ),
-            P::UnknownJoinSource { node } => write!(f, "Need to add_node `{node}` first"),
-            P::UnknownEdgeSource { node } => {
-                write!(f, "Found edge starting at unknown node '{node}'")
+            P::UnknownJoinSource { node, did_you_mean } => {
+                write!(f, "Need to add_node `{node}` first")?;
+                suggest(f, did_you_mean)
+            }
+            P::UnknownEdgeSource { node, did_you_mean } => {
+                write!(f, "Found edge starting at unknown node '{node}'")?;
+                suggest(f, did_you_mean)
             }
             P::StartAsTarget => f.write_str("START cannot be an end node"),
-            P::UnknownEdgeTarget { node } => {
-                write!(f, "Found edge ending at unknown node `{node}`")
+            P::UnknownEdgeTarget { node, did_you_mean } => {
+                write!(f, "Found edge ending at unknown node `{node}`")?;
+                suggest(f, did_you_mean)
             }
             P::UnknownBranchTarget { source, target } => write!(
                 f,
@@ -279,6 +293,14 @@ impl fmt::Display for GraphProblem {
             ),
             P::EmptySequence => f.write_str("Sequence requires at least one node."),
         }
+    }
+}
+
+/// "; did you mean `step`?" after the message of an unknown node.
+fn suggest(f: &mut fmt::Formatter<'_>, did_you_mean: &Option<String>) -> fmt::Result {
+    match did_you_mean {
+        Some(name) => write!(f, "; did you mean `{name}`?"),
+        None => Ok(()),
     }
 }
 

@@ -28,6 +28,47 @@ const RESERVED: &[&str] = &[
     "checkpoint_ns",
 ];
 
+/// The name of the node in `nodes` closest to `name`, when it is close enough to
+/// be a misspelling: at most one edit for names of up to five characters, two up to
+/// eight, and so on (a third of the length). Ties go to the node added first.
+fn closest<S: State>(name: &str, nodes: &[super::NodeDef<S>]) -> Option<String> {
+    let limit = (name.chars().count() / 3).max(1);
+    nodes
+        .iter()
+        .map(|node| (edit_distance(name, &node.name), &node.name))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, node)| node.clone())
+}
+
+/// The optimal string alignment distance between `a` and `b`, by characters: the
+/// number of insertions, deletions, substitutions and swaps of two adjacent
+/// characters that turn one into the other, each substring edited once (so
+/// `stpe` is one edit from `step`). A few lines here rather than a dependency
+/// (strsim) for the one "did you mean" of `compile()`; node names are short.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows of the table: `two` is row i-2, `one` row i-1, `row` row i.
+    let mut two: Vec<usize> = vec![0; b.len() + 1];
+    let mut one: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (one[j] + 1).min(row[j - 1] + 1).min(one[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(two[j - 2] + 1);
+            }
+            row[j] = d;
+        }
+        std::mem::swap(&mut two, &mut one);
+        std::mem::swap(&mut one, &mut row);
+    }
+    one[b.len()]
+}
+
 fn is_reserved(name: &str) -> bool {
     RESERVED.contains(&name)
         || name.starts_with("__pregel_") && name != crate::checkpoint::TASKS_CHANNEL
@@ -110,10 +151,12 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
             } else if join && !names.contains(source.as_str()) {
                 errors.push(GraphProblem::UnknownJoinSource {
                     node: source.clone(),
+                    did_you_mean: closest(source, &graph.nodes),
                 });
             } else if source != START && !names.contains(source.as_str()) {
                 errors.push(GraphProblem::UnknownEdgeSource {
                     node: source.clone(),
+                    did_you_mean: closest(source, &graph.nodes),
                 });
             }
             if source == START {
@@ -125,6 +168,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         } else if target != END && !names.contains(target) {
             errors.push(GraphProblem::UnknownEdgeTarget {
                 node: target.to_owned(),
+                did_you_mean: closest(target, &graph.nodes),
             });
         } else if target != END {
             pull_targets.push((
@@ -143,6 +187,7 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         } else if src != START && !names.contains(src) {
             errors.push(GraphProblem::UnknownEdgeSource {
                 node: src.to_owned(),
+                did_you_mean: closest(src, &graph.nodes),
             });
         }
         if src == START {
@@ -247,5 +292,31 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         Ok(())
     } else {
         Err(GraphError::InvalidGraph { problems: errors })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_substitutions_and_swaps() {
+        for (a, b, d) in [
+            ("", "", 0),
+            ("step", "step", 0),
+            ("", "step", 4),
+            ("step", "", 4),
+            ("stpe", "step", 1),
+            ("steps", "step", 1),
+            ("stop", "step", 1),
+            ("Review", "review", 1),
+            ("reveiw", "review", 1),
+            ("ca", "abc", 3),
+            ("summarize", "step", 8),
+            ("größe", "grösse", 2),
+        ] {
+            assert_eq!(edit_distance(a, b), d, "{a} / {b}");
+            assert_eq!(edit_distance(b, a), d, "{b} / {a}");
+        }
     }
 }

@@ -60,9 +60,24 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             }
         }
     });
+    // The input and return types against the graph's state, in one bound spanned
+    // at the input parameter: for a node written for another state, the error's
+    // "unsatisfied trait bound introduced here" marks the parameter.
+    let node_of = quote!(<Self as #sg::__private::NodeOf<__S, #input_ty, #ret>>);
+    let node_of_bound = {
+        // The bound's first and last tokens carry the span, so the node's name is
+        // respanned too.
+        let span = input_ty.span();
+        let sgs = sg.spanned(span);
+        let mut node = ident.clone();
+        node.set_span(span);
+        quote_spanned! {span=>
+            #node #ty_generics: #sgs::__private::NodeOf<__S, #input_ty, #ret>
+        }
+    };
     let future = quote! {
         async move {
-            <#ret as #sg::IntoNodeOutput<__S>>::into_output(
+            #node_of::into_output(
                 Self::call(#input_arg #ctx_arg) #await_call
             )
         }
@@ -121,7 +136,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics
             where
                 #where_preds
-                #ret: #sg::IntoNodeOutput<__S>,
+                #node_of_bound,
                 #state_bound
             {
                 fn run(
@@ -133,7 +148,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
                 }
 
                 fn targets(&self) -> #sg::Targets {
-                    <#ret as #sg::IntoNodeOutput<__S>>::targets()
+                    #node_of::targets()
                 }
 
                 #is_blocking

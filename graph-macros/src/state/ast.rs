@@ -1,7 +1,7 @@
 //! The model of a `#[derive(State)]` input: one entry per field, borrowing syn so
 //! every error can point at the user's tokens.
 
-use super::attr::{self, ChannelAttr, ChannelKind, FieldAttrs};
+use super::attr::{self, ChannelAttr, ChannelKind, FieldAttrs, ReducerFn};
 use crate::crate_path::CratePath;
 use crate::ctxt::Ctxt;
 use syn::ext::IdentExt;
@@ -49,7 +49,7 @@ pub(crate) enum Managed {
 
 pub(crate) enum Channel {
     Kind(ChannelKind),
-    Reducer(syn::ExprPath),
+    Reducer(ReducerFn),
 }
 
 impl<'a> Input<'a> {
@@ -127,7 +127,7 @@ impl<'a> Input<'a> {
                     None => {
                         let kind = match &attrs.channel {
                             Some((_, ChannelAttr::Kind(kind))) => Channel::Kind(*kind),
-                            Some((_, ChannelAttr::Reducer(path))) => Channel::Reducer(path.clone()),
+                            Some((_, ChannelAttr::Reducer(f))) => Channel::Reducer(f.clone()),
                             None => Channel::Kind(ChannelKind::LastValue),
                         };
                         next_index += 1;

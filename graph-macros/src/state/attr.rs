@@ -5,13 +5,37 @@ use crate::ctxt::Ctxt;
 use crate::symbol::*;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprPath, LitBool, Meta};
+use syn::{Attribute, Expr, ExprClosure, ExprPath, LitBool, Meta, Token};
 
 /// How a field's channel was chosen by its attributes.
 pub(crate) enum ChannelAttr {
-    Reducer(ExprPath),
+    Reducer(ReducerFn),
     Kind(ChannelKind),
+}
+
+/// The function of a `#[reducer(..)]`.
+#[derive(Clone)]
+pub(crate) enum ReducerFn {
+    /// `#[reducer(my_fn)]`, `#[reducer(ops::merge::<u32>)]`.
+    Path(ExprPath),
+    /// `#[reducer(|current, update| ..)]`: typed as `fn(T, T) -> T` with the field's
+    /// type, so a closure that does not fit is reported at the closure.
+    Closure(ExprClosure),
+}
+
+impl ReducerFn {
+    /// How the docs of the generated setters name the reducer.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            ReducerFn::Path(path) => format!(
+                "the reducer `{}`",
+                quote::quote!(#path).to_string().replace(' ', "")
+            ),
+            ReducerFn::Closure(_) => "the reducer closure".to_owned(),
+        }
+    }
 }
 
 /// A `#[channel(kind)]`.
@@ -152,35 +176,44 @@ fn conflict_message(first: &Attribute, second: &Attribute) -> String {
     }
 }
 
-fn parse_reducer(cx: &Ctxt, attr: &Attribute) -> Option<ExprPath> {
+fn parse_reducer(cx: &Ctxt, attr: &Attribute) -> Option<ReducerFn> {
+    const EXPECTED: &str = "expected a reducer function: write #[reducer(my_fn)], where \
+                            `fn my_fn(current: T, update: T) -> T`, or a closure \
+                            #[reducer(|current, update| ..)]";
     let list = match &attr.meta {
-        Meta::List(list) => list,
+        Meta::List(list) if !list.tokens.is_empty() => list,
         _ => {
-            cx.error_spanned_by(
-                attr,
-                "expected a reducer function: write #[reducer(my_fn)], where \
-                 `fn my_fn(current: T, update: T) -> T`",
-            );
+            cx.error_spanned_by(attr, EXPECTED);
             return None;
         }
     };
-    if list.tokens.is_empty() {
-        cx.error_spanned_by(
-            attr,
-            "expected a reducer function: write #[reducer(my_fn)], where \
-             `fn my_fn(current: T, update: T) -> T`",
-        );
-        return None;
-    }
-    let expr: Expr = match list.parse_args() {
-        Ok(expr) => expr,
+    // Parsed as a list first, so that `#[reducer(add, add)]` is told it names two
+    // functions instead of "unexpected token" at the comma.
+    let exprs = match list.parse_args_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+        Ok(exprs) => exprs,
         Err(err) => {
             cx.syn_error(err);
             return None;
         }
     };
+    let mut exprs = exprs.into_iter();
+    let expr = match exprs.next() {
+        Some(expr) => expr,
+        None => {
+            cx.error_spanned_by(attr, EXPECTED);
+            return None;
+        }
+    };
+    if let Some(second) = exprs.next() {
+        cx.error_spanned_by(
+            second,
+            "#[reducer(..)] takes one function, the field has one reducer; remove this one, \
+             or write a fn that calls both and name it here",
+        );
+        return None;
+    }
     match expr {
-        Expr::Path(path) if path.attrs.is_empty() => Some(path),
+        Expr::Path(path) if path.attrs.is_empty() => Some(ReducerFn::Path(path)),
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
@@ -197,23 +230,42 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute) -> Option<ExprPath> {
             );
             None
         }
-        Expr::Closure(closure) => {
-            cx.error_spanned_by(
-                closure,
-                "expected a path to a function, not a closure; define \
-                 `fn my_fn(current: T, update: T) -> T` and write #[reducer(my_fn)]",
-            );
-            None
-        }
+        Expr::Closure(closure) => parse_closure(cx, closure),
         other => {
             cx.error_spanned_by(
                 other,
                 "expected a path to a function, e.g. #[reducer(my_fn)] or \
-                 #[reducer(my_module::merge)]",
+                 #[reducer(my_module::merge)], or a closure #[reducer(|current, update| ..)]",
             );
             None
         }
     }
+}
+
+/// A closure reducer: `|current, update| expr`, with or without types on the
+/// parameters. It becomes a `fn(T, T) -> T`, so it may not be `async` and captures
+/// nothing (there is nothing to capture at a field).
+fn parse_closure(cx: &Ctxt, closure: ExprClosure) -> Option<ReducerFn> {
+    if let Some(asyncness) = &closure.asyncness {
+        cx.error_spanned_by(
+            asyncness,
+            "a reducer cannot be async: it folds one write into the field's value, \
+             remove `async`",
+        );
+        return None;
+    }
+    if closure.inputs.len() != 2 {
+        cx.error_spanned_by(
+            &closure.inputs,
+            format!(
+                "a reducer closure takes two arguments, the current value and one write, \
+                 not {}; write #[reducer(|current, update| ..)]",
+                closure.inputs.len()
+            ),
+        );
+        return None;
+    }
+    Some(ReducerFn::Closure(closure))
 }
 
 /// `#[field(Marker)]`: the field provides `Marker`, a type implementing `Field`.
@@ -368,7 +420,12 @@ mod tests {
         let cx = Ctxt::new();
         let parsed = field_attrs(&cx, &attrs);
         let channel = parsed.channel.map(|(_, channel)| match channel {
-            ChannelAttr::Reducer(path) => format!("reducer {}", quote::quote!(#path)),
+            ChannelAttr::Reducer(ReducerFn::Path(path)) => {
+                format!("reducer {}", quote::quote!(#path))
+            }
+            ChannelAttr::Reducer(ReducerFn::Closure(closure)) => {
+                format!("closure {}", quote::quote!(#closure))
+            }
             ChannelAttr::Kind(kind) => format!("{kind:?}"),
         });
         let errors = cx.check().map_or_else(|e| e.into_iter().count(), |()| 0);
@@ -413,6 +470,14 @@ mod tests {
             ),
             (parse_quote!(#[channel(any_value)]), "AnyValue"),
             (parse_quote!(#[reducer(concat)]), "reducer concat"),
+            (
+                parse_quote!(#[reducer(|a, b| a + b)]),
+                "closure | a , b | a + b",
+            ),
+            (
+                parse_quote!(#[reducer(|a: u32, b: u32| -> u32 { a.max(b) })]),
+                "closure | a : u32 , b : u32 | -> u32 { a . max (b) }",
+            ),
             (
                 parse_quote!(#[reducer(ops::merge::<u32>)]),
                 "reducer ops :: merge :: < u32 >",
@@ -463,7 +528,10 @@ mod tests {
             vec![parse_quote!(#[channel(ephemeral(gaurd = false))])],
             vec![parse_quote!(#[channel(last_value(guard = false))])],
             vec![parse_quote!(#[reducer("concat")])],
-            vec![parse_quote!(#[reducer(|a, b| a)])],
+            vec![parse_quote!(#[reducer(|a| a)])],
+            vec![parse_quote!(#[reducer(async |a, b| a)])],
+            vec![parse_quote!(#[reducer(concat, merge)])],
+            vec![parse_quote!(#[reducer()])],
             vec![parse_quote!(#[reducer])],
             vec![
                 parse_quote!(#[reducer(concat)]),

@@ -1,7 +1,7 @@
 //! The expansion of a valid `#[derive(State)]` input.
 
 use super::ast::{vec_elem, Channel, Field, Input, Managed};
-use super::attr::ChannelKind;
+use super::attr::{ChannelKind, ReducerFn};
 use crate::crate_path::CratePath;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -50,6 +50,7 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
     let update_impl = update_impl(input, &g, &update, &fields);
     let impl_generics = &g.impl_generics;
     let has_impls = fields.iter().map(|f| has_impls(input, &g, f));
+    let checks = checks(input, &fields);
 
     quote! {
         #update_struct
@@ -59,6 +60,7 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
         // complexity the user did not write and cannot factor out.
         #[allow(unused_qualifications, clippy::type_complexity)]
         const _: () = {
+            #checks
             #channel_set
             #state_impl
             #update_impl
@@ -147,8 +149,24 @@ impl Generic {
             .unwrap_or_default();
         let mut field_preds = Vec::new();
         let mut debug_preds = Vec::new();
-        for f in fields.iter().filter(|f| f.field.generic) {
+        for f in fields {
             let (ty, channel, write) = (&f.field.ty, &f.channel, &f.write);
+            if !f.field.generic {
+                // Asserted once by `checks`; here with a lifetime binder, so that an
+                // unmet requirement makes the impls unusable instead of reporting it
+                // again at each of them (see graph-core's `__private::ValueOf`).
+                let write_of = if f.untracked {
+                    quote!(UntrackedWriteOf)
+                } else {
+                    quote!(WriteOf)
+                };
+                field_preds.push(quote! {
+                    for<'__sg> #channel: #sg::__private::ChannelOf<'__sg, #ty, #write>
+                });
+                field_preds.push(quote!(for<'__sg> #ty: #sg::__private::ValueOf<'__sg>));
+                field_preds.push(quote!(for<'__sg> #write: #sg::__private::#write_of<'__sg>));
+                continue;
+            }
             field_preds.push(quote! {
                 #channel: #sg::channels::Channel<Value = #ty, Write = #write>
             });
@@ -194,7 +212,8 @@ impl Generic {
                 },
             ]
         } else {
-            Vec::new()
+            // Asserted once by `checks`, as the field requirements above.
+            vec![quote!(for<'__sg> #ident: #sg::__private::StateOf<'__sg>)]
         };
         let params = &generics.params;
         Generic {
@@ -227,13 +246,13 @@ fn channel_field<'a>(
     let key = &field.name;
     let mut elem = None;
     let (channel, write, init) = match kind {
-        Channel::Reducer(path) => {
+        Channel::Reducer(ReducerFn::Path(path)) => {
             // A non-capturing closure coerces to the channel's `fn(T, T) -> T`; calling
             // the reducer through `call_reducer` reports a wrong signature with the
             // `Reducer` trait's message, at the user's path.
-            let sgs = sg.spanned(path.span());
+            let sgp = sg.spanned(path.span());
             let call = quote_spanned! {path.span()=>
-                #sgs::__private::call_reducer(#path, __current, __update)
+                #sgp::__private::call_reducer(#path, __current, __update)
             };
             (
                 quote_spanned!(span=> #sgs::channels::BinaryOperatorAggregate<#ty>),
@@ -243,6 +262,24 @@ fn channel_field<'a>(
                         #key,
                         |__current, __update| #call,
                     )
+                },
+            )
+        }
+        Channel::Reducer(ReducerFn::Closure(closure)) => {
+            // The user's closure is the channel's `fn(T, T) -> T`, with `T` the field's
+            // type spelled out: its parameters are typed from it, and a closure that
+            // does not fit is reported at the closure.
+            let op = quote_spanned! {closure.span()=>
+                let __reducer: fn(#ty, #ty) -> #ty = #closure;
+            };
+            (
+                quote_spanned!(span=> #sgs::channels::BinaryOperatorAggregate<#ty>),
+                quote_spanned!(span=> #sgs::channels::ReducerWrite<#ty>),
+                quote! {
+                    #sg::channels::BinaryOperatorAggregate::new(#key, {
+                        #op
+                        __reducer
+                    })
                 },
             )
         }
@@ -403,16 +440,15 @@ fn setters(f: &ChannelField) -> TokenStream {
     match (&f.field.kind, &f.elem) {
         (
             super::ast::FieldKind::Channel {
-                kind: Channel::Reducer(path),
+                kind: Channel::Reducer(reducer),
                 ..
             },
             _,
         ) => {
-            let reducer = quote!(#path).to_string().replace(' ', "");
+            let reducer = reducer.describe();
             let overwrite = format_ident!("{}_overwrite", name.unraw(), span = name.span());
-            let doc = format!(" Writes `value` to `{key}`, folded into it with `{reducer}`.");
-            let doc_overwrite =
-                format!(" Replaces `{key}` with `value`, bypassing its reducer `{reducer}`.");
+            let doc = format!(" Writes `value` to `{key}`, folded into it with {reducer}.");
+            let doc_overwrite = format!(" Replaces `{key}` with `value`, bypassing {reducer}.");
             quote! {
                 #[doc = #doc]
                 #[must_use]
@@ -836,6 +872,46 @@ fn state_impl(
                     ),
                 }
             }
+        }
+    }
+}
+
+/// The requirements of the struct and of each field of a concrete type, asserted
+/// once each, at the struct's name and at the field's type; the generated impls
+/// repeat them as where-clauses that do not report them again (`Generic::new`).
+/// Fields whose type names a parameter are checked for each instantiation instead.
+fn checks(input: &Input, fields: &[ChannelField]) -> TokenStream {
+    let sg = &input.krate;
+    let ident = input.ident;
+    let state = input.generics.params.is_empty().then(|| {
+        let sgs = sg.spanned(ident.span());
+        quote_spanned!(ident.span()=> #sgs::__private::assert_state::<#ident>();)
+    });
+    let fields: Vec<TokenStream> = fields
+        .iter()
+        .filter(|f| !f.field.generic)
+        .map(|f| {
+            let (ty, channel, write) = (&f.field.ty, &f.channel, &f.write);
+            let span = ty.span();
+            let sgs = sg.spanned(span);
+            let assert = if f.untracked {
+                quote_spanned!(span=> assert_untracked_field)
+            } else {
+                quote_spanned!(span=> assert_field)
+            };
+            quote_spanned! {span=>
+                #sgs::__private::#assert::<#channel, #ty, #write>();
+            }
+        })
+        .collect();
+    if state.is_none() && fields.is_empty() {
+        return quote!();
+    }
+    quote! {
+        #[allow(dead_code)]
+        fn __graph_check_state() {
+            #state
+            #(#fields)*
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::ctxt::Ctxt;
 use crate::fallback;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::DeriveInput;
+use syn::{Data, DeriveInput};
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
@@ -22,6 +22,12 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         (Ok(()), Some(parsed)) => expand::derive(&parsed),
         (result, _) => {
             let errors = result.err().map(syn::Error::into_compile_error);
+            // An enum or union was meant for something else (most likely
+            // `#[derive(Goto)]`): nothing uses it as a state, and a stand-in `State`
+            // impl would only add errors for the `Clone` and `Default` it lacks.
+            if matches!(input.data, Data::Enum(_) | Data::Union(_)) {
+                return quote!(#errors);
+            }
             let dummy = fallback::state(input, &krate);
             quote!(#errors #dummy)
         }

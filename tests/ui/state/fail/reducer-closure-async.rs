@@ -2,8 +2,8 @@ use stategraph::prelude::*;
 
 #[derive(State, Clone, Default)]
 struct Agent {
-    #[reducer(|a, b| a + b)]
-    total: u32,
+    #[reducer(async |a, b| a + b)]
+    total: u64,
 }
 
 fn main() {}

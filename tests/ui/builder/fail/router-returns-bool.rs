@@ -1,0 +1,19 @@
+// A router must say where to go, not whether.
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default, Serialize, Deserialize)]
+struct Chat {
+    turns: u32,
+}
+
+#[node]
+fn step(state: &Chat) -> ChatUpdate {
+    Chat::update().turns(state.turns + 1)
+}
+
+fn main() {
+    let _graph = StateGraph::<Chat>::new()
+        .add_node(step)
+        .add_edge(START, step)
+        .add_conditional_edges(step, |state: &Chat| state.turns < 3);
+}
