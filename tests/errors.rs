@@ -163,8 +163,8 @@ fn an_edge_from_an_unknown_node_is_reported() {
 fn an_unknown_node_close_to_a_known_one_gets_a_did_you_mean() {
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("step", |_: &Job| ())
-            .add_node_fn("review", |_: &Job| ())
+            .add_node(node_fn("step", |_: &Job| ()))
+            .add_node(node_fn("review", |_: &Job| ()))
             .add_edge(START, "stpe")
             .add_edge("step", "reveiw")
             .add_edge(("step", "Review"), END)
@@ -181,7 +181,7 @@ fn an_unknown_node_close_to_a_known_one_gets_a_did_you_mean() {
     // Nothing close: no guess.
     let text = compile_error(
         StateGraph::<Job>::new()
-            .add_node_fn("step", |_: &Job| ())
+            .add_node(node_fn("step", |_: &Job| ()))
             .add_edge(START, "step")
             .add_edge("step", "summarize"),
     );

@@ -1,4 +1,4 @@
-// A plain fn passed to add_node: it needs #[node] (or add_node_fn).
+// A plain fn passed to add_node: it needs #[node] (or node_fn).
 use stategraph::prelude::*;
 
 #[derive(State, Clone, Default, Serialize, Deserialize)]
