@@ -170,3 +170,28 @@ async fn an_agent_thread_survives_a_sqlite_round_trip() {
     );
     assert!(snapshot.next.is_empty());
 }
+
+/// LangGraph 1.2.22, `messages: Annotated[list, add_messages]`, a node returning
+/// `{"messages": [RemoveMessage(id="nope")]}`: invoke raises
+/// ValueError("Attempting to delete a message with an ID that doesn't exist ('nope')").
+#[tokio::test]
+async fn removing_an_unknown_message_fails_the_step_as_in_langgraph() {
+    use stategraph::agents::{Message, MessagesState};
+    let app = StateGraph::<MessagesState>::new()
+        .add_node(node_fn("rm", |_: &MessagesState| {
+            MessagesState::update().messages(vec![Message::remove("nope")])
+        }))
+        .add_edge(START, "rm")
+        .compile()
+        .unwrap();
+    let input = MessagesState::update().messages(vec![Message::human("hi").with_id("1")]);
+    let err = app.invoke(input, &RunConfig::new()).await.unwrap_err();
+    let GraphError::InvalidUpdate(invalid) = &err else {
+        panic!("expected InvalidUpdate, got {err:?}");
+    };
+    assert_eq!(
+        invalid.message(),
+        "the reducer of `messages` rejected a write: Attempting to delete a message with an ID \
+         that doesn't exist ('nope')"
+    );
+}

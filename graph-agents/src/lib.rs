@@ -49,7 +49,9 @@ pub use model::{
     call_model, is_retryable, model_retry_policy, AiMessageChunk, ChatModel, ChatRequest,
     FakeChatModel, StreamedMessage,
 };
-pub use state::{add_messages, try_add_messages, HasMessages, MessagesState, MessagesStateUpdate};
+#[allow(deprecated)]
+pub use state::try_add_messages;
+pub use state::{add_messages, HasMessages, MessagesState, MessagesStateUpdate};
 pub use tool::{BoxedTool, IntoTool, IntoTools, Tool, ToolErrors, ToolMarker, ToolSpec, Toolbox};
 pub use tool_node::{
     tools_condition, validate_chat_history, ToolApproval, ToolApprovalRequest, ToolCallNode,

@@ -15,53 +15,46 @@ use serde::{Deserialize, Serialize};
 /// - [`Message::remove_all`] in `right` drops everything: the result is what
 ///   follows the last such marker.
 ///
-/// This is the reducer form, usable as `#[reducer(add_messages)]` on a
-/// `Vec<Message>` field. A reducer cannot fail, so a `RemoveMessage` naming an id
-/// that is not in the list — an error in LangGraph — is ignored here (with a
-/// `tracing` warning); call [`try_add_messages`] to get the error instead.
+/// A `RemoveMessage` naming an id that is not in the list is an error, as in
+/// LangGraph (its `ValueError`): as `#[reducer(add_messages)]` on a
+/// `Vec<Message>` field, it fails the superstep with an `InvalidUpdate` error
+/// and nothing of that step is applied.
 ///
 /// ```
-/// use graph_agents::{add_messages, Message};
+/// use graph_agents::{add_messages, AgentError, Message};
 ///
 /// let history = vec![Message::human("hi").with_id("1"), Message::ai("hello").with_id("2")];
-/// let merged = add_messages(history, vec![Message::ai("hello!").with_id("2"), Message::human("bye")]);
+/// let merged = add_messages(history, vec![Message::ai("hello!").with_id("2"), Message::human("bye")])?;
 /// assert_eq!(merged.len(), 3);
 /// assert_eq!(merged[1].text(), "hello!");   // replaced in place
 /// assert!(merged[2].id().is_some());         // new messages get an id
 ///
-/// let emptied = add_messages(merged, vec![Message::remove_all(), Message::human("fresh start")]);
+/// let emptied = add_messages(merged, vec![Message::remove_all(), Message::human("fresh start")])?;
 /// assert_eq!(emptied.len(), 1);
+///
+/// let err = add_messages(emptied, vec![Message::remove("9")]);
+/// assert!(matches!(err, Err(AgentError::RemoveUnknownMessage { id }) if id == "9"));
+/// # Ok::<(), AgentError>(())
 /// ```
-pub fn add_messages(left: Vec<Message>, right: Vec<Message>) -> Vec<Message> {
-    // Only a strict merge can fail.
-    merge(left, right, false).unwrap_or_default()
+pub fn add_messages(left: Vec<Message>, right: Vec<Message>) -> Result<Vec<Message>, AgentError> {
+    merge(left, right)
 }
 
-/// [`add_messages`] that fails on a `RemoveMessage` whose id is not in the list
-/// (LangGraph's `ValueError`), leaving nothing changed.
-///
-/// ```
-/// use graph_agents::{try_add_messages, AgentError, Message};
-///
-/// let err = try_add_messages(vec![Message::human("hi").with_id("1")], vec![Message::remove("9")]);
-/// assert!(matches!(err, Err(AgentError::RemoveUnknownMessage { id }) if id == "9"));
-/// ```
+/// [`add_messages`], by its earlier name.
+#[doc(hidden)]
+#[deprecated(note = "`add_messages` itself now fails on an unknown id")]
 pub fn try_add_messages(
     left: Vec<Message>,
     right: Vec<Message>,
 ) -> Result<Vec<Message>, AgentError> {
-    merge(left, right, true)
+    merge(left, right)
 }
 
 /// Above this many incoming messages with their own ids, lookups go through a
 /// hash map instead of a scan of the (usually short) list.
 const SCAN_LIMIT: usize = 8;
 
-fn merge(
-    mut left: Vec<Message>,
-    mut right: Vec<Message>,
-    strict: bool,
-) -> Result<Vec<Message>, AgentError> {
+fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>, AgentError> {
     for m in &mut left {
         if m.id().is_none() {
             m.set_id(new_id());
@@ -114,10 +107,7 @@ fn merge(
                 merged[i] = m;
             }
             (None, Message::Remove(_)) => {
-                if strict {
-                    return Err(AgentError::RemoveUnknownMessage { id });
-                }
-                tracing::warn!(id = %id, "add_messages: ignoring the removal of an unknown message id");
+                return Err(AgentError::RemoveUnknownMessage { id });
             }
             (None, _) => {
                 if let Some(index) = &mut index {
@@ -186,7 +176,8 @@ mod tests {
         let out = add_messages(
             vec![Message::human("a")],
             vec![Message::ai("b"), Message::ai("c").with_id("c")],
-        );
+        )
+        .unwrap();
         assert_eq!(out.len(), 3);
         assert!(out.iter().all(|m| m.id().is_some()));
         assert_eq!(out[2].id(), Some("c"));
@@ -205,7 +196,8 @@ mod tests {
                 Message::ai("B").with_id("2"),
                 Message::human("d").with_id("4"),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(ids(&out), ["1", "2", "3", "4"]);
         assert_eq!(out[1].text(), "B");
     }
@@ -215,7 +207,8 @@ mod tests {
         let out = add_messages(
             vec![Message::human("a").with_id("1")],
             vec![Message::ai("x").with_id("2"), Message::ai("y").with_id("2")],
-        );
+        )
+        .unwrap();
         assert_eq!(ids(&out), ["1", "2"]);
         assert_eq!(out[1].text(), "y");
     }
@@ -226,12 +219,13 @@ mod tests {
             Message::human("a").with_id("1"),
             Message::ai("b").with_id("2"),
         ];
-        let out = add_messages(left.clone(), vec![Message::remove("1")]);
+        let out = add_messages(left.clone(), vec![Message::remove("1")]).unwrap();
         assert_eq!(ids(&out), ["2"]);
         let out = add_messages(
             left,
             vec![Message::remove("1"), Message::human("A").with_id("1")],
-        );
+        )
+        .unwrap();
         assert_eq!(ids(&out), ["1", "2"]);
         assert_eq!(out[0].text(), "A");
     }
@@ -241,7 +235,8 @@ mod tests {
         let out = add_messages(
             vec![],
             vec![Message::human("a").with_id("1"), Message::remove("1")],
-        );
+        )
+        .unwrap();
         assert!(out.is_empty());
     }
 
@@ -256,22 +251,25 @@ mod tests {
                 Message::remove_all(),
                 Message::human("d").with_id("4"),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(ids(&out), ["4"]);
-        assert!(add_messages(vec![Message::human("x")], vec![Message::remove_all()]).is_empty());
+        assert!(
+            add_messages(vec![Message::human("x")], vec![Message::remove_all()])
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
-    fn unknown_remove_is_an_error_when_strict_and_ignored_by_the_reducer() {
+    fn removing_an_unknown_id_is_an_error() {
+        // LangGraph 1.2.22: ValueError("Attempting to delete a message with an ID
+        // that doesn't exist ('nope')").
         let left = vec![Message::human("a").with_id("1")];
-        let err = try_add_messages(left.clone(), vec![Message::remove("nope")]).unwrap_err();
+        let err = add_messages(left, vec![Message::remove("nope")]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "Attempting to delete a message with an ID that doesn't exist ('nope')"
-        );
-        assert_eq!(
-            ids(&add_messages(left, vec![Message::remove("nope")])),
-            ["1"]
         );
     }
 
@@ -284,7 +282,7 @@ mod tests {
             .map(|i| Message::ai(format!("new {i}")).with_id(format!("{i}")))
             .chain([Message::remove("3"), Message::remove("25")])
             .collect();
-        let out = add_messages(left, right);
+        let out = add_messages(left, right).unwrap();
         let expected: Vec<String> = (0..30)
             .filter(|i| *i != 3 && *i != 25)
             .map(|i| i.to_string())
@@ -312,7 +310,8 @@ mod tests {
 
     /// A history as add_messages leaves it: every id present and distinct.
     fn history() -> impl Strategy<Value = Vec<Message>> {
-        proptest::collection::vec(message(), 0..8).prop_map(|ms| add_messages(Vec::new(), ms))
+        proptest::collection::vec(message(), 0..8)
+            .prop_map(|ms| add_messages(Vec::new(), ms).unwrap())
     }
 
     /// The obvious (quadratic) model of the merge, without removals.
@@ -334,7 +333,7 @@ mod tests {
     proptest! {
         #[test]
         fn merge_matches_the_model(left in history(), right in proptest::collection::vec(message(), 0..8)) {
-            let out = add_messages(left.clone(), right.clone());
+            let out = add_messages(left.clone(), right.clone()).unwrap();
             let expected = model(&left, &right);
             prop_assert_eq!(out.len(), expected.len());
             for (m, (id, text)) in out.iter().zip(&expected) {
@@ -347,7 +346,7 @@ mod tests {
 
         #[test]
         fn ids_stay_unique_and_present(left in history(), right in proptest::collection::vec(message(), 0..8)) {
-            let out = add_messages(left, right);
+            let out = add_messages(left, right).unwrap();
             let ids: HashSet<&str> = out.iter().filter_map(Message::id).collect();
             prop_assert_eq!(ids.len(), out.len());
         }
@@ -359,24 +358,24 @@ mod tests {
             b in proptest::collection::vec(message(), 0..6),
         ) {
             // Give every incoming message an id first, so both sides see the same ids.
-            let a = add_messages(Vec::new(), a);
-            let b = add_messages(Vec::new(), b);
-            let stepwise = add_messages(add_messages(left.clone(), a.clone()), b.clone());
-            let at_once = add_messages(left, a.into_iter().chain(b).collect());
+            let a = add_messages(Vec::new(), a).unwrap();
+            let b = add_messages(Vec::new(), b).unwrap();
+            let stepwise = add_messages(add_messages(left.clone(), a.clone()).unwrap(), b.clone()).unwrap();
+            let at_once = add_messages(left, a.into_iter().chain(b).collect()).unwrap();
             prop_assert_eq!(stepwise, at_once);
         }
 
         #[test]
         fn removing_every_id_empties_and_remove_all_resets(left in history()) {
             let removals: Vec<Message> = left.iter().filter_map(Message::id).map(Message::remove).collect();
-            prop_assert!(try_add_messages(left.clone(), removals).unwrap().is_empty());
-            let reset = add_messages(left, vec![Message::remove_all(), Message::human("x").with_id("x")]);
+            prop_assert!(add_messages(left.clone(), removals).unwrap().is_empty());
+            let reset = add_messages(left, vec![Message::remove_all(), Message::human("x").with_id("x")]).unwrap();
             prop_assert_eq!(ids(&reset), vec!["x"]);
         }
 
         #[test]
         fn identical_ids_are_an_idempotent_update(left in history()) {
-            prop_assert_eq!(add_messages(left.clone(), left.clone()), left);
+            prop_assert_eq!(add_messages(left.clone(), left.clone()).unwrap(), left);
         }
     }
 }

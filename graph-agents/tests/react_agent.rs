@@ -158,7 +158,11 @@ async fn retryable_model_errors_are_retried_by_the_agent_node() {
         .invoke(input("hi"), &RunConfig::new())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("HTTP 503"), "{err}");
+    let report = format!(
+        "{err}: {}",
+        std::error::Error::source(&err).expect("the node's error")
+    );
+    assert!(report.contains("HTTP 503"), "{report}");
 }
 
 #[tokio::test]

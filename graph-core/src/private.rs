@@ -8,31 +8,54 @@ pub use crate::ids::format_uuid;
 
 pub use crate::field::FieldOfType;
 
-use crate::channels::Channel;
+use crate::channels::{Channel, ReducerError};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 
-/// A binary reducer for fields of type `T`: anything usable as `fn(T, T) -> T`.
+/// A binary reducer for fields of type `T`: anything usable as `fn(T, T) -> T`,
+/// or as `fn(T, T) -> Result<T, E>` for a reducer that can reject a write. `M`
+/// tells the two shapes apart; it is inferred.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as the reducer of a field of type `{T}`",
-    label = "expected a function `fn({T}, {T}) -> {T}`",
+    label = "expected a function `fn({T}, {T}) -> {T}` (or `-> Result<{T}, E>`)",
     note = "a reducer takes the current value and one write, both `{T}`, and returns the new `{T}`"
 )]
-pub trait Reducer<T> {
-    /// Folds `update` into `current`.
-    fn reduce(&self, current: T, update: T) -> T;
+pub trait Reducer<T, M> {
+    /// Folds `update` into `current`, or says why it cannot.
+    fn reduce(&self, current: T, update: T) -> Result<T, ReducerError>;
 }
 
-impl<T, F: Fn(T, T) -> T> Reducer<T> for F {
-    fn reduce(&self, current: T, update: T) -> T {
-        self(current, update)
+/// [`Reducer`]'s shape `fn(T, T) -> T`.
+pub enum Infallible {}
+/// [`Reducer`]'s shape `fn(T, T) -> Result<T, E>`.
+pub struct Fallible<E>(std::marker::PhantomData<E>);
+
+impl<T, F: Fn(T, T) -> T> Reducer<T, Infallible> for F {
+    #[inline]
+    fn reduce(&self, current: T, update: T) -> Result<T, ReducerError> {
+        Ok(self(current, update))
+    }
+}
+
+impl<T, E, F> Reducer<T, Fallible<E>> for F
+where
+    F: Fn(T, T) -> Result<T, E>,
+    E: Into<ReducerError>,
+{
+    #[inline]
+    fn reduce(&self, current: T, update: T) -> Result<T, ReducerError> {
+        self(current, update).map_err(Into::into)
     }
 }
 
 /// Calls a reducer through the [`Reducer`] bound, so a wrong signature is reported
 /// at the user's `#[reducer(path)]` with a readable message.
 #[inline]
-pub fn call_reducer<T, F: Reducer<T>>(f: F, current: T, update: T) -> T {
+pub fn call_reducer<T, M, F: Reducer<T, M>>(
+    f: F,
+    current: T,
+    update: T,
+) -> Result<T, ReducerError> {
     f.reduce(current, update)
 }
 

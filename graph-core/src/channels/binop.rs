@@ -71,17 +71,49 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for ReducerWrite<T> {
     }
 }
 
+/// What a reducer that rejects a write returns: its own error, kept for the
+/// [`InvalidUpdateError`] that fails the step.
+pub type ReducerError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A field folded with a binary reducer `fn(T, T) -> T` (LangGraph's
-/// `BinaryOperatorAggregate`). Starts at `T::default()`, so it is always readable.
+/// `BinaryOperatorAggregate`), or `fn(T, T) -> Result<T, ReducerError>` for one
+/// that can reject a write. Starts at `T::default()`, so it is always readable.
 pub struct BinaryOperatorAggregate<T> {
     key: &'static str,
-    op: fn(T, T) -> T,
+    op: Op<T>,
+}
+
+enum Op<T> {
+    Plain(fn(T, T) -> T),
+    Fallible(fn(T, T) -> Result<T, ReducerError>),
+}
+
+impl<T> Clone for Op<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Op::Plain(f) => Op::Plain(*f),
+            Op::Fallible(f) => Op::Fallible(*f),
+        }
+    }
 }
 
 impl<T> BinaryOperatorAggregate<T> {
     /// A reducer channel for `key` folding with `op`.
     pub fn new(key: &'static str, op: fn(T, T) -> T) -> Self {
-        BinaryOperatorAggregate { key, op }
+        BinaryOperatorAggregate {
+            key,
+            op: Op::Plain(op),
+        }
+    }
+
+    /// A reducer channel for `key` folding with `op`, which may reject a write:
+    /// its `Err` fails the superstep with an [`InvalidUpdateError`] naming the
+    /// field, and nothing of that step is applied.
+    pub fn fallible(key: &'static str, op: fn(T, T) -> Result<T, ReducerError>) -> Self {
+        BinaryOperatorAggregate {
+            key,
+            op: Op::Fallible(op),
+        }
     }
 }
 
@@ -89,7 +121,7 @@ impl<T> Clone for BinaryOperatorAggregate<T> {
     fn clone(&self) -> Self {
         BinaryOperatorAggregate {
             key: self.key,
-            op: self.op,
+            op: self.op.clone(),
         }
     }
 }
@@ -137,7 +169,11 @@ where
                 }
                 ReducerWrite::Value(v) if !seen_overwrite => {
                     let current = std::mem::take(value);
-                    *value = (self.op)(current, v);
+                    *value = match &self.op {
+                        Op::Plain(op) => op(current, v),
+                        Op::Fallible(op) => op(current, v)
+                            .map_err(|e| InvalidUpdateError::rejected_by_reducer(self.key, e))?,
+                    };
                 }
                 ReducerWrite::Value(_) => {}
             }

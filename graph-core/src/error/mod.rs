@@ -51,11 +51,22 @@ impl fmt::Display for ErrorCode {
 }
 
 /// A write that a channel cannot accept (LangGraph's `InvalidUpdateError`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct InvalidUpdateError {
     message: String,
     code: Option<ErrorCode>,
+    /// The error of a reducer that rejected the write.
+    reducer_error: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
+
+/// Compares messages and codes (a reducer's error has no equality of its own).
+impl PartialEq for InvalidUpdateError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.code == other.code
+    }
+}
+
+impl Eq for InvalidUpdateError {}
 
 impl InvalidUpdateError {
     /// An error without a troubleshooting code.
@@ -63,7 +74,27 @@ impl InvalidUpdateError {
         InvalidUpdateError {
             message: message.into(),
             code: None,
+            reducer_error: None,
         }
+    }
+
+    /// The reducer of field `key` rejected a write with `error`.
+    pub(crate) fn rejected_by_reducer(
+        key: &str,
+        error: Box<dyn std::error::Error + Send + Sync + 'static>,
+    ) -> Self {
+        InvalidUpdateError {
+            message: format!("the reducer of `{key}` rejected a write: {error}"),
+            code: None,
+            reducer_error: Some(std::sync::Arc::from(error)),
+        }
+    }
+
+    /// The error of the reducer that rejected the write, if a reducer did
+    /// (downcast it to the reducer's own error type). Its text is already in
+    /// this error's message.
+    pub fn reducer_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.reducer_error.as_deref()
     }
 
     /// An error with a troubleshooting code.
@@ -71,6 +102,7 @@ impl InvalidUpdateError {
         InvalidUpdateError {
             message: message.into(),
             code: Some(code),
+            reducer_error: None,
         }
     }
 

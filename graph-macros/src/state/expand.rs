@@ -247,9 +247,10 @@ fn channel_field<'a>(
     let mut elem = None;
     let (channel, write, init) = match kind {
         Channel::Reducer(ReducerFn::Path(path)) => {
-            // A non-capturing closure coerces to the channel's `fn(T, T) -> T`; calling
-            // the reducer through `call_reducer` reports a wrong signature with the
-            // `Reducer` trait's message, at the user's path.
+            // A non-capturing closure coerces to the channel's fallible `fn(T, T) ->
+            // Result<T, ReducerError>`; calling the reducer through `call_reducer`
+            // takes `fn(T, T) -> T` and `fn(T, T) -> Result<T, E>` alike, and reports
+            // a wrong signature with the `Reducer` trait's message, at the user's path.
             let sgp = sg.spanned(path.span());
             let call = quote_spanned! {path.span()=>
                 #sgp::__private::call_reducer(#path, __current, __update)
@@ -258,7 +259,7 @@ fn channel_field<'a>(
                 quote_spanned!(span=> #sgs::channels::BinaryOperatorAggregate<#ty>),
                 quote_spanned!(span=> #sgs::channels::ReducerWrite<#ty>),
                 quote! {
-                    #sg::channels::BinaryOperatorAggregate::new(
+                    #sg::channels::BinaryOperatorAggregate::fallible(
                         #key,
                         |__current, __update| #call,
                     )
