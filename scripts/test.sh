@@ -19,7 +19,7 @@
 # one for all of them, which is faster.
 #
 # To run only some tests against a server of your own instead:
-#   STATEGRAPH_TEST_PG_URL=postgres://user@127.0.0.1:5432/db cargo test -p graph-postgres
+#   STATEGRAPH_TEST_PG_URL=postgres://user@127.0.0.1:5432/db cargo test -p stategraph-postgres
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

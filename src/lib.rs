@@ -55,15 +55,15 @@
 //! `stategraph` is a facade: it re-exports the workspace's crates under one
 //! name, so that a user depends on it alone.
 //!
-//! | crate | what it holds | here |
+//! | package (library) | what it holds | here |
 //! |---|---|---|
-//! | `graph-core` | the runtime: builder, compiled graph, engine, channels, checkpoints, streaming | the crate root and its modules |
-//! | `graph-macros` | `#[derive(State)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
-//! | `graph-sqlite` | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
-//! | `graph-postgres` | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
-//! | `graph-agents` | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
+//! | `stategraph-core` (`graph_core`) | the runtime: builder, compiled graph, engine, channels, checkpoints, streaming | the crate root and its modules |
+//! | `stategraph-macros` (`graph_macros`) | `#[derive(State)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
+//! | `stategraph-sqlite` (`graph_sqlite`) | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
+//! | `stategraph-postgres` (`graph_postgres`) | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
+//! | `stategraph-agents` (`graph_agents`) | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
 //!
-//! In `graph-core`, a graph goes from what you write down to what is stored:
+//! In `graph_core`, a graph goes from what you write down to what is stored:
 //!
 //! 1. **Builder**: [`StateGraph`] (module [`graph`]) collects nodes
 //!    ([`mod@node`]: what a node is and may return, the [`Context`] it gets)

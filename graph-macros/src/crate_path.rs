@@ -9,8 +9,9 @@
 //!    `stategraph` facade as the user's crate can name it. A string works too.
 //! 2. The `stategraph` dependency in the user's Cargo.toml, under whatever name it was
 //!    given (`sg = { package = "stategraph", .. }`), found by `proc-macro-crate`.
-//! 3. For a crate that depends on the runtime directly (graph-agents): `graph-core`
-//!    for `derive(State)`, `derive(Goto)` and `#[node]`, `graph-agents` for `#[tool]`.
+//! 3. For a crate that depends on the runtime directly (graph-agents): the package
+//!    `stategraph-core` (library `graph_core`) for `derive(State)`, `derive(Goto)` and
+//!    `#[node]`, `stategraph-agents` (library `graph_agents`) for `#[tool]`.
 //! 4. `::stategraph`, when none of these is in Cargo.toml or it cannot be read (a
 //!    build without Cargo): rustc then reports the unresolved `stategraph`, and
 //!    `crate = path` is the way out.
@@ -47,12 +48,12 @@ impl CratePath {
     pub(crate) fn new(explicit: Option<Path>, needs: Needs) -> Self {
         let facade = match explicit {
             Some(path) => path,
-            None => match found("stategraph") {
+            None => match found("stategraph", "stategraph") {
                 Some(path) => path,
                 None => {
                     let direct = match needs {
-                        Needs::Core => found("graph-core"),
-                        Needs::Agents => found("graph-agents"),
+                        Needs::Core => found("stategraph-core", "graph_core"),
+                        Needs::Agents => found("stategraph-agents", "graph_agents"),
                     };
                     if let Some(path) = direct {
                         return CratePath { path };
@@ -96,16 +97,16 @@ impl ToTokens for CratePath {
     }
 }
 
-/// How the crate being compiled names the package `package`, if it depends on it (or
-/// is it).
-fn found(package: &str) -> Option<Path> {
+/// How the crate being compiled names the package `package` (whose library is
+/// `lib`), if it depends on it (or is it).
+fn found(package: &str, lib: &str) -> Option<Path> {
     let name = match crate_name(package).ok()? {
         FoundCrate::Name(name) => name,
-        FoundCrate::Itself if compiling_the_library() => return Some(syn::parse_quote!(crate)),
+        FoundCrate::Itself if compiling_the_library(lib) => return Some(syn::parse_quote!(crate)),
         // A doctest, example or binary of the package: the library is a dependency
         // there, under its own name. (proc-macro-crate already answers `Name` for
         // integration tests and benches.)
-        FoundCrate::Itself => package.replace('-', "_"),
+        FoundCrate::Itself => lib.to_owned(),
     };
     // Cargo only allows identifiers here; anything else falls through to the next
     // guess rather than panicking in `Ident::new`.
@@ -121,16 +122,17 @@ fn found(package: &str) -> Option<Path> {
 /// edition 2024 doctests do not set it, so a crate moving to 2024 that uses its own
 /// macros in doctests needs them marked `standalone_crate`), a binary with
 /// `CARGO_BIN_NAME`, an example under its own `CARGO_CRATE_NAME`.
-fn compiling_the_library() -> bool {
-    is_library(|name| std::env::var(name).ok())
+fn compiling_the_library(lib: &str) -> bool {
+    is_library(lib, |name| std::env::var(name).ok())
 }
 
-/// `compiling_the_library`, reading the environment through `var`.
-fn is_library(var: impl Fn(&str) -> Option<String>) -> bool {
-    let (Some(krate), Some(package)) = (var("CARGO_CRATE_NAME"), var("CARGO_PKG_NAME")) else {
+/// `compiling_the_library`, reading the environment through `var`: the crate
+/// being compiled is named `lib` (an example is named after itself).
+fn is_library(lib: &str, var: impl Fn(&str) -> Option<String>) -> bool {
+    let Some(krate) = var("CARGO_CRATE_NAME") else {
         return false;
     };
-    krate == package.replace('-', "_")
+    krate == lib
         && var("CARGO_BIN_NAME").is_none()
         && var("CARGO_TARGET_TMPDIR").is_none()
         && var("UNSTABLE_RUSTDOC_TEST_PATH").is_none()
@@ -257,20 +259,20 @@ mod tests {
     #[test]
     fn only_the_library_itself_says_crate() {
         fn library_with(pairs: &[(&str, &str)]) -> bool {
-            is_library(|name| {
+            is_library("graph_agents", |name| {
                 let value = pairs.iter().find(|(k, _)| *k == name)?.1;
                 Some(value.to_owned())
             })
         }
         let lib = [
             ("CARGO_CRATE_NAME", "graph_agents"),
-            ("CARGO_PKG_NAME", "graph-agents"),
+            ("CARGO_PKG_NAME", "stategraph-agents"),
         ];
         assert!(library_with(&lib));
         // A doctest, a binary, an integration test of the package.
         for extra in [
             ("UNSTABLE_RUSTDOC_TEST_PATH", "src/lib.rs"),
-            ("CARGO_BIN_NAME", "graph-agents"),
+            ("CARGO_BIN_NAME", "stategraph-agents"),
             ("CARGO_TARGET_TMPDIR", "/tmp"),
         ] {
             assert!(!library_with(&[lib[0], lib[1], extra]), "{extra:?}");
@@ -278,7 +280,7 @@ mod tests {
         // An example: cargo names the crate after the example.
         assert!(!library_with(&[
             ("CARGO_CRATE_NAME", "quickstart"),
-            ("CARGO_PKG_NAME", "stategraph"),
+            ("CARGO_PKG_NAME", "stategraph-agents"),
         ]));
         // Not built by cargo.
         assert!(!library_with(&[]));

@@ -1,8 +1,8 @@
 //! Procedural macros of stategraph. Use them through the `stategraph` crate, which
 //! documents them; everything here expands to paths of that facade, as the user's
 //! crate names it: `crate = path` in the macro's arguments, else the `stategraph`
-//! dependency found in Cargo.toml under any name, else `graph-core` (or
-//! `graph-agents` for `#[tool]`) for crates that depend on those directly
+//! dependency found in Cargo.toml under any name, else `stategraph-core` (or
+//! `stategraph-agents` for `#[tool]`) for crates that depend on those directly
 //! (`crate_path.rs`).
 
 #![forbid(unsafe_code)]

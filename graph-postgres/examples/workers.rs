@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! STATEGRAPH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//!     cargo run -p graph-postgres --example workers
+//!     cargo run -p stategraph-postgres --example workers
 //! ```
 //!
 //! The submitter queues 3 orders for each of 20 customers (one thread per

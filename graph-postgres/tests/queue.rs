@@ -143,7 +143,7 @@ fn the_workers_example_runs_every_order_exactly_once() {
         .expect("the target directory");
     assert!(
         example.exists(),
-        "{} is missing: `cargo test` builds the examples; run `cargo build -p graph-postgres --examples`",
+        "{} is missing: `cargo test` builds the examples; run `cargo build -p stategraph-postgres --examples`",
         example.display()
     );
     let out = std::process::Command::new(&example)

@@ -2,7 +2,7 @@
 //! step, against every field changing, and what reading a checkpoint costs.
 //!
 //! ```text
-//! cargo run --release -p graph-sqlite --example put_cost [FIELDS] [PUTS] [VALUE_BYTES]
+//! cargo run --release -p stategraph-sqlite --example put_cost [FIELDS] [PUTS] [VALUE_BYTES]
 //! ```
 
 use graph_core::checkpoint::{

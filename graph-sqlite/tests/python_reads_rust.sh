@@ -15,7 +15,7 @@ python3 -c "import langgraph.checkpoint.sqlite"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-interop() { cargo run --quiet -p graph-sqlite --example python_interop -- "$@"; }
+interop() { cargo run --quiet -p stategraph-sqlite --example python_interop -- "$@"; }
 
 interop write "$work/rust.sqlite" "$work/rust.expected.json"
 python3 graph-sqlite/tests/python_reads_rust.py \
@@ -29,7 +29,7 @@ python3 graph-sqlite/tests/python_reads_rust.py --fixture \
 
 # Human in the loop across languages: stategraph pauses, Python resumes; Python
 # pauses, stategraph resumes.
-resume() { cargo run --quiet -p graph-sqlite --example python_resume -- "$@"; }
+resume() { cargo run --quiet -p stategraph-sqlite --example python_resume -- "$@"; }
 asked="$(resume pause "$work/hitl.sqlite" rust-paused)"
 python3 graph-sqlite/tests/python_resume.py resume "$work/hitl.sqlite" rust-paused "$asked"
 resume show "$work/hitl.sqlite" rust-paused | grep -F '"log":["drafted","approved"]' >/dev/null

@@ -20,8 +20,8 @@
 //! ```toml
 //! [dev-dependencies]
 //! stategraph = { version = "0.1", features = ["test-util"] }
-//! # or, when the saver depends on graph-core directly:
-//! graph-core = { version = "0.1", features = ["test-util"] }
+//! # or, when the saver depends on the runtime crate directly:
+//! graph-core = { package = "stategraph-core", version = "0.1", features = ["test-util"] }
 //! tokio = { version = "1", features = ["rt", "macros"] }
 //! ```
 //!

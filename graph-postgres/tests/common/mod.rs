@@ -11,7 +11,7 @@ pub const URL_VAR: &str = "STATEGRAPH_TEST_PG_URL";
 
 const HOW_TO: &str = "without STATEGRAPH_TEST_PG_URL the tests start a throwaway \
 PostgreSQL of their own; with it, they use that server, e.g. \
-STATEGRAPH_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/postgres cargo test -p graph-postgres \
+STATEGRAPH_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/postgres cargo test -p stategraph-postgres \
 (each test creates a schema of its own there, named t_*)";
 
 /// The server's URL: `STATEGRAPH_TEST_PG_URL` when set, else a throwaway
