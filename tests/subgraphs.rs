@@ -1148,7 +1148,10 @@ async fn a_retried_subgraph_continues_from_its_checkpoint() {
             "second",
             move |k: &Key| -> Result<KeyUpdate, NodeError> {
                 if s.fetch_add(1, Ordering::SeqCst) == 0 {
-                    return Err(NodeError::msg("flaky"));
+                    // Transient in the child: the parent's task running the
+                    // child fails with a transient error, which its default
+                    // policy retries.
+                    return Err(NodeError::transient(NodeError::msg("flaky")));
                 }
                 Ok(Key::update().my_key(format!("{}2", k.my_key)))
             },
