@@ -793,6 +793,15 @@ async fn replaying_before_an_interrupt_asks_again_on_a_fork() {
 
 // ---------------------------------------------------------------- bad input
 
+/// Without a checkpointer a node's `interrupt` pauses the run, which returns
+/// the interrupt; only the resume is an error. LangGraph 1.2.22 does the same
+/// (no error at the `interrupt()` call), for `ask` returning
+/// `{"a": interrupt("what?")}` compiled without a checkpointer:
+///
+/// ```text
+/// invoke({"a": ""})            -> {'a': '', '__interrupt__': [Interrupt(value='what?', id='4f71…')]}
+/// invoke(Command(resume="yes")) -> RuntimeError: Cannot use Command(resume=...) without checkpointer
+/// ```
 #[tokio::test]
 async fn resume_without_a_checkpointer_is_an_error() {
     let app = StateGraph::<Age>::new()
