@@ -287,7 +287,10 @@ pub struct MessageMetadata {
 pub struct CheckpointEvent<S: State> {
     /// Where the checkpoint lives.
     pub config: CheckpointConfig,
-    /// The checkpoint it descends from.
+    /// The checkpoint it descends from, as LangGraph reports it: the one
+    /// stored before it (`None` for the first checkpoint of a thread). Under
+    /// `Durability::Exit`, where the run stores only its last checkpoint, the
+    /// parent of the checkpoint the run started from.
     pub parent_config: Option<CheckpointConfig>,
     /// The state at the checkpoint.
     pub values: Arc<S>,
@@ -366,6 +369,7 @@ where
             StreamEvent::Checkpoint(c) => f
                 .debug_struct("Checkpoint")
                 .field("config", &c.config)
+                .field("parent_config", &c.parent_config)
                 .field("metadata", &c.metadata)
                 .field("next", &c.next)
                 .field("values", &c.values)

@@ -116,11 +116,9 @@ impl<S: State> Run<S> {
             checkpoint_id: Some(ids::format_uuid(&self.persist.checkpoint)),
             ..p.config.clone()
         };
-        let parent_config = if self.persist.saved {
-            None
-        } else {
-            p.config.checkpoint_id.as_ref().map(|_| p.config.clone())
-        };
+        // As LangGraph: the parent of the checkpoint stored last (or loaded),
+        // which under `exit` durability is the one the run started from.
+        let parent_config = p.parent.clone();
         events.emit(StreamEvent::Checkpoint(crate::stream::CheckpointEvent {
             config,
             parent_config,
