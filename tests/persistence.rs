@@ -637,6 +637,130 @@ async fn checkpoint_events_carry_their_parent_config_in_every_durability() {
     }
 }
 
+/// `debug` mode: LangGraph's `checkpoint`, `task` and `task_result` events in
+/// its order, each with its step; with `checkpoints` and `tasks` asked for too,
+/// each event comes as it is, then wrapped. LangGraph 1.2.22, the graph above
+/// (`one` then `two`) with a saver, `stream_mode="debug"` in every durability
+/// mode (`step type name-or-next`, `parent` set or not), printed:
+///
+/// ```text
+/// -1 checkpoint ['__start__'] parent False
+/// 0 checkpoint ['one']  parent False (exit) / True (async, sync)
+/// 1 task one
+/// 1 task_result one
+/// 1 checkpoint ['two']  parent False (exit) / True (async, sync)
+/// 2 task two
+/// 2 task_result two
+/// 2 checkpoint []       parent False (exit) / True (async, sync)
+/// ```
+///
+/// and with `stream_mode=["checkpoints", "tasks", "debug"]`, each
+/// `checkpoints` / `tasks` chunk right before its `debug` twin. Without a
+/// checkpointer: `1 task one`, `1 task_result one`, `2 task two`,
+/// `2 task_result two`.
+#[tokio::test]
+async fn the_debug_mode_wraps_checkpoint_and_task_events_in_langgraph_order() {
+    use futures::StreamExt;
+    fn describe(event: &StreamEvent<Value>) -> String {
+        match event {
+            StreamEvent::Checkpoint(c) => format!(
+                "checkpoint {:?} parent {}",
+                c.next,
+                c.parent_config.is_some()
+            ),
+            StreamEvent::TaskStart { name, .. } => format!("task {name}"),
+            StreamEvent::TaskResult { name, error, .. } => {
+                format!("task_result {name} error={error:?}")
+            }
+            StreamEvent::Debug { step, event } => format!("debug {step} {}", describe(event)),
+            other => format!("{:?}", other.mode()),
+        }
+    }
+    let build = || {
+        StateGraph::<Value>::new()
+            .add_node(node_fn("one", |_: &Value| Value::update().value(1)))
+            .add_node(node_fn("two", |_: &Value| Value::update().value(10)))
+            .add_edge(START, "one")
+            .add_edge("one", "two")
+    };
+    for durability in [Durability::Exit, Durability::Async, Durability::Sync] {
+        let graph = build().compile_with(InMemorySaver::new()).unwrap();
+        let config = RunConfig::thread("t").with_durability(durability);
+        let events: Vec<String> = graph
+            .stream(Value::update(), &config, StreamMode::Debug)
+            .map(|e| describe(&e.unwrap()))
+            .collect()
+            .await;
+        let stored = durability != Durability::Exit;
+        assert_eq!(
+            events,
+            [
+                "debug -1 checkpoint [\"__start__\"] parent false".to_owned(),
+                format!("debug 0 checkpoint [\"one\"] parent {stored}"),
+                "debug 1 task one".to_owned(),
+                "debug 1 task_result one error=None".to_owned(),
+                format!("debug 1 checkpoint [\"two\"] parent {stored}"),
+                "debug 2 task two".to_owned(),
+                "debug 2 task_result two error=None".to_owned(),
+                format!("debug 2 checkpoint [] parent {stored}"),
+            ],
+            "{durability:?}"
+        );
+    }
+
+    let graph = build().compile_with(InMemorySaver::new()).unwrap();
+    let events: Vec<String> = graph
+        .stream(
+            Value::update(),
+            &RunConfig::thread("both"),
+            [
+                StreamMode::Checkpoints,
+                StreamMode::Tasks,
+                StreamMode::Debug,
+            ],
+        )
+        .map(|e| describe(&e.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "checkpoint [\"__start__\"] parent false",
+            "debug -1 checkpoint [\"__start__\"] parent false",
+            "checkpoint [\"one\"] parent true",
+            "debug 0 checkpoint [\"one\"] parent true",
+            "task one",
+            "debug 1 task one",
+            "task_result one error=None",
+            "debug 1 task_result one error=None",
+            "checkpoint [\"two\"] parent true",
+            "debug 1 checkpoint [\"two\"] parent true",
+            "task two",
+            "debug 2 task two",
+            "task_result two error=None",
+            "debug 2 task_result two error=None",
+            "checkpoint [] parent true",
+            "debug 2 checkpoint [] parent true",
+        ]
+    );
+
+    let graph = build().compile().unwrap();
+    let events: Vec<String> = graph
+        .stream(Value::update(), &RunConfig::new(), StreamMode::Debug)
+        .map(|e| describe(&e.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "debug 1 task one",
+            "debug 1 task_result one error=None",
+            "debug 2 task two",
+            "debug 2 task_result two error=None",
+        ]
+    );
+}
+
 /// A task that completes while its sibling still runs is stored at once, with its
 /// routing writes (`branch:to:…`), under durability `sync` and `async`: the
 /// sibling itself sees the rows in the saver before it returns. Under `exit`,
