@@ -191,6 +191,52 @@ async fn the_default_policy_retries_only_transient_errors() {
     assert_eq!(source.to_string(), "busy");
 }
 
+/// A subgraph's transient failure is transient for the parent's task that ran
+/// it; any other failure is not. LangGraph 1.2.22, a child whose node fails on
+/// its first call, run as a parent node with `RetryPolicy(initial_interval=0.01,
+/// jitter=False)`, printed:
+///
+/// ```text
+/// ConnectionResetError {'value': 1} calls 2
+/// ValueError raised ValueError calls 1
+/// ```
+#[tokio::test]
+async fn a_subgraphs_transient_failure_is_retried_by_the_parent() {
+    async fn run(make: fn() -> NodeError) -> (Result<i64, GraphError>, usize) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&calls);
+        let child = StateGraph::<Value>::new()
+            .add_node(node_fn(
+                "flaky",
+                move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                    if c.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(make());
+                    }
+                    Ok(Value::update().value(1))
+                },
+            ))
+            .add_edge(START, "flaky")
+            .compile()
+            .unwrap();
+        let parent = StateGraph::<Value>::new()
+            .add_node_with(
+                stategraph::Subgraph::new("child", child),
+                NodeOptions::new().retry(no_wait(3)),
+            )
+            .add_edge(START, "child")
+            .compile()
+            .unwrap();
+        let out = parent.invoke(Value::update(), &RunConfig::new()).await;
+        (out.map(|o| o.value), calls.load(Ordering::SeqCst))
+    }
+    let (out, calls) =
+        run(|| std::io::Error::from(std::io::ErrorKind::ConnectionReset).into()).await;
+    assert_eq!((out.unwrap(), calls), (1, 2));
+    let (out, calls) = run(|| NodeError::msg("bad")).await;
+    assert!(out.is_err());
+    assert_eq!(calls, 1);
+}
+
 #[tokio::test]
 async fn a_panic_is_not_retried() {
     let calls = Arc::new(AtomicUsize::new(0));
