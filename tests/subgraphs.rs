@@ -1408,7 +1408,12 @@ async fn a_command_for_the_parent_is_not_retried() {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
         }))
         .add_edge(START, "sub")
-        .retry_policy(stategraph::RetryPolicy::new().max_attempts(3))
+        // Any error would be retried: the command is not one.
+        .retry_policy(
+            stategraph::RetryPolicy::new()
+                .max_attempts(3)
+                .retry_on(|_| true),
+        )
         .compile()
         .unwrap();
     let out = app
