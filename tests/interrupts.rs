@@ -793,6 +793,21 @@ async fn replaying_before_an_interrupt_asks_again_on_a_fork() {
 
 // ---------------------------------------------------------------- bad input
 
+/// A policy that retries any error: the tests using it check that pauses and
+/// answers of the wrong type are not retried even so.
+fn retry_any(attempts: u32) -> RetryPolicy {
+    RetryPolicy::new().max_attempts(attempts).retry_on(|_| true)
+}
+
+/// Without a checkpointer a node's `interrupt` pauses the run, which returns
+/// the interrupt; only the resume is an error. LangGraph 1.2.22 does the same
+/// (no error at the `interrupt()` call), for `ask` returning
+/// `{"a": interrupt("what?")}` compiled without a checkpointer:
+///
+/// ```text
+/// invoke({"a": ""})            -> {'a': '', '__interrupt__': [Interrupt(value='what?', id='4f71…')]}
+/// invoke(Command(resume="yes")) -> RuntimeError: Cannot use Command(resume=...) without checkpointer
+/// ```
 #[tokio::test]
 async fn resume_without_a_checkpointer_is_an_error() {
     let app = StateGraph::<Age>::new()
@@ -870,7 +885,7 @@ async fn a_resume_value_of_the_wrong_type_fails_and_leaves_the_thread_resumable(
             },
         ))
         .add_edge(START, "ask")
-        .retry_policy(RetryPolicy::new().max_attempts(3))
+        .retry_policy(retry_any(3))
         .compile_with(InMemorySaver::new())
         .unwrap();
     let config = RunConfig::thread("t");
@@ -1008,7 +1023,7 @@ async fn interrupts_are_not_retried_and_completed_siblings_do_not_rerun() {
         ))
         .add_edge(START, "sibling")
         .add_edge(START, "asker")
-        .retry_policy(RetryPolicy::new().max_attempts(5))
+        .retry_policy(retry_any(5))
         .compile_with(InMemorySaver::new())
         .unwrap();
     let config = RunConfig::thread("t");
@@ -1229,7 +1244,7 @@ mod swallowed_signals {
                     Ok(Named::update().name(name))
                 },
             ))
-            .retry_policy(RetryPolicy::new().max_attempts(5))
+            .retry_policy(retry_any(5))
             .add_edge(START, "ask")
             .compile_with(InMemorySaver::new())
             .unwrap();

@@ -341,7 +341,7 @@ mod retry {
     #[node]
     async fn flaky(_: &Attempts, ctx: &Context) -> Result<AttemptsUpdate, NodeError> {
         if ctx.attempt() == 1 {
-            return Err(NodeError::msg("the service is down"));
+            return Err(NodeError::transient(NodeError::msg("the service is down")));
         }
         Ok(Attempts::update().attempts(ctx.attempt()))
     }

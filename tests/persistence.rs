@@ -519,6 +519,248 @@ async fn the_checkpoints_and_tasks_modes_report_each_step() {
     );
 }
 
+/// Every `checkpoints` event carries the config of its parent, as LangGraph's
+/// `prev_checkpoint_config`: the checkpoint stored before it, so the events
+/// chain like `get_state_history`. Under `exit` nothing is stored during the
+/// run, and every event carries the parent of the checkpoint the run started
+/// from (none on a new thread). LangGraph 1.2.22, `one` (+1) then `two` (+10)
+/// over `value` with `operator.add`, two runs of thread `t` per mode, ids
+/// numbered by first sight (`config parent step next`):
+///
+/// ```text
+/// == exit run 1                == exit run 2
+/// c0 parent None -1 ['__start__']   c4 parent None 3 ['__start__']
+/// c1 parent None 0 ['one']          c5 parent None 4 ['one']
+/// c2 parent None 1 ['two']          c6 parent None 5 ['two']
+/// c3 parent None 2 []               c7 parent None 6 []
+/// history: [('c7', 'c3', 6), ('c3', None, 2)]
+/// == async (and sync) run 1    == async (and sync) run 2
+/// c0 parent None -1 ['__start__']   c4 parent c3 3 ['__start__']
+/// c1 parent c0 0 ['one']            c5 parent c4 4 ['one']
+/// c2 parent c1 1 ['two']            c6 parent c5 5 ['two']
+/// c3 parent c2 2 []                 c7 parent c6 6 []
+/// history: c7 <- c6 <- c5 <- c4 <- c3 <- c2 <- c1 <- c0
+/// ```
+#[tokio::test]
+async fn checkpoint_events_carry_their_parent_config_in_every_durability() {
+    use futures::StreamExt;
+    use std::collections::HashMap;
+    for durability in [Durability::Exit, Durability::Async, Durability::Sync] {
+        let graph = StateGraph::<Value>::new()
+            .add_node(node_fn("one", |_: &Value| Value::update().value(1)))
+            .add_node(node_fn("two", |_: &Value| Value::update().value(10)))
+            .add_edge(START, "one")
+            .add_edge("one", "two")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("t").with_durability(durability);
+        let mut labels = HashMap::new();
+        let mut label = |c: Option<&stategraph::checkpoint::CheckpointConfig>| match c {
+            None => "None".to_owned(),
+            Some(c) => {
+                let id = c.checkpoint_id.clone().expect("a checkpoint id");
+                let n = labels.len();
+                labels.entry(id).or_insert_with(|| format!("c{n}")).clone()
+            }
+        };
+        let mut lines = Vec::new();
+        for _run in 0..2 {
+            let events: Vec<_> = graph
+                .stream(Value::update(), &config, StreamMode::Checkpoints)
+                .collect()
+                .await;
+            for event in events {
+                let StreamEvent::Checkpoint(c) = event.unwrap() else {
+                    panic!("only checkpoint events")
+                };
+                lines.push(format!(
+                    "{} parent {} {} {:?}",
+                    label(Some(&c.config)),
+                    label(c.parent_config.as_ref()),
+                    c.metadata.step,
+                    c.next
+                ));
+            }
+        }
+        let history: Vec<String> = graph
+            .get_state_history(&config, &ListOptions::default())
+            .await
+            .unwrap()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} <- {}",
+                    label(Some(&s.config)),
+                    label(s.parent_config.as_ref())
+                )
+            })
+            .collect();
+        let expected: &[&str] = if durability == Durability::Exit {
+            &[
+                "c0 parent None -1 [\"__start__\"]",
+                "c1 parent None 0 [\"one\"]",
+                "c2 parent None 1 [\"two\"]",
+                "c3 parent None 2 []",
+                "c4 parent None 3 [\"__start__\"]",
+                "c5 parent None 4 [\"one\"]",
+                "c6 parent None 5 [\"two\"]",
+                "c7 parent None 6 []",
+            ]
+        } else {
+            &[
+                "c0 parent None -1 [\"__start__\"]",
+                "c1 parent c0 0 [\"one\"]",
+                "c2 parent c1 1 [\"two\"]",
+                "c3 parent c2 2 []",
+                "c4 parent c3 3 [\"__start__\"]",
+                "c5 parent c4 4 [\"one\"]",
+                "c6 parent c5 5 [\"two\"]",
+                "c7 parent c6 6 []",
+            ]
+        };
+        assert_eq!(lines, expected, "{durability:?}");
+        let expected_history: Vec<&str> = if durability == Durability::Exit {
+            vec!["c7 <- c3", "c3 <- None"]
+        } else {
+            vec![
+                "c7 <- c6",
+                "c6 <- c5",
+                "c5 <- c4",
+                "c4 <- c3",
+                "c3 <- c2",
+                "c2 <- c1",
+                "c1 <- c0",
+                "c0 <- None",
+            ]
+        };
+        assert_eq!(history, expected_history, "{durability:?}");
+    }
+}
+
+/// `debug` mode: LangGraph's `checkpoint`, `task` and `task_result` events in
+/// its order, each with its step; with `checkpoints` and `tasks` asked for too,
+/// each event comes as it is, then wrapped. LangGraph 1.2.22, the graph above
+/// (`one` then `two`) with a saver, `stream_mode="debug"` in every durability
+/// mode (`step type name-or-next`, `parent` set or not), printed:
+///
+/// ```text
+/// -1 checkpoint ['__start__'] parent False
+/// 0 checkpoint ['one']  parent False (exit) / True (async, sync)
+/// 1 task one
+/// 1 task_result one
+/// 1 checkpoint ['two']  parent False (exit) / True (async, sync)
+/// 2 task two
+/// 2 task_result two
+/// 2 checkpoint []       parent False (exit) / True (async, sync)
+/// ```
+///
+/// and with `stream_mode=["checkpoints", "tasks", "debug"]`, each
+/// `checkpoints` / `tasks` chunk right before its `debug` twin. Without a
+/// checkpointer: `1 task one`, `1 task_result one`, `2 task two`,
+/// `2 task_result two`.
+#[tokio::test]
+async fn the_debug_mode_wraps_checkpoint_and_task_events_in_langgraph_order() {
+    use futures::StreamExt;
+    fn describe(event: &StreamEvent<Value>) -> String {
+        match event {
+            StreamEvent::Checkpoint(c) => format!(
+                "checkpoint {:?} parent {}",
+                c.next,
+                c.parent_config.is_some()
+            ),
+            StreamEvent::TaskStart { name, .. } => format!("task {name}"),
+            StreamEvent::TaskResult { name, error, .. } => {
+                format!("task_result {name} error={error:?}")
+            }
+            StreamEvent::Debug { step, event } => format!("debug {step} {}", describe(event)),
+            other => format!("{:?}", other.mode()),
+        }
+    }
+    let build = || {
+        StateGraph::<Value>::new()
+            .add_node(node_fn("one", |_: &Value| Value::update().value(1)))
+            .add_node(node_fn("two", |_: &Value| Value::update().value(10)))
+            .add_edge(START, "one")
+            .add_edge("one", "two")
+    };
+    for durability in [Durability::Exit, Durability::Async, Durability::Sync] {
+        let graph = build().compile_with(InMemorySaver::new()).unwrap();
+        let config = RunConfig::thread("t").with_durability(durability);
+        let events: Vec<String> = graph
+            .stream(Value::update(), &config, StreamMode::Debug)
+            .map(|e| describe(&e.unwrap()))
+            .collect()
+            .await;
+        let stored = durability != Durability::Exit;
+        assert_eq!(
+            events,
+            [
+                "debug -1 checkpoint [\"__start__\"] parent false".to_owned(),
+                format!("debug 0 checkpoint [\"one\"] parent {stored}"),
+                "debug 1 task one".to_owned(),
+                "debug 1 task_result one error=None".to_owned(),
+                format!("debug 1 checkpoint [\"two\"] parent {stored}"),
+                "debug 2 task two".to_owned(),
+                "debug 2 task_result two error=None".to_owned(),
+                format!("debug 2 checkpoint [] parent {stored}"),
+            ],
+            "{durability:?}"
+        );
+    }
+
+    let graph = build().compile_with(InMemorySaver::new()).unwrap();
+    let events: Vec<String> = graph
+        .stream(
+            Value::update(),
+            &RunConfig::thread("both"),
+            [
+                StreamMode::Checkpoints,
+                StreamMode::Tasks,
+                StreamMode::Debug,
+            ],
+        )
+        .map(|e| describe(&e.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "checkpoint [\"__start__\"] parent false",
+            "debug -1 checkpoint [\"__start__\"] parent false",
+            "checkpoint [\"one\"] parent true",
+            "debug 0 checkpoint [\"one\"] parent true",
+            "task one",
+            "debug 1 task one",
+            "task_result one error=None",
+            "debug 1 task_result one error=None",
+            "checkpoint [\"two\"] parent true",
+            "debug 1 checkpoint [\"two\"] parent true",
+            "task two",
+            "debug 2 task two",
+            "task_result two error=None",
+            "debug 2 task_result two error=None",
+            "checkpoint [] parent true",
+            "debug 2 checkpoint [] parent true",
+        ]
+    );
+
+    let graph = build().compile().unwrap();
+    let events: Vec<String> = graph
+        .stream(Value::update(), &RunConfig::new(), StreamMode::Debug)
+        .map(|e| describe(&e.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "debug 1 task one",
+            "debug 1 task_result one error=None",
+            "debug 2 task two",
+            "debug 2 task_result two error=None",
+        ]
+    );
+}
+
 /// A task that completes while its sibling still runs is stored at once, with its
 /// routing writes (`branch:to:…`), under durability `sync` and `async`: the
 /// sibling itself sees the rows in the saver before it returns. Under `exit`,

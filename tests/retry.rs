@@ -25,12 +25,18 @@ fn no_wait(attempts: u32) -> RetryPolicy {
         .jitter(false)
 }
 
+/// A policy that retries any error, transient or not (the tests below that
+/// fail with `NodeError::msg` are about attempts, not about which errors retry).
+fn retry_any(attempts: u32) -> RetryPolicy {
+    no_wait(attempts).retry_on(|_| true)
+}
+
 #[tokio::test]
 async fn a_failing_node_runs_max_attempts_times_and_siblings_run_once() {
     let (ones, twos) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let (o, t) = (Arc::clone(&ones), Arc::clone(&twos));
     let graph = StateGraph::<Value>::new()
-        .retry_policy(no_wait(2))
+        .retry_policy(retry_any(2))
         .add_node(node_fn("one", move |_: &Value| {
             o.fetch_add(1, Ordering::SeqCst);
             Value::update().value(2)
@@ -65,7 +71,7 @@ async fn a_failing_node_runs_max_attempts_times_and_siblings_run_once() {
 #[tokio::test]
 async fn a_node_that_recovers_succeeds_and_sees_its_attempt_number() {
     let graph = StateGraph::<Value>::new()
-        .add_node_with(flaky, NodeOptions::new().retry(no_wait(3)))
+        .add_node_with(flaky, NodeOptions::new().retry(retry_any(3)))
         .add_edge(START, flaky)
         .compile()
         .unwrap();
@@ -116,12 +122,127 @@ async fn the_predicate_decides_and_the_last_error_is_reported() {
     assert!(report.contains("fatal"), "{report}");
 }
 
+/// Which errors the default policy retries. LangGraph 1.2.22, the same node
+/// raising each error under `RetryPolicy(initial_interval=0.01, jitter=False)`
+/// (3 attempts), printed:
+///
+/// ```text
+/// ValueError: attempts=1
+/// KeyError: attempts=1
+/// ConnectionResetError: attempts=3
+/// ConnectionRefusedError: attempts=3
+/// TimeoutError: attempts=1
+/// Exception: attempts=3
+/// ```
+///
+/// A programming error (here a message, as from a failed parse) runs once, a
+/// connection error and an error marked transient run three times. Two
+/// differences are by design: an unmarked error of any other type is not
+/// retried (Python retries a bare `Exception`), and an I/O timeout is (Python's
+/// `TimeoutError` is an `OSError`, which it does not retry; a socket that timed
+/// out is the outage a retry is for).
+#[tokio::test]
+async fn the_default_policy_retries_only_transient_errors() {
+    use std::io::{Error, ErrorKind};
+    async fn attempts(make: fn() -> NodeError) -> (usize, GraphError) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&calls);
+        let graph = StateGraph::<Value>::new()
+            .retry_policy(no_wait(3))
+            .add_node(node_fn(
+                "flaky",
+                move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                    c.fetch_add(1, Ordering::SeqCst);
+                    Err(make())
+                },
+            ))
+            .add_edge(START, "flaky")
+            .compile()
+            .unwrap();
+        let err = graph
+            .invoke(Value::update(), &RunConfig::new())
+            .await
+            .unwrap_err();
+        (calls.load(Ordering::SeqCst), err)
+    }
+    let (n, err) = attempts(|| NodeError::msg("bad input")).await;
+    assert_eq!(n, 1, "{err}");
+    let (n, _) = attempts(|| "x".parse::<i64>().unwrap_err().into()).await;
+    assert_eq!(n, 1, "a ParseIntError is a programming error");
+    let (n, _) = attempts(|| Error::from(ErrorKind::NotFound).into()).await;
+    assert_eq!(n, 1, "an I/O error that is not a connection's");
+    let (n, _) = attempts(|| Error::from(ErrorKind::ConnectionReset).into()).await;
+    assert_eq!(n, 3);
+    let (n, _) = attempts(|| Error::from(ErrorKind::ConnectionRefused).into()).await;
+    assert_eq!(n, 3);
+    let (n, _) = attempts(|| Error::from(ErrorKind::TimedOut).into()).await;
+    assert_eq!(n, 3);
+    // Under an error of the user's that says what caused it.
+    #[derive(Debug, thiserror::Error)]
+    #[error("the search service is unreachable")]
+    struct SearchDown(#[source] Error);
+    let (n, _) = attempts(|| SearchDown(Error::from(ErrorKind::ConnectionAborted)).into()).await;
+    assert_eq!(n, 3, "a connection error in the source chain");
+    let (n, err) = attempts(|| NodeError::transient(NodeError::msg("busy"))).await;
+    assert_eq!(n, 3);
+    let GraphError::NodeFailed { source, .. } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(source.to_string(), "busy");
+}
+
+/// A subgraph's transient failure is transient for the parent's task that ran
+/// it; any other failure is not. LangGraph 1.2.22, a child whose node fails on
+/// its first call, run as a parent node with `RetryPolicy(initial_interval=0.01,
+/// jitter=False)`, printed:
+///
+/// ```text
+/// ConnectionResetError {'value': 1} calls 2
+/// ValueError raised ValueError calls 1
+/// ```
+#[tokio::test]
+async fn a_subgraphs_transient_failure_is_retried_by_the_parent() {
+    async fn run(make: fn() -> NodeError) -> (Result<i64, GraphError>, usize) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&calls);
+        let child = StateGraph::<Value>::new()
+            .add_node(node_fn(
+                "flaky",
+                move |_: &Value| -> Result<ValueUpdate, NodeError> {
+                    if c.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(make());
+                    }
+                    Ok(Value::update().value(1))
+                },
+            ))
+            .add_edge(START, "flaky")
+            .compile()
+            .unwrap();
+        let parent = StateGraph::<Value>::new()
+            .add_node_with(
+                stategraph::Subgraph::new("child", child),
+                NodeOptions::new().retry(no_wait(3)),
+            )
+            .add_edge(START, "child")
+            .compile()
+            .unwrap();
+        let out = parent.invoke(Value::update(), &RunConfig::new()).await;
+        (out.map(|o| o.value), calls.load(Ordering::SeqCst))
+    }
+    let (out, calls) =
+        run(|| std::io::Error::from(std::io::ErrorKind::ConnectionReset).into()).await;
+    assert_eq!((out.unwrap(), calls), (1, 2));
+    let (out, calls) = run(|| NodeError::msg("bad")).await;
+    assert!(out.is_err());
+    assert_eq!(calls, 1);
+}
+
 #[tokio::test]
 async fn a_panic_is_not_retried() {
     let calls = Arc::new(AtomicUsize::new(0));
     let c = Arc::clone(&calls);
     let graph = StateGraph::<Value>::new()
-        .retry_policy(no_wait(3))
+        .retry_policy(retry_any(3))
         .add_node(node_fn("boom", move |_: &Value| -> ValueUpdate {
             c.fetch_add(1, Ordering::SeqCst);
             panic!("boom")
@@ -281,7 +402,7 @@ async fn a_closure_node_takes_node_options() {
                     }
                 },
             ),
-            NodeOptions::new().retry(no_wait(3)),
+            NodeOptions::new().retry(retry_any(3)),
         )
         .add_node_with(
             async_node_fn("later", |s: Arc<Value>, _ctx| async move {

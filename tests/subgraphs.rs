@@ -1148,7 +1148,10 @@ async fn a_retried_subgraph_continues_from_its_checkpoint() {
             "second",
             move |k: &Key| -> Result<KeyUpdate, NodeError> {
                 if s.fetch_add(1, Ordering::SeqCst) == 0 {
-                    return Err(NodeError::msg("flaky"));
+                    // Transient in the child: the parent's task running the
+                    // child fails with a transient error, which its default
+                    // policy retries.
+                    return Err(NodeError::transient(NodeError::msg("flaky")));
                 }
                 Ok(Key::update().my_key(format!("{}2", k.my_key)))
             },
@@ -1405,7 +1408,12 @@ async fn a_command_for_the_parent_is_not_retried() {
             Dialog::update().dialog_state(vec!["node_b_parent".into()])
         }))
         .add_edge(START, "sub")
-        .retry_policy(stategraph::RetryPolicy::new().max_attempts(3))
+        // Any error would be retried: the command is not one.
+        .retry_policy(
+            stategraph::RetryPolicy::new()
+                .max_attempts(3)
+                .retry_on(|_| true),
+        )
         .compile()
         .unwrap();
     let out = app

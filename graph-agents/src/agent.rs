@@ -1,6 +1,7 @@
 //! [`create_react_agent`]: the ReAct loop (model → tools → model ...) as an
 //! ordinary graph built with the public DSL.
 
+use crate::error::AgentError;
 use crate::message::{AiMessage, Message};
 use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
 use crate::state::{HasMessages, MessagesState};
@@ -78,7 +79,9 @@ impl<S: HasMessages> Node<S> for AgentNode<S> {
                 messages,
                 tools: &node.tools,
             };
-            let reply = call_model(&*node.model, request, &ctx).await?;
+            let reply = call_model(&*node.model, request, &ctx)
+                .await
+                .map_err(AgentError::into_node_error)?;
             // A tool step and another model call need two more supersteps.
             let reply = if reply.has_tool_calls() && ctx.remaining_steps() < 2 {
                 AiMessage {

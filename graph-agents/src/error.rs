@@ -1,5 +1,6 @@
 //! [`AgentError`]: everything that can go wrong in messages, tools and model calls.
 
+use graph_core::NodeError;
 use std::time::Duration;
 
 /// An error of this crate: merging messages, calling a tool, calling a model.
@@ -7,7 +8,11 @@ use std::time::Duration;
 /// Inside a node it converts into `NodeError` with `?`; the model errors worth
 /// retrying (rate limits, server errors, dropped connections) say so with
 /// [`is_retryable`](AgentError::is_retryable), which
-/// [`model_retry_policy`](crate::model_retry_policy) uses.
+/// [`model_retry_policy`](crate::model_retry_policy) uses. A plain `?` keeps the
+/// error as it is, which the default `RetryPolicy` does not retry (unless an
+/// I/O error of a failed connection is underneath); convert with
+/// [`into_node_error`](AgentError::into_node_error) to have the default policy
+/// retry 429s and 5xx too.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
@@ -147,6 +152,27 @@ impl AgentError {
                 | AgentError::Transport { .. }
                 | AgentError::StreamEnded(_)
         )
+    }
+
+    /// This error as a node's error, marked transient
+    /// ([`NodeError::transient`]) when it [`is_retryable`](Self::is_retryable),
+    /// so that the default `RetryPolicy` retries rate limits, server errors,
+    /// transport failures and dropped streams, and nothing else.
+    ///
+    /// ```
+    /// use graph_agents::AgentError;
+    ///
+    /// let busy = AgentError::Server { status: 503, body: String::new() }.into_node_error();
+    /// assert!(busy.is_transient() && busy.is::<AgentError>());
+    /// let bad = AgentError::Rejected { status: 400, body: String::new() }.into_node_error();
+    /// assert!(!bad.is_transient());
+    /// ```
+    pub fn into_node_error(self) -> NodeError {
+        if self.is_retryable() {
+            NodeError::transient(self)
+        } else {
+            NodeError::from(self)
+        }
     }
 }
 

@@ -259,6 +259,14 @@ async fn rate_limits_and_server_errors_are_typed_and_retried_by_the_node_policy(
         matches!(&err, AgentError::Server { status: 500, .. }),
         "{err:?}"
     );
+    // Converted for a node of yours, 429 and 5xx are transient: the default
+    // retry policy retries them.
+    assert!(err.into_node_error().is_transient());
+    let rejected = AgentError::Rejected {
+        status: 400,
+        body: String::new(),
+    };
+    assert!(!rejected.into_node_error().is_transient());
 
     // The same failures inside the agent: the node's retry policy absorbs them.
     let server = MockServer::start().await;
@@ -486,6 +494,22 @@ async fn an_unreachable_server_is_a_transport_error() {
         .unwrap_err();
     assert!(matches!(err, AgentError::Transport { .. }), "{err:?}");
     assert!(err.is_retryable());
+    // The refused connection is a `std::io::Error` in the chain under
+    // reqwest's error: a plain `?` already makes it a transient node error,
+    // which the default retry policy retries.
+    let mut chain = Vec::new();
+    let mut link: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = link {
+        chain.push(format!("{e:?}"));
+        link = e.source();
+    }
+    let node_error = graph_core::NodeError::from(
+        model
+            .generate(ChatRequest::new(&history))
+            .await
+            .unwrap_err(),
+    );
+    assert!(node_error.is_transient(), "{chain:#?}");
     // The message says what to do; the HTTP client's error is the source, whole,
     // and no message in the chain repeats the one below it.
     let message = err.to_string();

@@ -149,6 +149,20 @@ async fn retryable_model_errors_are_retried_by_the_agent_node() {
     assert_eq!(out.messages.last().unwrap().text(), "finally");
     assert_eq!(model.calls(), 3);
 
+    // The agent node marks the model's 503 transient, so the default rule
+    // (no retry_on) retries it too.
+    let model = FakeChatModel::new(vec![AiMessage::new("finally")]).fail_next(2);
+    let policy = RetryPolicy::new()
+        .initial_interval(Duration::ZERO)
+        .jitter(false);
+    let agent = create_react_agent(model.clone(), Add)
+        .retry_policy(Some(policy))
+        .compile()
+        .unwrap();
+    let out = agent.invoke(input("hi"), &RunConfig::new()).await.unwrap();
+    assert_eq!(out.messages.last().unwrap().text(), "finally");
+    assert_eq!(model.calls(), 3);
+
     let model = FakeChatModel::new(vec![AiMessage::new("never")]).fail_next(1);
     let agent = create_react_agent(model, Add)
         .retry_policy(None)
@@ -158,11 +172,12 @@ async fn retryable_model_errors_are_retried_by_the_agent_node() {
         .invoke(input("hi"), &RunConfig::new())
         .await
         .unwrap_err();
-    let report = format!(
-        "{err}: {}",
-        std::error::Error::source(&err).expect("the node's error")
+    // The node's error is the source, not part of NodeFailed's message.
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert!(
+        source.as_deref().is_some_and(|s| s.contains("HTTP 503")),
+        "{err}: {source:?}"
     );
-    assert!(report.contains("HTTP 503"), "{report}");
 }
 
 #[tokio::test]

@@ -12,6 +12,15 @@ use std::time::Duration;
 /// second of random jitter) and runs again, until `max_attempts` attempts were made
 /// or `retry_on` declines the error. Panics and interrupts are never retried.
 ///
+/// By default only transient errors are retried ([`NodeError::is_transient`]):
+/// those marked with [`NodeError::transient`], node timeouts, and I/O errors of a
+/// failed connection. An error of your own type is not retried until you mark it
+/// or give the policy a [`retry_on`](RetryPolicy::retry_on) predicate. This is
+/// LangGraph's rule turned around: its `default_retry_on` retries every exception
+/// but the programming errors it lists (`ValueError`, `TypeError`, `KeyError`,
+/// `OSError`, …) and HTTP 4xx, whereas Rust errors have no class hierarchy that
+/// tells a bug from an outage, so here a retry is what an error asks for.
+///
 /// ```
 /// use stategraph::RetryPolicy;
 /// use std::time::Duration;
@@ -33,8 +42,8 @@ pub struct RetryPolicy {
 }
 
 impl Default for RetryPolicy {
-    /// LangGraph's defaults: 0.5 s, ×2, at most 128 s, 3 attempts, jitter; every
-    /// error is retried.
+    /// LangGraph's defaults: 0.5 s, ×2, at most 128 s, 3 attempts, jitter; only
+    /// transient errors are retried ([`NodeError::is_transient`]).
     fn default() -> Self {
         RetryPolicy {
             initial_interval: Duration::from_millis(500),
@@ -42,7 +51,7 @@ impl Default for RetryPolicy {
             max_interval: Duration::from_secs(128),
             max_attempts: 3,
             jitter: true,
-            retry_on: Arc::new(|_| true),
+            retry_on: Arc::new(NodeError::is_transient),
         }
     }
 }
@@ -95,7 +104,8 @@ impl RetryPolicy {
         self
     }
 
-    /// Which errors are retried (all, by default).
+    /// Which errors are retried, replacing the default rule
+    /// ([`NodeError::is_transient`]); `retry_on(|_| true)` retries every error.
     pub fn retry_on(
         mut self,
         predicate: impl Fn(&NodeError) -> bool + Send + Sync + 'static,
@@ -143,7 +153,7 @@ mod tests {
             .max_interval(Duration::from_secs(5))
             .max_attempts(4)
             .jitter(false);
-        let e = NodeError::msg("x");
+        let e = NodeError::transient(NodeError::msg("x"));
         assert_eq!(p.next_wait(1, &e), Some(Duration::from_secs(1)));
         assert_eq!(p.next_wait(2, &e), Some(Duration::from_secs(3)));
         assert_eq!(p.next_wait(3, &e), Some(Duration::from_secs(5)));
@@ -158,8 +168,32 @@ mod tests {
     }
 
     #[test]
+    fn by_default_only_transient_errors_retry() {
+        use std::io::{Error, ErrorKind};
+        let p = RetryPolicy::new();
+        assert!(p.next_wait(1, &NodeError::msg("fatal")).is_none());
+        assert!(p
+            .next_wait(1, &NodeError::transient(NodeError::msg("busy")))
+            .is_some());
+        let refused = NodeError::from(Error::from(ErrorKind::ConnectionRefused));
+        assert!(p.next_wait(1, &refused).is_some());
+        let denied = NodeError::from(Error::from(ErrorKind::PermissionDenied));
+        assert!(p.next_wait(1, &denied).is_none());
+        let timeout = NodeError::from(crate::error::NodeTimeout {
+            node: "n".to_owned(),
+            limit: Duration::from_secs(1),
+            abandoned: false,
+        });
+        assert!(p.next_wait(1, &timeout).is_some());
+        assert!(RetryPolicy::new()
+            .retry_on(|_| true)
+            .next_wait(1, &NodeError::msg("fatal"))
+            .is_some());
+    }
+
+    #[test]
     fn waits_past_what_a_duration_holds_saturate_at_the_cap() {
-        let e = NodeError::msg("x");
+        let e = NodeError::transient(NodeError::msg("x"));
         let huge = RetryPolicy::new()
             .initial_interval(Duration::MAX)
             .max_interval(Duration::MAX)
@@ -187,7 +221,9 @@ mod tests {
     #[test]
     fn jitter_adds_at_most_a_second() {
         let p = RetryPolicy::new().initial_interval(Duration::ZERO);
-        let wait = p.next_wait(1, &NodeError::msg("x")).unwrap();
+        let wait = p
+            .next_wait(1, &NodeError::transient(NodeError::msg("x")))
+            .unwrap();
         assert!(wait <= Duration::from_secs(1));
     }
 }

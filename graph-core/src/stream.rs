@@ -23,6 +23,10 @@ pub enum StreamMode {
     /// Chat model output as it is generated: the chunks nodes emit with
     /// [`Context::write_message_chunk`](crate::Context::write_message_chunk).
     Messages,
+    /// LangGraph's `debug` mode: the events of [`Checkpoints`](Self::Checkpoints)
+    /// and [`Tasks`](Self::Tasks), in their order, each wrapped in a
+    /// [`StreamEvent::Debug`] with its step.
+    Debug,
 }
 
 impl StreamMode {
@@ -34,6 +38,7 @@ impl StreamMode {
             StreamMode::Tasks => 8,
             StreamMode::Checkpoints => 16,
             StreamMode::Messages => 32,
+            StreamMode::Debug => 64,
         }
     }
 }
@@ -259,6 +264,18 @@ pub enum StreamEvent<S: State> {
         /// The event, typed by the subgraph's state.
         event: SubgraphEvent,
     },
+    /// `debug` mode: a [`Checkpoint`](Self::Checkpoint),
+    /// [`TaskStart`](Self::TaskStart) or [`TaskResult`](Self::TaskResult) event
+    /// (LangGraph's `checkpoint`, `task` and `task_result`), with its step.
+    /// With `debug` and the event's own mode both asked for, the event comes
+    /// twice: as it is, then wrapped.
+    Debug {
+        /// For a checkpoint, its step (`metadata.step`); for a task, the
+        /// superstep it runs in (one more than the checkpoint it starts from).
+        step: i64,
+        /// The event.
+        event: Box<StreamEvent<S>>,
+    },
     /// `messages` mode: a chunk of chat model output a node emitted with
     /// [`Context::write_message_chunk`](crate::Context::write_message_chunk).
     Message {
@@ -287,7 +304,10 @@ pub struct MessageMetadata {
 pub struct CheckpointEvent<S: State> {
     /// Where the checkpoint lives.
     pub config: CheckpointConfig,
-    /// The checkpoint it descends from.
+    /// The checkpoint it descends from, as LangGraph reports it: the one
+    /// stored before it (`None` for the first checkpoint of a thread). Under
+    /// `Durability::Exit`, where the run stores only its last checkpoint, the
+    /// parent of the checkpoint the run started from.
     pub parent_config: Option<CheckpointConfig>,
     /// The state at the checkpoint.
     pub values: Arc<S>,
@@ -308,7 +328,41 @@ impl<S: State> StreamEvent<S> {
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
             StreamEvent::Subgraph { event, .. } => event.mode(),
             StreamEvent::Message { .. } => StreamMode::Messages,
+            StreamEvent::Debug { .. } => StreamMode::Debug,
         }
+    }
+
+    /// A copy of a `Checkpoint`, `TaskStart` or `TaskResult` event, for
+    /// `debug` mode when the event's own mode is asked for too.
+    pub(crate) fn debug_copy(&self) -> Option<Self> {
+        Some(match self {
+            StreamEvent::Checkpoint(c) => StreamEvent::Checkpoint(CheckpointEvent {
+                config: c.config.clone(),
+                parent_config: c.parent_config.clone(),
+                values: Arc::clone(&c.values),
+                metadata: c.metadata.clone(),
+                next: c.next.clone(),
+            }),
+            StreamEvent::TaskStart { id, name, triggers } => StreamEvent::TaskStart {
+                id: id.clone(),
+                name: Arc::clone(name),
+                triggers: triggers.clone(),
+            },
+            StreamEvent::TaskResult {
+                id,
+                name,
+                error,
+                updates,
+                interrupts,
+            } => StreamEvent::TaskResult {
+                id: id.clone(),
+                name: Arc::clone(name),
+                error: error.clone(),
+                updates: updates.clone(),
+                interrupts: interrupts.clone(),
+            },
+            _ => return None,
+        })
     }
 }
 
@@ -366,9 +420,15 @@ where
             StreamEvent::Checkpoint(c) => f
                 .debug_struct("Checkpoint")
                 .field("config", &c.config)
+                .field("parent_config", &c.parent_config)
                 .field("metadata", &c.metadata)
                 .field("next", &c.next)
                 .field("values", &c.values)
+                .finish(),
+            StreamEvent::Debug { step, event } => f
+                .debug_struct("Debug")
+                .field("step", step)
+                .field("event", event)
                 .finish(),
             StreamEvent::Message { chunk, metadata } => f
                 .debug_struct("Message")

@@ -337,17 +337,19 @@ pub async fn call_model<M: ChatModel + ?Sized>(
 
 /// A [`RetryPolicy`] for nodes that call a model: retries the errors
 /// [`AgentError::is_retryable`] accepts (rate limits, 5xx, transport failures,
-/// dropped streams), 3 attempts with LangGraph's default backoff.
+/// dropped streams) even when a plain `?` converted them, and every transient
+/// error ([`NodeError::is_transient`]); 3 attempts with LangGraph's default backoff.
 pub fn model_retry_policy() -> RetryPolicy {
     RetryPolicy::new().retry_on(is_retryable)
 }
 
-/// Whether a node error is a model error worth retrying (see
-/// [`model_retry_policy`]).
+/// Whether a node error is a model error worth retrying, or another transient
+/// error (see [`model_retry_policy`]).
 pub fn is_retryable(error: &NodeError) -> bool {
-    error
-        .downcast_ref::<AgentError>()
-        .is_some_and(AgentError::is_retryable)
+    error.is_transient()
+        || error
+            .downcast_ref::<AgentError>()
+            .is_some_and(AgentError::is_retryable)
 }
 
 #[cfg(test)]

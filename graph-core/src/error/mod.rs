@@ -155,16 +155,97 @@ pub struct EmptyChannelError;
 ///
 /// Like `anyhow::Error`, it does not implement `std::error::Error` itself (that would
 /// conflict with the blanket conversion); [`GraphError`] wraps it and exposes it as a source.
+///
+/// An error is *transient* ([`is_transient`](NodeError::is_transient)) when running
+/// the node again may succeed; the default [`RetryPolicy`](crate::RetryPolicy)
+/// retries only those.
 pub struct NodeError {
     inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+    /// Marked transient by [`NodeError::transient`].
+    transient: bool,
 }
 
 impl NodeError {
     /// An error from a plain message.
     pub fn msg(message: impl fmt::Display) -> Self {
+        NodeError::new(Box::new(MessageError(message.to_string())))
+    }
+
+    fn new(inner: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
         NodeError {
-            inner: Box::new(MessageError(message.to_string())),
+            inner,
+            transient: false,
         }
+    }
+
+    /// `error`, marked transient: running the node again may succeed (a rate
+    /// limit, a service that is restarting, a lock held elsewhere), so the
+    /// default [`RetryPolicy`](crate::RetryPolicy) retries it. The error keeps
+    /// its type: [`is`](NodeError::is) and [`downcast_ref`](NodeError::downcast_ref)
+    /// see `error`, and so does the source of [`GraphError::NodeFailed`].
+    ///
+    /// ```
+    /// use stategraph::NodeError;
+    ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("the quota service answered {0}")]
+    /// struct Quota(u16);
+    ///
+    /// let busy = NodeError::transient(Quota(503));
+    /// assert!(busy.is_transient() && busy.is::<Quota>());
+    /// assert!(!NodeError::from(Quota(400)).is_transient());
+    /// ```
+    pub fn transient(error: impl Into<NodeError>) -> Self {
+        let mut error = error.into();
+        error.transient = true;
+        error
+    }
+
+    /// Whether running the node again may succeed — what the default
+    /// [`RetryPolicy`](crate::RetryPolicy) retries. True for an error made with
+    /// [`NodeError::transient`], a [`NodeTimeout`], and an error whose
+    /// [`source`](std::error::Error::source) chain holds a [`std::io::Error`] of
+    /// a connection kind (refused, reset, aborted, not connected, broken pipe,
+    /// timed out, host or network unreachable); false for every other error, your
+    /// own types included until you mark them. Interrupts are never transient.
+    ///
+    /// ```
+    /// use stategraph::NodeError;
+    /// use std::io::{Error, ErrorKind};
+    ///
+    /// let reset = NodeError::from(Error::from(ErrorKind::ConnectionReset));
+    /// assert!(reset.is_transient());
+    /// let missing = NodeError::from(Error::from(ErrorKind::NotFound));
+    /// assert!(!missing.is_transient());
+    /// ```
+    pub fn is_transient(&self) -> bool {
+        if self.is_interrupt() {
+            return false;
+        }
+        if self.transient {
+            return true;
+        }
+        let mut link: Option<&(dyn std::error::Error + 'static)> = Some(&*self.inner);
+        while let Some(error) = link {
+            if error.is::<NodeTimeout>()
+                || matches!(
+                    error.downcast_ref::<GraphError>(),
+                    Some(GraphError::NodeFailed {
+                        transient: true,
+                        ..
+                    })
+                )
+            {
+                return true;
+            }
+            if let Some(io) = error.downcast_ref::<std::io::Error>() {
+                if transient_io_kind(io.kind()) {
+                    return true;
+                }
+            }
+            link = error.source();
+        }
+        false
     }
 
     /// The underlying error.
@@ -189,9 +270,7 @@ impl NodeError {
     /// The signal of a node that paused at `interrupt` calls (its own, or those of
     /// a subgraph it ran).
     pub(crate) fn interrupts(interrupts: Vec<crate::interrupt::Interrupt>) -> Self {
-        NodeError {
-            inner: Box::new(crate::interrupt::InterruptSignal(interrupts)),
-        }
+        NodeError::new(Box::new(crate::interrupt::InterruptSignal(interrupts)))
     }
 
     /// Whether this is the pause of an [`interrupt`](crate::Context::interrupt)
@@ -203,17 +282,13 @@ impl NodeError {
     /// The signal of a node that ran a subgraph whose node returned a command for
     /// its parent: this task's result is that command.
     pub(crate) fn parent(route: crate::command::ParentRoute) -> Self {
-        NodeError {
-            inner: Box::new(ParentSignal(Some(route))),
-        }
+        NodeError::new(Box::new(ParentSignal(Some(route))))
     }
 
     /// The signal of a node whose subgraph handed a command to this graph,
     /// the command being recorded in the task's context already.
     pub(crate) fn parent_raised() -> Self {
-        NodeError {
-            inner: Box::new(ParentSignal(None)),
-        }
+        NodeError::new(Box::new(ParentSignal(None)))
     }
 
     /// The command for this task's graph this error carries, or the error itself.
@@ -221,11 +296,12 @@ impl NodeError {
         match self.inner.downcast::<ParentSignal>() {
             Ok(signal) => match signal.0 {
                 Some(route) => Ok(route),
-                None => Err(NodeError {
-                    inner: Box::new(ParentSignal(None)),
-                }),
+                None => Err(NodeError::parent_raised()),
             },
-            Err(inner) => Err(NodeError { inner }),
+            Err(inner) => Err(NodeError {
+                inner,
+                transient: self.transient,
+            }),
         }
     }
 
@@ -233,17 +309,36 @@ impl NodeError {
     pub(crate) fn into_interrupts(self) -> Result<Vec<crate::interrupt::Interrupt>, Self> {
         match self.inner.downcast::<crate::interrupt::InterruptSignal>() {
             Ok(signal) => Ok(signal.0),
-            Err(inner) => Err(NodeError { inner }),
+            Err(inner) => Err(NodeError {
+                inner,
+                transient: self.transient,
+            }),
         }
     }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for NodeError {
     fn from(error: E) -> Self {
-        NodeError {
-            inner: Box::new(error),
-        }
+        NodeError::new(Box::new(error))
     }
+}
+
+/// The `std::io::Error` kinds of a connection that failed but may work when
+/// tried again (LangGraph's default retries Python's `ConnectionError`).
+fn transient_io_kind(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        kind,
+        ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::NotConnected
+            | ErrorKind::BrokenPipe
+            | ErrorKind::TimedOut
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::NetworkDown
+    )
 }
 
 impl fmt::Debug for NodeError {
@@ -520,6 +615,10 @@ pub enum GraphError {
         /// What the node returned.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
+        /// Whether that error was transient ([`NodeError::is_transient`]); when
+        /// this graph runs as a subgraph, its parent's node fails with a
+        /// transient error too, so the parent's default retry policy retries it.
+        transient: bool,
     },
 
     /// A node panicked; the panic was caught and the run stopped.

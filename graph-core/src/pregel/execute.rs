@@ -423,6 +423,7 @@ impl<S: State> Run<S> {
                     node,
                     task_id: task.id.clone(),
                     step: self.schedule.step,
+                    transient: e.is_transient(),
                     source: e.into_boxed(),
                 },
             },

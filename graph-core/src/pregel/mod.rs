@@ -184,6 +184,7 @@ impl<S: State> Run<S> {
                         checkpoint_id: config.checkpoint_id().map(str::to_owned),
                     },
                     durability: config.durability(),
+                    parent: None,
                     book: persist::Book::default(),
                 }))
             }

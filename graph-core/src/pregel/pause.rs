@@ -129,12 +129,14 @@ impl<S: State> Run<S> {
                 nested_breakpoints.push(name.to_string());
             }
             self.stream
-                .emit_if(StreamMode::Tasks, || StreamEvent::TaskResult {
-                    id: task.id.clone(),
-                    name: Arc::clone(name),
-                    error: None,
-                    updates: Vec::new(),
-                    interrupts: paused.interrupts.clone(),
+                .emit_at(StreamMode::Tasks, self.schedule.step, || {
+                    StreamEvent::TaskResult {
+                        id: task.id.clone(),
+                        name: Arc::clone(name),
+                        error: None,
+                        updates: Vec::new(),
+                        interrupts: paused.interrupts.clone(),
+                    }
                 });
             self.stream.emit_if(StreamMode::Updates, || {
                 StreamEvent::Interrupt(paused.interrupts.clone())

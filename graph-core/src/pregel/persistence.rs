@@ -17,6 +17,10 @@ pub(super) struct Saver {
     pub(super) saver: Arc<dyn Checkpointer>,
     /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
     pub(super) config: CheckpointConfig,
+    /// The parent of the last checkpoint stored or loaded (LangGraph's
+    /// `prev_checkpoint_config`): what `checkpoints` events report as their
+    /// `parent_config`.
+    pub(super) parent: Option<CheckpointConfig>,
     pub(super) durability: Durability,
     pub(super) book: persist::Book,
 }
@@ -169,6 +173,7 @@ impl<S: State> Run<S> {
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
                     p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
+                    p.parent = tuple.parent_config.clone();
                 }
             }
             None => {
@@ -246,6 +251,7 @@ impl<S: State> Run<S> {
                 .await?;
         }
         // The next checkpoint descends from this one.
+        p.parent = p.config.checkpoint_id.is_some().then(|| p.config.clone());
         p.config.checkpoint_id = Some(id);
         self.persist.saved = true;
         Ok(())

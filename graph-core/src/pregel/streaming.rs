@@ -42,6 +42,30 @@ impl<S: State> EventSink<S> {
 
     pub(super) fn wants(&self, mode: StreamMode) -> bool {
         self.modes.contains(mode)
+            || (matches!(mode, StreamMode::Checkpoints | StreamMode::Tasks)
+                && self.modes.contains(StreamMode::Debug))
+    }
+
+    /// Emits a `checkpoints` or `tasks` event of step `step`: as it is if its
+    /// mode was asked for, then wrapped in a `Debug` event if `debug` was
+    /// (LangGraph's order).
+    pub(super) fn emit_at(&self, step: i64, event: StreamEvent<S>) {
+        if !self.modes.contains(StreamMode::Debug) {
+            return self.emit(event);
+        }
+        let event = if self.modes.contains(event.mode()) {
+            let Some(copy) = event.debug_copy() else {
+                return self.emit(event);
+            };
+            self.emit(event);
+            copy
+        } else {
+            event
+        };
+        self.emit(StreamEvent::Debug {
+            step,
+            event: Box::new(event),
+        });
     }
 
     pub(super) fn emit(&self, event: StreamEvent<S>) {
@@ -97,6 +121,19 @@ impl<S: State> Streaming<S> {
         }
     }
 
+    /// Emits the `checkpoints` or `tasks` event `event` makes, of step
+    /// `step`, if the sink wants `mode` (or `debug`).
+    pub(super) fn emit_at(
+        &self,
+        mode: StreamMode,
+        step: i64,
+        event: impl FnOnce() -> StreamEvent<S>,
+    ) {
+        if let Some(events) = self.wanting(mode) {
+            events.emit_at(step, event());
+        }
+    }
+
     /// How many events the run has emitted so far.
     pub(super) fn sent(&self) -> usize {
         self.events.as_ref().map_or(0, |e| e.sent())
@@ -116,21 +153,23 @@ impl<S: State> Run<S> {
             checkpoint_id: Some(ids::format_uuid(&self.persist.checkpoint)),
             ..p.config.clone()
         };
-        let parent_config = if self.persist.saved {
-            None
-        } else {
-            p.config.checkpoint_id.as_ref().map(|_| p.config.clone())
-        };
-        events.emit(StreamEvent::Checkpoint(crate::stream::CheckpointEvent {
-            config,
-            parent_config,
-            values: Arc::clone(&self.state),
-            metadata: self.metadata(self.persist.pending_source, self.persist.checkpoint_step),
-            next: tasks
-                .iter()
-                .map(|t| self.graph.nodes[t.node].name.to_string())
-                .collect(),
-        }));
+        // As LangGraph: the parent of the checkpoint stored last (or loaded),
+        // which under `exit` durability is the one the run started from.
+        let parent_config = p.parent.clone();
+        let step = self.persist.checkpoint_step;
+        events.emit_at(
+            step,
+            StreamEvent::Checkpoint(crate::stream::CheckpointEvent {
+                config,
+                parent_config,
+                values: Arc::clone(&self.state),
+                metadata: self.metadata(self.persist.pending_source, step),
+                next: tasks
+                    .iter()
+                    .map(|t| self.graph.nodes[t.node].name.to_string())
+                    .collect(),
+            }),
+        );
     }
 
     /// `tasks` mode: a start event per task that will run (hidden `__start__` excluded).
@@ -151,11 +190,14 @@ impl<S: State> Run<S> {
                     .map(|&c| self.graph.channel_names[c].to_string())
                     .collect(),
             };
-            events.emit(StreamEvent::TaskStart {
-                id: task.id.clone(),
-                name: Arc::clone(&spec.name),
-                triggers,
-            });
+            events.emit_at(
+                self.schedule.step,
+                StreamEvent::TaskStart {
+                    id: task.id.clone(),
+                    name: Arc::clone(&spec.name),
+                    triggers,
+                },
+            );
         }
     }
 
@@ -165,13 +207,16 @@ impl<S: State> Run<S> {
         };
         if let Some(task_id) = failure.failed_task() {
             if let Some(task) = tasks.iter().find(|t| t.id == task_id) {
-                events.emit(StreamEvent::TaskResult {
-                    id: task.id.clone(),
-                    name: Arc::clone(&self.graph.nodes[task.node].name),
-                    error: Some(failure.task_error_text()),
-                    updates: Vec::new(),
-                    interrupts: Vec::new(),
-                });
+                events.emit_at(
+                    self.schedule.step,
+                    StreamEvent::TaskResult {
+                        id: task.id.clone(),
+                        name: Arc::clone(&self.graph.nodes[task.node].name),
+                        error: Some(failure.task_error_text()),
+                        updates: Vec::new(),
+                        interrupts: Vec::new(),
+                    },
+                );
             }
         }
     }

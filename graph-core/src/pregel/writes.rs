@@ -225,13 +225,16 @@ impl<S: State> Run<S> {
                 }
                 // `update_state`'s pseudo task has no id and is not reported.
                 if results && !task.id.is_empty() {
-                    events.emit(StreamEvent::TaskResult {
-                        id: task.id.clone(),
-                        name: Arc::clone(name),
-                        error: None,
-                        updates: out.updates.clone(),
-                        interrupts: Vec::new(),
-                    });
+                    events.emit_at(
+                        self.schedule.step,
+                        StreamEvent::TaskResult {
+                            id: task.id.clone(),
+                            name: Arc::clone(name),
+                            error: None,
+                            updates: out.updates.clone(),
+                            interrupts: Vec::new(),
+                        },
+                    );
                 }
             }
         }
