@@ -9,7 +9,7 @@ pub(crate) mod draw;
 mod edges;
 mod validate;
 
-pub use crate::branch::{BranchRoute, IntoRoutes};
+pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};
 pub use crate::draw::DrawOptions;
 pub use app::{CompiledGraph, GraphStream};
 mod app;
@@ -428,15 +428,86 @@ impl<S: State> StateGraph<S> {
 
     /// Adds a conditional edge: after `source` runs, `router` reads the state (with
     /// `source`'s own writes applied) and returns where to go: a `#[derive(Goto)]`
-    /// value, a node name, `Send`s, or a `Vec` of these.
-    pub fn add_conditional_edges<M, F, R>(mut self, source: impl IntoNodeName<M>, router: F) -> Self
+    /// value, a node name, `Send`s, or a `Vec` of these — or a `Result` of one of
+    /// these, whose `Err` fails the run
+    /// ([`GraphError::RouterFailed`]). The router may take the task's
+    /// [`Context`] as a second parameter, as a node does ([`RouterFn`]).
+    ///
+    /// A `#[derive(Goto)]` enum is the recommended return type: `compile()`
+    /// checks each variant's node exists and the drawing shows every edge. A
+    /// router returning names as strings can be given a path map instead
+    /// ([`add_conditional_edges_with`](Self::add_conditional_edges_with)).
+    pub fn add_conditional_edges<M, N, F>(self, source: impl IntoNodeName<N>, router: F) -> Self
     where
-        F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
-        R: IntoRoutes + 'static,
+        F: RouterFn<S, M>,
+        M: 'static,
+    {
+        self.branch(source.node_name().into_owned(), router, None)
+    }
+
+    /// Adds a conditional edge whose router's results are looked up in
+    /// `path_map` (LangGraph's `add_conditional_edges(source, path, path_map)`):
+    /// the router returns a key, the edge goes to the node the key maps to.
+    ///
+    /// `compile()` checks that every target of the map exists (and, for a
+    /// `#[derive(Goto)]` router, that every variant is a key); the drawing labels
+    /// each edge with its key. A key the router returns that the map does not
+    /// have fails the run with [`GraphError::UnmappedRoute`], naming the router
+    /// and the key. `Send`s pass through unmapped.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph::PathMap;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct Draft { words: u32 }
+    ///
+    /// #[node]
+    /// fn write(d: &Draft) -> DraftUpdate { Draft::update().words(d.words + 100) }
+    /// #[node]
+    /// fn publish(_: &Draft) {}
+    ///
+    /// fn long_enough(d: &Draft) -> &'static str {
+    ///     if d.words >= 200 { "yes" } else { "no" }
+    /// }
+    ///
+    /// let graph = StateGraph::<Draft>::new()
+    ///     .add_node(write)
+    ///     .add_node(publish)
+    ///     .add_edge(START, write)
+    ///     .add_conditional_edges_with(
+    ///         write,
+    ///         long_enough,
+    ///         PathMap::from([("yes", "publish"), ("no", "write")]),
+    ///     )
+    ///     .compile();
+    /// assert!(graph.is_ok());
+    /// ```
+    pub fn add_conditional_edges_with<M, N, F>(
+        self,
+        source: impl IntoNodeName<N>,
+        router: F,
+        path_map: impl Into<PathMap>,
+    ) -> Self
+    where
+        F: RouterFn<S, M>,
+        M: 'static,
+    {
+        self.branch(
+            source.node_name().into_owned(),
+            router,
+            Some(path_map.into()),
+        )
+    }
+
+    fn branch<M, F>(mut self, source: String, router: F, path_map: Option<PathMap>) -> Self
+    where
+        F: RouterFn<S, M>,
+        M: 'static,
     {
         self.branches.push(BranchDef {
-            source: source.node_name().into_owned(),
-            router: Arc::new(BranchFn::new(router)),
+            source,
+            router: Arc::new(BranchFn::new(router, path_map)),
         });
         self
     }
