@@ -4,6 +4,7 @@
 //! duplicate name, a goto target that does not exist) are collected and reported
 //! together by [`StateGraph::compile`].
 
+mod batch;
 mod build;
 pub(crate) mod draw;
 mod edges;
@@ -12,6 +13,7 @@ mod validate;
 pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};
 pub use crate::draw::DrawOptions;
 pub use app::{CompiledGraph, GraphStream};
+pub use batch::{BatchItem, BatchOptions};
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
