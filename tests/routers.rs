@@ -270,11 +270,11 @@ mod path_map {
 
     /// ```text
     /// LangGraph's draw_mermaid() for {"yes": "b", "no": END}:
-    /// 	a -. &nbsp;no&nbsp; .-> __end__;
-    /// 	a -. &nbsp;yes&nbsp; .-> b;
+    ///     a -. &nbsp;no&nbsp; .-> __end__;
+    ///     a -. &nbsp;yes&nbsp; .-> b;
     /// and for the list ["b", END] (keys equal to their targets, no label):
-    /// 	a -.-> __end__;
-    /// 	a -.-> b;
+    ///     a -.-> __end__;
+    ///     a -.-> b;
     /// ```
     #[test]
     fn the_drawing_labels_edges_with_their_keys() {
