@@ -3,7 +3,6 @@
 use crate::command::{Destination, GotoTarget, Route, Send, Targets};
 use crate::context::Context;
 use crate::error::NodeError;
-use crate::graph::IntoNodeName;
 use crate::node::{InputOnly, WithContext};
 use crate::state::State;
 use std::borrow::Cow;
@@ -274,14 +273,9 @@ impl PathMap {
         Self::default()
     }
 
-    /// Maps `key` to `target` (a node, a node name, or `END`), replacing an
-    /// earlier entry for `key`.
-    pub fn route<M>(mut self, key: impl Into<String>, target: impl IntoNodeName<M>) -> Self {
-        self.insert(key.into(), target.node_name().into_owned());
-        self
-    }
+    // `route` (taking nodes as `add_edge` does) is in `graph`, beside `IntoNodeName`.
 
-    fn insert(&mut self, key: String, target: String) {
+    pub(crate) fn insert(&mut self, key: String, target: String) {
         match self.entries.iter_mut().find(|(k, _)| *k == key) {
             Some(entry) => entry.1 = target,
             None => self.entries.push((key, target)),

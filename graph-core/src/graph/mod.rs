@@ -34,6 +34,15 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
+impl PathMap {
+    /// Maps `key` to `target` (a node, a node name, or `END`), replacing an
+    /// earlier entry for `key`.
+    pub fn route<M>(mut self, key: impl Into<String>, target: impl IntoNodeName<M>) -> Self {
+        self.insert(key.into(), target.node_name().into_owned());
+        self
+    }
+}
+
 /// Nodes for [`StateGraph::add_sequence`]: a tuple of nodes (each a `#[node]` fn or
 /// node value), or an array / `Vec` of nodes of one type.
 pub trait NodeSequence<S: State, M> {
