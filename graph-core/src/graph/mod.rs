@@ -528,10 +528,12 @@ impl<S: State> StateGraph<S> {
     /// start, or names its router returns as strings. `targets` is a node, a name,
     /// or a tuple / array of them.
     ///
-    /// Like LangGraph's `destinations=` (and a conditional edge's `path_map`), this
-    /// is only for the drawing, which shows these edges (labelled `Send` when the
-    /// target takes a payload), and for `compile()`, which checks they exist; a
-    /// run is not restricted to them.
+    /// Like LangGraph's `destinations=`, this is only for the drawing, which
+    /// shows these edges (labelled `Send` when the target takes a payload), and
+    /// for `compile()`, which checks they exist; a run is not restricted to
+    /// them. (A path map,
+    /// [`add_conditional_edges_with`](Self::add_conditional_edges_with), does
+    /// restrict its router: a name it does not map fails the run.)
     pub fn destinations<M1, M2>(
         mut self,
         source: impl IntoNodeName<M1>,
