@@ -1,6 +1,9 @@
 //! Conditional edges: routers and what they may return ([`IntoRoutes`]).
 
 use crate::command::{Destination, GotoTarget, Route, Send, Targets};
+use crate::context::Context;
+use crate::error::NodeError;
+use crate::node::{InputOnly, WithContext};
 use crate::state::State;
 use std::borrow::Cow;
 
@@ -100,36 +103,285 @@ impl<G: GotoTarget> IntoRoutes for Vec<Route<G>> {
     }
 }
 
+/// Marker for a router that returns its routes (see [`RouterOutput`]).
+#[doc(hidden)]
+pub struct Infallible;
+/// Marker for a router that returns `Result<routes, E>` (see [`RouterOutput`]).
+#[doc(hidden)]
+pub struct Fallible;
+
+/// What a router returns: its routes ([`IntoRoutes`]), or `Result` of them and
+/// an error. An `Err` fails the run as a node's error does
+/// ([`GraphError::RouterFailed`](crate::GraphError::RouterFailed)).
+#[diagnostic::on_unimplemented(
+    message = "a router cannot return `{Self}`",
+    label = "not a routing result",
+    note = "return a `#[derive(Goto)]` enum, a node name (`&'static str` / `String`), a `stategraph::Send`, a `Vec` of one of these, or a `Result` of one of these and an error"
+)]
+pub trait RouterOutput<M> {
+    /// Appends the chosen destinations, or returns the router's error.
+    #[doc(hidden)]
+    fn into_route_result(self, out: &mut Vec<BranchRoute>) -> Result<(), NodeError>;
+
+    /// The destinations the routes can name.
+    #[doc(hidden)]
+    fn route_targets() -> Targets;
+}
+
+impl<R: IntoRoutes> RouterOutput<Infallible> for R {
+    fn into_route_result(self, out: &mut Vec<BranchRoute>) -> Result<(), NodeError> {
+        self.into_routes(out);
+        Ok(())
+    }
+
+    fn route_targets() -> Targets {
+        R::targets()
+    }
+}
+
+impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> {
+    fn into_route_result(self, out: &mut Vec<BranchRoute>) -> Result<(), NodeError> {
+        self.map_err(Into::into)?.into_routes(out);
+        Ok(())
+    }
+
+    fn route_targets() -> Targets {
+        R::targets()
+    }
+}
+
+/// A router of a conditional edge: a fn or closure taking the state
+/// (`Fn(&S) -> R`), or the state and the task's [`Context`]
+/// (`Fn(&S, &Context) -> R`), where `R` is its routes or a `Result` of them
+/// ([`RouterOutput`]).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Job { tries: u32 }
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("gave up after {0} tries")]
+/// struct GaveUp(u32);
+///
+/// #[node]
+/// fn attempt(job: &Job) -> JobUpdate { Job::update().tries(job.tries + 1) }
+///
+/// let graph = StateGraph::<Job>::new()
+///     .add_node(attempt)
+///     .add_edge(START, attempt)
+///     // The step and the run's config are at hand, and an error fails the run.
+///     .add_conditional_edges(attempt, |job: &Job, ctx: &Context| {
+///         if job.tries >= 3 {
+///             return Err(GaveUp(job.tries));
+///         }
+///         Ok(if ctx.is_last_step() { END } else { "attempt" })
+///     })
+///     .compile();
+/// assert!(graph.is_ok());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a router of a conditional edge",
+    label = "not a router",
+    note = "a router is `Fn(&State) -> R` or `Fn(&State, &Context) -> R`, where `R` is a `#[derive(Goto)]` enum, a node name, a `Send`, a `Vec` of these, or a `Result` of one of these; annotate a closure's parameters (`|s: &MyState|`)"
+)]
+pub trait RouterFn<S: State, M>: std::marker::Send + Sync + 'static {
+    /// Runs the router; `ctx` makes the task's context when it needs one.
+    #[doc(hidden)]
+    fn call_router(
+        &self,
+        state: &S,
+        ctx: &dyn Fn() -> Context,
+        out: &mut Vec<BranchRoute>,
+    ) -> Result<(), NodeError>;
+
+    /// The destinations the router's routes can name.
+    #[doc(hidden)]
+    fn router_targets() -> Targets;
+}
+
+impl<S, F, R, M> RouterFn<S, (InputOnly, M)> for F
+where
+    S: State,
+    F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
+    R: RouterOutput<M>,
+{
+    fn call_router(
+        &self,
+        state: &S,
+        _ctx: &dyn Fn() -> Context,
+        out: &mut Vec<BranchRoute>,
+    ) -> Result<(), NodeError> {
+        self(state).into_route_result(out)
+    }
+
+    fn router_targets() -> Targets {
+        R::route_targets()
+    }
+}
+
+impl<S, F, R, M> RouterFn<S, (WithContext, M)> for F
+where
+    S: State,
+    F: Fn(&S, &Context) -> R + std::marker::Send + Sync + 'static,
+    R: RouterOutput<M>,
+{
+    fn call_router(
+        &self,
+        state: &S,
+        ctx: &dyn Fn() -> Context,
+        out: &mut Vec<BranchRoute>,
+    ) -> Result<(), NodeError> {
+        self(state, &ctx()).into_route_result(out)
+    }
+
+    fn router_targets() -> Targets {
+        R::route_targets()
+    }
+}
+
+/// A conditional edge's path map (LangGraph's `path_map`): the names a router
+/// returns, each mapped to the node (or `END`) it stands for.
+///
+/// Given to [`StateGraph::add_conditional_edges_with`](crate::StateGraph::add_conditional_edges_with):
+/// from pairs `[("key", "node"), ..]` (LangGraph's dict), from a list of node
+/// names `["a", "b", END]` (LangGraph's list: each name maps to itself), or
+/// built with [`route`](Self::route), which also takes `#[node]` fns. `compile()`
+/// checks that every target exists; a name the router returns at run time that
+/// is not a key fails the run
+/// ([`GraphError::UnmappedRoute`](crate::GraphError::UnmappedRoute)), as
+/// LangGraph raises `KeyError`. `Send`s pass through unmapped.
+///
+/// ```
+/// use stategraph::PathMap;
+/// use stategraph::END;
+///
+/// let map = PathMap::from([("yes", "publish"), ("no", END)]);
+/// assert_eq!(map.get("yes"), Some("publish"));
+/// assert_eq!(map.get("maybe"), None);
+///
+/// let list = PathMap::from(["publish", END]);
+/// assert_eq!(list.get("publish"), Some("publish"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct PathMap {
+    /// Key → target, in insertion order; a later entry for a key replaces it.
+    entries: Vec<(String, String)>,
+}
+
+impl PathMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // `route` (taking nodes as `add_edge` does) is in `graph`, beside `IntoNodeName`.
+
+    pub(crate) fn insert(&mut self, key: String, target: String) {
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = target,
+            None => self.entries.push((key, target)),
+        }
+    }
+
+    /// The target `key` maps to.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// The `(key, target)` entries, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, t)| (k.as_str(), t.as_str()))
+    }
+}
+
+impl<K: Into<String>, T: Into<String>, const N: usize> From<[(K, T); N]> for PathMap {
+    fn from(pairs: [(K, T); N]) -> Self {
+        pairs.into_iter().collect()
+    }
+}
+
+impl<K: Into<String>, T: Into<String>> FromIterator<(K, T)> for PathMap {
+    fn from_iter<I: IntoIterator<Item = (K, T)>>(pairs: I) -> Self {
+        let mut map = PathMap::new();
+        for (k, t) in pairs {
+            map.insert(k.into(), t.into());
+        }
+        map
+    }
+}
+
+impl<const N: usize> From<[&str; N]> for PathMap {
+    /// Each name maps to itself (LangGraph's list form).
+    fn from(names: [&str; N]) -> Self {
+        names.into_iter().map(|n| (n, n)).collect()
+    }
+}
+
+impl From<Vec<&str>> for PathMap {
+    /// Each name maps to itself (LangGraph's list form).
+    fn from(names: Vec<&str>) -> Self {
+        names.into_iter().map(|n| (n, n)).collect()
+    }
+}
+
 pub(crate) trait Router<S: State>: std::marker::Send + Sync {
-    fn route(&self, state: &S, out: &mut Vec<BranchRoute>);
+    fn route(
+        &self,
+        state: &S,
+        ctx: &dyn Fn() -> Context,
+        out: &mut Vec<BranchRoute>,
+    ) -> Result<(), NodeError>;
     fn targets(&self) -> Targets;
+    /// The router's name: its fn's or closure's type name.
+    fn name(&self) -> &'static str;
+    fn path_map(&self) -> Option<&PathMap>;
 }
 
-pub(crate) struct BranchFn<F, R> {
+pub(crate) struct BranchFn<F, M> {
     f: F,
-    _marker: std::marker::PhantomData<fn() -> R>,
+    path_map: Option<PathMap>,
+    _marker: std::marker::PhantomData<fn() -> M>,
 }
 
-impl<F, R> BranchFn<F, R> {
-    pub(crate) fn new(f: F) -> Self {
+impl<F, M> BranchFn<F, M> {
+    pub(crate) fn new(f: F, path_map: Option<PathMap>) -> Self {
         BranchFn {
             f,
+            path_map,
             _marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<S, F, R> Router<S> for BranchFn<F, R>
+impl<S, F, M> Router<S> for BranchFn<F, M>
 where
     S: State,
-    F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
-    R: IntoRoutes,
+    F: RouterFn<S, M>,
 {
-    fn route(&self, state: &S, out: &mut Vec<BranchRoute>) {
-        (self.f)(state).into_routes(out);
+    fn route(
+        &self,
+        state: &S,
+        ctx: &dyn Fn() -> Context,
+        out: &mut Vec<BranchRoute>,
+    ) -> Result<(), NodeError> {
+        self.f.call_router(state, ctx, out)
     }
 
     fn targets(&self) -> Targets {
-        R::targets()
+        F::router_targets()
+    }
+
+    fn name(&self) -> &'static str {
+        std::any::type_name::<F>()
+    }
+
+    fn path_map(&self) -> Option<&PathMap> {
+        self.path_map.as_ref()
     }
 }

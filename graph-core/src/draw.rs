@@ -46,7 +46,7 @@ impl DrawOptions {
 }
 
 /// How an edge of the drawing was declared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum EdgeKind {
     /// `add_edge(a, b)`.
     Static,
@@ -54,6 +54,8 @@ pub(crate) enum EdgeKind {
     Join,
     /// A target of a conditional edge's router type.
     Conditional,
+    /// A target of a conditional edge's path map, labelled with its key.
+    Mapped(String),
     /// A target of a node's `Command` goto type.
     Goto,
     /// A destination declared with `StateGraph::destinations`.
@@ -106,9 +108,10 @@ impl Drawing {
         }
         for (from, to, kind) in &flat.edges {
             let arrow = match kind {
-                EdgeKind::Static | EdgeKind::Join => "-->",
-                EdgeKind::Conditional | EdgeKind::Goto | EdgeKind::Declared => "-.->",
-                EdgeKind::Send => "-. Send .->",
+                EdgeKind::Static | EdgeKind::Join => "-->".into(),
+                EdgeKind::Conditional | EdgeKind::Goto | EdgeKind::Declared => "-.->".into(),
+                EdgeKind::Mapped(key) => format!("-. {} .->", key.replace('"', "#quot;")),
+                EdgeKind::Send => "-. Send .->".into(),
             };
             let _ = writeln!(out, "\t{} {arrow} {};", id(from), id(to));
         }
@@ -154,9 +157,12 @@ impl Drawing {
         }
         for (from, to, kind) in &flat.edges {
             let style = match kind {
-                EdgeKind::Static | EdgeKind::Join => "",
-                EdgeKind::Conditional | EdgeKind::Goto | EdgeKind::Declared => " [style=dashed]",
-                EdgeKind::Send => " [style=dashed label=\"Send\"]",
+                EdgeKind::Static | EdgeKind::Join => String::new(),
+                EdgeKind::Conditional | EdgeKind::Goto | EdgeKind::Declared => {
+                    " [style=dashed]".into()
+                }
+                EdgeKind::Mapped(key) => format!(" [style=dashed label={}]", quote(key)),
+                EdgeKind::Send => " [style=dashed label=\"Send\"]".into(),
             };
             let _ = writeln!(out, "\t{} -> {}{style};", quote(from), quote(to));
         }
@@ -248,7 +254,7 @@ impl Flat {
             None => format!("{prefix}{name}"),
         };
         for (from, to, kind) in &drawing.edges {
-            self.edges.push((out_of(from), into(to), *kind));
+            self.edges.push((out_of(from), into(to), kind.clone()));
         }
         if level > 0 {
             // In a box, a node that routes nowhere ends its branch: drawn as the

@@ -114,7 +114,8 @@ pub use error::{
 };
 pub use field::{Field, Has, UpdateOf};
 pub use graph::{
-    CompileOptions, CompiledGraph, DrawOptions, IntoCheckpointer, NodeOptions, StateGraph,
+    BatchItem, BatchOptions, CompileOptions, CompiledGraph, DrawOptions, IntoCheckpointer,
+    NodeOptions, PathMap, RouterFn, RouterOutput, StateGraph,
 };
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput};

@@ -97,6 +97,28 @@ pub enum GraphProblem {
         /// The missing node.
         target: String,
     },
+    /// A conditional edge's path map sends `key` to a node the graph does not
+    /// have (or to `START`).
+    UnknownPathMapTarget {
+        /// The node the conditional edge starts at.
+        source: String,
+        /// The router's type name.
+        router: String,
+        /// The key.
+        key: String,
+        /// The missing node.
+        target: String,
+    },
+    /// A conditional edge's router type (`#[derive(Goto)]`) can return
+    /// `key`, which its path map does not have.
+    UnmappedBranchTarget {
+        /// The node the conditional edge starts at.
+        source: String,
+        /// The router's type name.
+        router: String,
+        /// The destination of a variant, missing from the path map's keys.
+        key: String,
+    },
     /// A node's `Command` goto type names a node the graph does not have.
     UnknownGotoTarget {
         /// The node whose goto type it is.
@@ -253,6 +275,25 @@ impl fmt::Display for GraphProblem {
                 f,
                 "At '{source}' node, the conditional edge found unknown target '{target}': add a \
                  node named `{target}` or remove that variant from the router's goto type"
+            ),
+            P::UnknownPathMapTarget {
+                source,
+                router,
+                key,
+                target,
+            } => write!(
+                f,
+                "At '{source}' node, '{router}' branch found unknown target '{target}' (path map \
+                 key '{key}'): add a node named `{target}`, or map '{key}' to an existing node"
+            ),
+            P::UnmappedBranchTarget {
+                source,
+                router,
+                key,
+            } => write!(
+                f,
+                "At '{source}' node, '{router}' branch can return '{key}' (a variant of its goto \
+                 type), which its path map does not have: add '{key}' to the path map"
             ),
             P::UnknownGotoTarget { node, target } => write!(
                 f,

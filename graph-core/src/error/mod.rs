@@ -634,6 +634,47 @@ pub enum GraphError {
         message: String,
     },
 
+    /// The router of a conditional edge from `node` returned `Err` (a router
+    /// returning `Result`). The error is the
+    /// [`source`](std::error::Error::source). As when a router panics, the run
+    /// stopped without applying the step: with a checkpointer the thread keeps
+    /// its last checkpoint, and invoking it again runs `node`'s task again.
+    #[error("the router of a conditional edge from node `{node}` failed ({})", RouterAt(task_id, *step))]
+    RouterFailed {
+        /// The node the conditional edge leaves.
+        node: String,
+        /// The router's type name (its fn's path, or the closure's).
+        router: String,
+        /// The task whose routes were being resolved (empty for `update_state`).
+        task_id: String,
+        /// The superstep.
+        step: i64,
+        /// What the router returned.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// The router of a conditional edge from `node` returned `key`, which its
+    /// path map ([`PathMap`](crate::PathMap)) does not have (LangGraph raises
+    /// `KeyError`). The run stopped without applying the step, as for
+    /// [`RouterFailed`](Self::RouterFailed).
+    #[error(
+        "the router `{router}` of a conditional edge from node `{node}` returned `{key}`, which \
+         is not a key of its path map (keys: {}): add `{key}` to the path map, or return one of \
+         its keys",
+        keys.join(", ")
+    )]
+    UnmappedRoute {
+        /// The node the conditional edge leaves.
+        node: String,
+        /// The router's type name (its fn's path, or the closure's).
+        router: String,
+        /// What the router returned (`__end__` for `END`).
+        key: String,
+        /// The path map's keys.
+        keys: Vec<String>,
+    },
+
     /// Code of yours that the engine runs outside a node's body panicked: a
     /// reducer, a router, a `Serialize` or `Deserialize` impl, a retry predicate
     /// ([`PanicSite`] says which, and where). The panic was caught and the run
@@ -725,6 +766,18 @@ pub enum GraphError {
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
     NoCheckpointer(&'static str),
+}
+
+/// Where a router ran: its task and step (`update_state` has no task).
+struct RouterAt<'a>(&'a str, i64);
+
+impl fmt::Display for RouterAt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            "" => write!(f, "update_state, step {}", self.1),
+            task_id => write!(f, "task {task_id}, step {}", self.1),
+        }
+    }
 }
 
 /// `compile()`'s problems, one per line.

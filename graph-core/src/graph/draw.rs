@@ -33,7 +33,7 @@ impl Drawing {
             for source in &edge.sources {
                 drawing
                     .edges
-                    .push((source.clone(), edge.target.clone(), kind));
+                    .push((source.clone(), edge.target.clone(), kind.clone()));
             }
         }
         let mut declared = |from: &str, targets: Targets, kind: EdgeKind| match targets {
@@ -43,22 +43,38 @@ impl Drawing {
                         Destination::Node(n) => (*n).to_owned(),
                         Destination::End => END.to_owned(),
                     };
-                    drawing.edges.push((from.to_owned(), to, kind));
+                    drawing.edges.push((from.to_owned(), to, kind.clone()));
                 }
             }
             Targets::Dynamic => drawing.dynamic.push(from.to_owned()),
             Targets::None => {}
         };
+        let mut mapped = Vec::new();
         for branch in &graph.branches {
-            declared(
-                &branch.source,
-                branch.router.targets(),
-                EdgeKind::Conditional,
-            );
+            match branch.router.path_map() {
+                // As LangGraph: each key labels its edge, unless it is the
+                // target's own name (a list path map).
+                Some(map) => {
+                    for (key, target) in map.iter() {
+                        let kind = if key == target {
+                            EdgeKind::Conditional
+                        } else {
+                            EdgeKind::Mapped(key.to_owned())
+                        };
+                        mapped.push((branch.source.clone(), target.to_owned(), kind));
+                    }
+                }
+                None => declared(
+                    &branch.source,
+                    branch.router.targets(),
+                    EdgeKind::Conditional,
+                ),
+            }
         }
         for node in &graph.nodes {
             declared(&node.name, node.runner.targets(), EdgeKind::Goto);
         }
+        drawing.edges.extend(mapped);
         let takes_payload: HashSet<&str> = graph
             .nodes
             .iter()

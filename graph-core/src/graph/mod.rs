@@ -4,14 +4,16 @@
 //! duplicate name, a goto target that does not exist) are collected and reported
 //! together by [`StateGraph::compile`].
 
+mod batch;
 mod build;
 pub(crate) mod draw;
 mod edges;
 mod validate;
 
-pub use crate::branch::{BranchRoute, IntoRoutes};
+pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};
 pub use crate::draw::DrawOptions;
 pub use app::{CompiledGraph, GraphStream};
+pub use batch::{BatchItem, BatchOptions};
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
@@ -31,6 +33,15 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
+
+impl PathMap {
+    /// Maps `key` to `target` (a node, a node name, or `END`), replacing an
+    /// earlier entry for `key`.
+    pub fn route<M>(mut self, key: impl Into<String>, target: impl IntoNodeName<M>) -> Self {
+        self.insert(key.into(), target.node_name().into_owned());
+        self
+    }
+}
 
 /// Nodes for [`StateGraph::add_sequence`]: a tuple of nodes (each a `#[node]` fn or
 /// node value), or an array / `Vec` of nodes of one type.
@@ -428,15 +439,86 @@ impl<S: State> StateGraph<S> {
 
     /// Adds a conditional edge: after `source` runs, `router` reads the state (with
     /// `source`'s own writes applied) and returns where to go: a `#[derive(Goto)]`
-    /// value, a node name, `Send`s, or a `Vec` of these.
-    pub fn add_conditional_edges<M, F, R>(mut self, source: impl IntoNodeName<M>, router: F) -> Self
+    /// value, a node name, `Send`s, or a `Vec` of these — or a `Result` of one of
+    /// these, whose `Err` fails the run
+    /// ([`GraphError::RouterFailed`]). The router may take the task's
+    /// [`Context`] as a second parameter, as a node does ([`RouterFn`]).
+    ///
+    /// A `#[derive(Goto)]` enum is the recommended return type: `compile()`
+    /// checks each variant's node exists and the drawing shows every edge. A
+    /// router returning names as strings can be given a path map instead
+    /// ([`add_conditional_edges_with`](Self::add_conditional_edges_with)).
+    pub fn add_conditional_edges<M, N, F>(self, source: impl IntoNodeName<N>, router: F) -> Self
     where
-        F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
-        R: IntoRoutes + 'static,
+        F: RouterFn<S, M>,
+        M: 'static,
+    {
+        self.branch(source.node_name().into_owned(), router, None)
+    }
+
+    /// Adds a conditional edge whose router's results are looked up in
+    /// `path_map` (LangGraph's `add_conditional_edges(source, path, path_map)`):
+    /// the router returns a key, the edge goes to the node the key maps to.
+    ///
+    /// `compile()` checks that every target of the map exists (and, for a
+    /// `#[derive(Goto)]` router, that every variant is a key); the drawing labels
+    /// each edge with its key. A key the router returns that the map does not
+    /// have fails the run with [`GraphError::UnmappedRoute`], naming the router
+    /// and the key. `Send`s pass through unmapped.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph::PathMap;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct Draft { words: u32 }
+    ///
+    /// #[node]
+    /// fn write(d: &Draft) -> DraftUpdate { Draft::update().words(d.words + 100) }
+    /// #[node]
+    /// fn publish(_: &Draft) {}
+    ///
+    /// fn long_enough(d: &Draft) -> &'static str {
+    ///     if d.words >= 200 { "yes" } else { "no" }
+    /// }
+    ///
+    /// let graph = StateGraph::<Draft>::new()
+    ///     .add_node(write)
+    ///     .add_node(publish)
+    ///     .add_edge(START, write)
+    ///     .add_conditional_edges_with(
+    ///         write,
+    ///         long_enough,
+    ///         PathMap::from([("yes", "publish"), ("no", "write")]),
+    ///     )
+    ///     .compile();
+    /// assert!(graph.is_ok());
+    /// ```
+    pub fn add_conditional_edges_with<M, N, F>(
+        self,
+        source: impl IntoNodeName<N>,
+        router: F,
+        path_map: impl Into<PathMap>,
+    ) -> Self
+    where
+        F: RouterFn<S, M>,
+        M: 'static,
+    {
+        self.branch(
+            source.node_name().into_owned(),
+            router,
+            Some(path_map.into()),
+        )
+    }
+
+    fn branch<M, F>(mut self, source: String, router: F, path_map: Option<PathMap>) -> Self
+    where
+        F: RouterFn<S, M>,
+        M: 'static,
     {
         self.branches.push(BranchDef {
-            source: source.node_name().into_owned(),
-            router: Arc::new(BranchFn::new(router)),
+            source,
+            router: Arc::new(BranchFn::new(router, path_map)),
         });
         self
     }
@@ -446,10 +528,12 @@ impl<S: State> StateGraph<S> {
     /// start, or names its router returns as strings. `targets` is a node, a name,
     /// or a tuple / array of them.
     ///
-    /// Like LangGraph's `destinations=` (and a conditional edge's `path_map`), this
-    /// is only for the drawing, which shows these edges (labelled `Send` when the
-    /// target takes a payload), and for `compile()`, which checks they exist; a
-    /// run is not restricted to them.
+    /// Like LangGraph's `destinations=`, this is only for the drawing, which
+    /// shows these edges (labelled `Send` when the target takes a payload), and
+    /// for `compile()`, which checks they exist; a run is not restricted to
+    /// them. (A path map,
+    /// [`add_conditional_edges_with`](Self::add_conditional_edges_with), does
+    /// restrict its router: a name it does not map fails the run.)
     pub fn destinations<M1, M2>(
         mut self,
         source: impl IntoNodeName<M1>,

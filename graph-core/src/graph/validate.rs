@@ -193,7 +193,42 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
         if src == START {
             has_entry = true;
         }
-        if let Targets::Declared(targets) = branch.router.targets() {
+        if let Some(map) = branch.router.path_map() {
+            let router = branch.router.name();
+            for (key, target) in map.iter() {
+                if target == START || (target != END && !names.contains(target)) {
+                    errors.push(GraphProblem::UnknownPathMapTarget {
+                        source: src.to_owned(),
+                        router: router.to_owned(),
+                        key: key.to_owned(),
+                        target: target.to_owned(),
+                    });
+                } else if target != END {
+                    pull_targets.push((
+                        target.to_owned(),
+                        Reach::ConditionalEdge {
+                            source: src.to_owned(),
+                        },
+                    ));
+                }
+            }
+            // A typed router's every destination must be a key.
+            if let Targets::Declared(targets) = branch.router.targets() {
+                for t in targets {
+                    let key = match t {
+                        Destination::Node(n) => n,
+                        Destination::End => END,
+                    };
+                    if map.get(key).is_none() {
+                        errors.push(GraphProblem::UnmappedBranchTarget {
+                            source: src.to_owned(),
+                            router: router.to_owned(),
+                            key: key.to_owned(),
+                        });
+                    }
+                }
+            }
+        } else if let Targets::Declared(targets) = branch.router.targets() {
             for t in targets {
                 if let Destination::Node(t) = t {
                     if !names.contains(t) {

@@ -214,7 +214,7 @@ impl EarlyWrites {
 }
 
 impl<S: State> Run<S> {
-    fn custom_sink(&self) -> Option<CustomSink> {
+    pub(super) fn custom_sink(&self) -> Option<CustomSink> {
         let events = self.stream.events.as_ref()?;
         if !events.wants(StreamMode::Custom) {
             return None;
@@ -228,7 +228,7 @@ impl<S: State> Run<S> {
         }))
     }
 
-    fn message_sink(&self) -> Option<MessageSink> {
+    pub(super) fn message_sink(&self) -> Option<MessageSink> {
         let events = self.stream.events.as_ref()?;
         if !events.wants(StreamMode::Messages) {
             return None;
@@ -388,7 +388,7 @@ impl<S: State> Run<S> {
     }
 
     /// What this step's tasks pass to the graphs they run nested.
-    fn step_scope(&self) -> StepScope {
+    pub(super) fn step_scope(&self) -> StepScope {
         StepScope {
             step: self.schedule.step,
             stop: self.schedule.stop,

@@ -6,7 +6,8 @@ use super::{Run, Task};
 use crate::branch::BranchRoute;
 use crate::command::Send;
 use crate::compiled::{EdgeWrite, Graph};
-use crate::error::{GraphError, InvalidUpdateError, PanicSite};
+use crate::context::{Context, StreamSinks};
+use crate::error::{GraphError, InvalidUpdateError, NodeError, PanicSite};
 use crate::ids::TaskPath;
 use crate::node::{NodeOutput, RouteWrite};
 use crate::state::{FieldSet, State, StateUpdate};
@@ -14,6 +15,7 @@ use crate::stream::{StreamEvent, StreamMode};
 use crate::unwind;
 use crate::{END, START};
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A write to an engine-owned channel.
@@ -62,26 +64,67 @@ fn goto_write<S: State>(graph: &Graph<S>, from: &str, target: &str, out: &mut Co
 }
 
 /// Runs the conditional edges of `task`'s node against `state`; a router that
-/// panics is [`PanicSite::Router`].
+/// panics is [`PanicSite::Router`], one that returns `Err` is
+/// [`GraphError::RouterFailed`], a name missing from its path map is
+/// [`GraphError::UnmappedRoute`]. `ctx` makes the task's context for routers
+/// that take it.
 fn route<S: State>(
     graph: &Graph<S>,
     task: &Task<S>,
     step: i64,
     state: &S,
+    ctx: &dyn Fn() -> Context,
     out: &mut ControlWrites,
 ) -> Result<(), GraphError> {
     let spec = &graph.nodes[task.node];
     let mut routes = Vec::new();
     for router in &spec.branches {
         routes.clear();
-        unwind::catch(|| router.route(state, &mut routes)).map_err(|panic| {
-            panic.at(PanicSite::Router {
+        unwind::catch(|| router.route(state, ctx, &mut routes))
+            .map_err(|panic| {
+                panic.at(PanicSite::Router {
+                    node: spec.name.to_string(),
+                    task_id: task.id.clone(),
+                    step,
+                })
+            })?
+            .map_err(|error| GraphError::RouterFailed {
                 node: spec.name.to_string(),
+                router: router.name().to_owned(),
                 task_id: task.id.clone(),
                 step,
-            })
-        })?;
+                source: if error.is_interrupt() {
+                    NodeError::msg(
+                        "a router cannot interrupt: call `Context::interrupt` in a node (the \
+                         router's source node, or a node it routes to)",
+                    )
+                    .into_boxed()
+                } else {
+                    error.into_boxed()
+                },
+            })?;
         for r in routes.drain(..) {
+            let r = match (router.path_map(), r) {
+                (_, r @ BranchRoute::Send(_)) | (None, r) => r,
+                (Some(map), r) => {
+                    let key = match &r {
+                        BranchRoute::Node(name) => name.as_ref(),
+                        _ => END,
+                    };
+                    match map.get(key) {
+                        Some(END) => BranchRoute::End,
+                        Some(target) => BranchRoute::Node(Cow::Owned(target.to_owned())),
+                        None => {
+                            return Err(GraphError::UnmappedRoute {
+                                node: spec.name.to_string(),
+                                router: router.name().to_owned(),
+                                key: key.to_owned(),
+                                keys: map.iter().map(|(k, _)| k.to_owned()).collect(),
+                            })
+                        }
+                    }
+                }
+            };
             match r {
                 BranchRoute::End => {}
                 BranchRoute::Node(name) if name == START => {
@@ -128,6 +171,22 @@ fn routes_and_edges<S: State>(
 }
 
 impl<S: State> Run<S> {
+    /// The context a router of `task`'s node is given: the task's node, id and
+    /// step, the run's config and stream; no interrupt answers (a router cannot
+    /// pause).
+    fn router_context(&self, task: &Task<S>) -> Context {
+        Context::new(
+            Arc::clone(&self.graph.nodes[task.node].name),
+            task.id.clone(),
+            Arc::new(self.step_scope()),
+            StreamSinks {
+                custom: self.custom_sink(),
+                messages: self.message_sink(),
+            },
+            None,
+        )
+    }
+
     /// Resolves one finished task's writes on its own (routers read a private copy
     /// with only this task's updates). Used where the copy-free strategies of
     /// `apply` do not fit: persisting the writes of a step that failed.
@@ -141,7 +200,14 @@ impl<S: State> Run<S> {
         routes_and_edges(graph, task.node, &mut out, &mut control);
         if !graph.nodes[task.node].branches.is_empty() {
             if out.updates.iter().all(|u| u.is_empty()) {
-                route(graph, task, self.schedule.step, &self.state, &mut control)?;
+                route(
+                    graph,
+                    task,
+                    self.schedule.step,
+                    &self.state,
+                    &|| self.router_context(task),
+                    &mut control,
+                )?;
             } else {
                 self.route_on_own_writes(task, &out.updates, &mut control)?;
             }
@@ -166,7 +232,14 @@ impl<S: State> Run<S> {
         let mut own = updates.to_vec();
         unwind::catch(|| fresh.apply_updates(&mut channels, &mut own, &mut FieldSet::default()))
             .map_err(|panic| panic.applying(self.schedule.step))??;
-        route(&self.graph, task, self.schedule.step, &fresh, out)
+        route(
+            &self.graph,
+            task,
+            self.schedule.step,
+            &fresh,
+            &|| self.router_context(task),
+            out,
+        )
     }
 
     /// Applies one superstep's writes. `input`, when given, is written to
@@ -298,6 +371,7 @@ impl<S: State> Run<S> {
                     &tasks[ti],
                     self.schedule.step,
                     &self.state,
+                    &|| self.router_context(&tasks[ti]),
                     &mut control[ti],
                 )?;
             } else if writers == 1 {
@@ -332,6 +406,7 @@ impl<S: State> Run<S> {
                 &tasks[ti],
                 self.schedule.step,
                 &self.state,
+                &|| self.router_context(&tasks[ti]),
                 &mut control[ti],
             )?;
         }
