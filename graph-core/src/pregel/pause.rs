@@ -118,6 +118,16 @@ impl<S: State> Run<S> {
         tasks: &[Task<S>],
         mut results: Vec<Option<TaskResult<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
+        if self.persist.saver.is_none() && self.nested.is_none() {
+            // As in LangGraph, the run still returns the interrupt; only a
+            // resume would fail (`NoCheckpointer`). Say so where it happens.
+            tracing::warn!(
+                step = self.schedule.step,
+                "a node called interrupt in a graph without a checkpointer: the run \
+                 returns the interrupt, but it cannot be resumed; compile the graph \
+                 with `compile_with(saver)` and run it on a thread"
+            );
+        }
         let mut all = Vec::new();
         let mut nested_breakpoints = Vec::new();
         for (task, result) in tasks.iter().zip(&results) {
