@@ -1,0 +1,37 @@
+use stategraph::prelude::*;
+
+#[derive(State, Clone, Default, Serialize, Deserialize)]
+struct Overall {
+    question: String,
+}
+
+#[derive(Schema)]
+struct NoAttribute {
+    question: String,
+}
+
+#[derive(Schema)]
+#[schema]
+struct EmptyAttribute {
+    question: String,
+}
+
+#[derive(Schema)]
+#[schema(crate = stategraph)]
+struct NoState {
+    question: String,
+}
+
+#[derive(Schema)]
+#[schema(state = Overall, sate = Overall)]
+struct UnknownOption {
+    question: String,
+}
+
+#[derive(Schema)]
+#[schema(state = Overall, state = Overall)]
+struct DuplicateState {
+    question: String,
+}
+
+fn main() {}
