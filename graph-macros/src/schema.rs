@@ -85,12 +85,28 @@ fn container_attrs(cx: &Ctxt, input: &DeriveInput) -> (Option<Type>, Option<syn:
     (state, krate)
 }
 
+/// `#[schema]` belongs on the struct; on a field it would be silently ignored.
+fn reject_field_attrs(cx: &Ctxt, fields: &syn::FieldsNamed) {
+    for attr in fields.named.iter().flat_map(|f| &f.attrs) {
+        if attr.path() == SCHEMA {
+            cx.error_spanned_by(
+                attr,
+                "not expected here; #[schema(state = ..)] belongs on the struct, and a field \
+                 of the schema takes no options (it has the name and type of the state's field)",
+            );
+        }
+    }
+}
+
 fn named_fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<&'a syn::FieldsNamed> {
     const NAMED: &str = "#[derive(Schema)] needs a struct with named fields, each the name of a \
                          field of the state: `struct Name { field: Type, .. }`";
     match &input.data {
         Data::Struct(data) => match &data.fields {
-            Fields::Named(fields) => Some(fields),
+            Fields::Named(fields) => {
+                reject_field_attrs(cx, fields);
+                Some(fields)
+            }
             Fields::Unnamed(fields) => {
                 cx.error_spanned_by(fields, NAMED);
                 None
