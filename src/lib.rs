@@ -183,7 +183,8 @@ pub use graph_macros::State;
 /// (`app.invoke(Question { .. }, ..)`), the struct writes only its fields, through
 /// their channels (a reducer folds the value in); as output
 /// ([`CompiledGraph::with_output`]), it is cloned from the final state. Nodes and
-/// streams see the whole state. `#[schema(crate = path)]` tells the expansion where
+/// streams see the whole state. The schema reads the state's fields, so they must
+/// be visible where it is declared (the same module, or `pub` fields). `#[schema(crate = path)]` tells the expansion where
 /// this crate is ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
 /// ```
