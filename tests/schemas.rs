@@ -9,6 +9,7 @@
 use futures::StreamExt;
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
+use stategraph::BatchOptions;
 use std::sync::{Arc, Mutex};
 
 fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
@@ -288,5 +289,63 @@ async fn an_input_field_with_a_reducer_is_folded_in() {
                 .map(String::from)
                 .to_vec(),
         }
+    );
+}
+
+// app.batch([{"question": "q1"}, {"question": "q2"}])
+//   [{'answer': 'a:q1'}, {'answer': 'a:q2'}]
+// sorted(app.batch_as_completed([{"question": "q1"}, {"question": "q2"}]))
+//   [(0, {'answer': 'a:q1'}), (1, {'answer': 'a:q2'})]
+#[tokio::test]
+async fn batch_returns_the_output_schema() {
+    let app = StateGraph::<Overall>::new()
+        .add_node(node_fn("think", |s: &Overall| {
+            Overall::update().answer(format!("a:{}", s.question))
+        }))
+        .add_edge(START, "think")
+        .compile()
+        .unwrap()
+        .with_output::<Out>();
+    let runs = || ["q1", "q2"].map(|q| (In { question: q.into() }, RunConfig::new()));
+    let answers: Vec<Out> = app
+        .batch(runs(), BatchOptions::new())
+        .await
+        .into_iter()
+        .map(|result| result.unwrap().state)
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            Out {
+                answer: "a:q1".into()
+            },
+            Out {
+                answer: "a:q2".into()
+            }
+        ]
+    );
+
+    let mut done: Vec<(usize, Out)> = app
+        .batch_stream(runs(), BatchOptions::new())
+        .map(|(i, result)| (i, result.unwrap().state))
+        .collect()
+        .await;
+    done.sort_by_key(|(i, _)| *i);
+    assert_eq!(
+        done,
+        [
+            (
+                0,
+                Out {
+                    answer: "a:q1".into()
+                }
+            ),
+            (
+                1,
+                Out {
+                    answer: "a:q2".into()
+                }
+            ),
+        ]
     );
 }

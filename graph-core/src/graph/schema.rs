@@ -2,10 +2,11 @@
 
 use crate::config::RunConfig;
 use crate::error::GraphError;
-use crate::graph::{CompiledGraph, GraphStream};
+use crate::graph::{BatchItem, BatchOptions, CompiledGraph, GraphStream};
 use crate::io::{GraphInput, GraphOutput, OutputSchema};
 use crate::state::State;
 use crate::stream::StreamModes;
+use futures::{Stream, StreamExt};
 use std::marker::PhantomData;
 
 impl<S: State> CompiledGraph<S> {
@@ -60,7 +61,8 @@ impl<S: State> CompiledGraph<S> {
 
 /// A compiled graph whose [`invoke`](Self::invoke) returns the output schema `O`
 /// instead of the state; made by
-/// [`CompiledGraph::with_output`]. It dereferences to the graph, for
+/// [`CompiledGraph::with_output`]; so do [`batch`](Self::batch) and
+/// [`batch_stream`](Self::batch_stream). It dereferences to the graph, for
 /// `get_state`, `update_state` and the rest, which read the whole state.
 pub struct WithOutput<S: State, O> {
     graph: CompiledGraph<S>,
@@ -116,6 +118,40 @@ impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
         modes: impl Into<StreamModes>,
     ) -> GraphStream<S> {
         self.graph.stream(input, config, modes)
+    }
+
+    /// Runs the graph once per `(input, config)` pair as
+    /// [`CompiledGraph::batch`] does; each result holds `O`'s fields.
+    pub async fn batch<I>(
+        &self,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: BatchOptions,
+    ) -> Vec<Result<GraphOutput<O>, GraphError>>
+    where
+        I: Into<GraphInput<S>>,
+    {
+        self.graph
+            .batch(runs, options)
+            .await
+            .into_iter()
+            .map(|result| result.map(|out| out.map(|state| O::from_state(&state))))
+            .collect()
+    }
+
+    /// Runs the graph once per `(input, config)` pair as
+    /// [`CompiledGraph::batch_stream`] does; each result holds `O`'s fields.
+    pub fn batch_stream<I>(
+        &self,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: BatchOptions,
+    ) -> impl Stream<Item = BatchItem<O>> + Send + Unpin + 'static
+    where
+        I: Into<GraphInput<S>>,
+        O: Send + 'static,
+    {
+        self.graph
+            .batch_stream(runs, options)
+            .map(|(i, result)| (i, result.map(|out| out.map(|state| O::from_state(&state)))))
     }
 
     /// The graph, without the output schema.
