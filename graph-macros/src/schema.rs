@@ -39,7 +39,8 @@ fn container_attrs(cx: &Ctxt, input: &DeriveInput) -> (Option<Type>, Option<syn:
     let mut state: Option<Type> = None;
     let mut krate = None;
     let mut seen = false;
-    // An attribute without options is reported as such, not also as lacking `state`.
+    // An attribute with an error (no options, a bad `state`) is reported as such,
+    // not also as lacking `state`.
     let mut reported = false;
     for attr in input.attrs.iter().filter(|a| a.path() == SCHEMA) {
         seen = true;
@@ -51,7 +52,13 @@ fn container_attrs(cx: &Ctxt, input: &DeriveInput) -> (Option<Type>, Option<syn:
         let mut errors = Vec::new();
         let result = attr.parse_nested_meta(|meta| {
             if meta.path == STATE {
-                let ty: Type = meta.value()?.parse()?;
+                let Ok(value) = meta.value() else {
+                    errors.push(meta.error(format!("expected a value; {USAGE}")));
+                    return Ok(());
+                };
+                let ty: Type = value.parse().map_err(|err| {
+                    syn::Error::new(err.span(), format!("expected a type; {USAGE}"))
+                })?;
                 if state.is_some() {
                     errors.push(meta.error("duplicate `state` option of #[schema]; remove one"));
                 } else {
@@ -68,6 +75,7 @@ fn container_attrs(cx: &Ctxt, input: &DeriveInput) -> (Option<Type>, Option<syn:
             }
         });
         for err in errors.into_iter().chain(result.err()) {
+            reported = true;
             cx.syn_error(err);
         }
     }

@@ -34,4 +34,16 @@ struct DuplicateState {
     question: String,
 }
 
+#[derive(Schema)]
+#[schema(state)]
+struct StateWithoutValue {
+    question: String,
+}
+
+#[derive(Schema)]
+#[schema(state = 1)]
+struct StateNotAType {
+    question: String,
+}
+
 fn main() {}
