@@ -109,8 +109,9 @@ impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
         Ok(out.map(|state| O::from_state(&state)))
     }
 
-    /// Runs the graph as [`CompiledGraph::stream`] does: `values` and `updates`
-    /// events carry the whole state, as LangGraph's do with an output schema.
+    /// Runs the graph as [`CompiledGraph::stream`] does: `values` events carry
+    /// the whole state and `updates` events every field a node wrote, not only
+    /// `O`'s, as LangGraph's do with an output schema.
     pub fn stream(
         &self,
         input: impl Into<GraphInput<S>>,
