@@ -193,3 +193,128 @@ fn expand(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    /// The state and the number of errors of the container attributes.
+    fn parse(input: DeriveInput) -> (Option<String>, usize) {
+        let cx = Ctxt::new();
+        let (state, _) = container_attrs(&cx, &input);
+        let errors = cx.check().map_or_else(|e| e.into_iter().count(), |()| 0);
+        (state.map(|ty| quote!(#ty).to_string()), errors)
+    }
+
+    #[test]
+    fn reads_the_state_and_reports_each_mistake_once() {
+        let cases: Vec<(DeriveInput, Option<&str>, usize)> = vec![
+            (
+                parse_quote!(
+                    #[schema(state = Chat<M>, crate = sg)]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                Some("Chat < M >"),
+                0,
+            ),
+            (
+                parse_quote!(
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                None,
+                1,
+            ),
+            (
+                parse_quote!(
+                    #[schema]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                None,
+                1,
+            ),
+            (
+                parse_quote!(
+                    #[schema(state)]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                None,
+                1,
+            ),
+            (
+                parse_quote!(
+                    #[schema(state = 1)]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                None,
+                1,
+            ),
+            (
+                parse_quote!(
+                    #[schema(crate = sg)]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                None,
+                1,
+            ),
+            (
+                parse_quote!(
+                    #[schema(state = S, state = T)]
+                    struct A {
+                        x: u8,
+                    }
+                ),
+                Some("S"),
+                1,
+            ),
+        ];
+        for (input, state, errors) in cases {
+            let shown = quote!(#input).to_string();
+            assert_eq!(parse(input), (state.map(str::to_owned), errors), "{shown}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_input_expands_to_its_errors_only() {
+        let input: DeriveInput = parse_quote!(
+            #[schema(state = S)]
+            enum E {
+                A,
+            }
+        );
+        let tokens = derive(&input).to_string();
+        assert!(tokens.contains("compile_error"), "{tokens}");
+        assert!(!tokens.contains("OutputSchema"), "{tokens}");
+    }
+
+    #[test]
+    fn a_valid_input_implements_both_schemas_and_graph_input() {
+        let input: DeriveInput = parse_quote!(
+            #[schema(state = S, crate = ::stategraph)]
+            struct A {
+                x: u8,
+            }
+        );
+        let tokens = derive(&input).to_string();
+        for expected in [
+            "OutputSchema < S >",
+            "InputSchema < S >",
+            "GraphInput < S >",
+        ] {
+            assert!(tokens.contains(expected), "{expected} in {tokens}");
+        }
+        assert!(!tokens.contains("compile_error"), "{tokens}");
+    }
+}
