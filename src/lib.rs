@@ -58,7 +58,7 @@
 //! | package (library) | what it holds | here |
 //! |---|---|---|
 //! | `stategraph-core` (`graph_core`) | the runtime: builder, compiled graph, engine, channels, checkpoints, streaming | the crate root and its modules |
-//! | `stategraph-macros` (`graph_macros`) | `#[derive(State)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
+//! | `stategraph-macros` (`graph_macros`) | `#[derive(State)]`, `#[derive(Schema)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Schema`](macro@Schema), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
 //! | `stategraph-sqlite` (`graph_sqlite`) | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
 //! | `stategraph-postgres` (`graph_postgres`) | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
 //! | `stategraph-agents` (`graph_agents`) | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
