@@ -58,7 +58,7 @@
 //! | package (library) | what it holds | here |
 //! |---|---|---|
 //! | `stategraph-core` (`graph_core`) | the runtime: builder, compiled graph, engine, channels, checkpoints, streaming | the crate root and its modules |
-//! | `stategraph-macros` (`graph_macros`) | `#[derive(State)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
+//! | `stategraph-macros` (`graph_macros`) | `#[derive(State)]`, `#[derive(Schema)]`, `#[derive(Goto)]`, `#[node]`, `#[tool]` | [`State`](macro@State), [`Schema`](macro@Schema), [`Goto`](macro@Goto), [`node`](macro@node), `agents::tool` |
 //! | `stategraph-sqlite` (`graph_sqlite`) | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
 //! | `stategraph-postgres` (`graph_postgres`) | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
 //! | `stategraph-agents` (`graph_agents`) | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
@@ -173,6 +173,38 @@ pub mod guide;
 /// assert_eq!(format!("{update:?}"), r#"CounterUpdate { total: 2, label: "x" }"#);
 /// ```
 pub use graph_macros::State;
+
+/// Derives [`InputSchema`] and [`OutputSchema`] for a struct of some of a state's
+/// fields: LangGraph's `input_schema` and `output_schema`.
+///
+/// `#[schema(state = MyState)]` names the state. Each field must be a field of the
+/// state with the same name and type; rustc reports one that is not at the field
+/// ("no field `x` on type `&MyState`", "mismatched types"). As graph input
+/// (`app.invoke(Question { .. }, ..)`), the struct writes only its fields, through
+/// their channels (a reducer folds the value in); as output
+/// ([`CompiledGraph::with_output`]), it is cloned from the final state. Nodes and
+/// streams see the whole state. The schema reads the state's fields, so they must
+/// be visible where it is declared (the same module, or `pub` fields). `#[schema(crate = path)]` tells the expansion where
+/// this crate is ([`State`](macro@State#where-the-macros-find-stategraph)).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Overall { question: String, answer: String }
+///
+/// #[derive(Schema)]
+/// #[schema(state = Overall)]
+/// struct Answer { answer: String }
+///
+/// let state = Overall { question: "q".into(), answer: "a".into() };
+/// let answer: Answer = OutputSchema::from_state(&state);
+/// assert_eq!(answer.answer, "a");
+/// let update = InputSchema::<Overall>::into_update(answer);
+/// assert_eq!(update.answer.as_deref(), Some("a"));
+/// assert!(update.question.is_none()); // only the schema's fields are written
+/// ```
+pub use graph_macros::Schema;
 
 /// Derives [`GotoTarget`] for an enum: the set of places a node may route to.
 ///
@@ -362,10 +394,11 @@ pub mod prelude {
         GraphError, GraphOutput, Interrupt, IsLastStep, NodeError, NodeOptions, RemainingSteps,
         RunConfig, StateGraph, StreamEvent, StreamMode, END, START,
     };
+    pub use graph_core::{InputSchema, OutputSchema};
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;
     pub use graph_core::{Component, Has, NodeSet, UpdateOf};
-    pub use graph_macros::{node, Goto, State};
+    pub use graph_macros::{node, Goto, Schema, State};
     pub use serde::{Deserialize, Serialize};
 
     #[cfg(feature = "agents")]

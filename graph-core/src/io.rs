@@ -185,3 +185,50 @@ impl<S> std::ops::Deref for GraphOutput<S> {
         &self.state
     }
 }
+
+/// A graph's input schema (LangGraph's `input_schema`): a struct of some of the
+/// state's fields, written to the state when it is the input of a run. Fields of
+/// the state it does not name are not written, whatever they held.
+///
+/// Implemented by `#[derive(Schema)]` with `#[schema(state = S)]`, which checks
+/// at compile time that each field of the struct is a field of `S` with the same
+/// type, and makes the struct a graph input: `app.invoke(Question { .. }, ..)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an input schema of the state `{S}`",
+    label = "`{Self}` has no `#[derive(Schema)]` with `#[schema(state = {S})]`",
+    note = "add `#[derive(Schema)]` and `#[schema(state = {S})]` to the struct `{Self}`; its fields must be fields of `{S}`"
+)]
+pub trait InputSchema<S: State> {
+    /// The update that writes this struct's fields to the state (a reducer field
+    /// folds the value in, a topic publishes the items).
+    fn into_update(self) -> S::Update;
+}
+
+/// A graph's output schema (LangGraph's `output_schema`): a struct of some of the
+/// state's fields, what [`CompiledGraph::with_output`](crate::CompiledGraph::with_output)
+/// returns instead of the whole state.
+///
+/// Implemented by `#[derive(Schema)]` with `#[schema(state = S)]`, which checks
+/// at compile time that each field of the struct is a field of `S` with the same
+/// type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an output schema of the state `{S}`",
+    label = "`{Self}` has no `#[derive(Schema)]` with `#[schema(state = {S})]`",
+    note = "add `#[derive(Schema)]` and `#[schema(state = {S})]` to the struct `{Self}`; its fields must be fields of `{S}`"
+)]
+pub trait OutputSchema<S: State>: Sized {
+    /// This struct's fields, cloned from `state`.
+    fn from_state(state: &S) -> Self;
+}
+
+impl<S> GraphOutput<S> {
+    /// The output with its state mapped by `f`; the interrupts and the breakpoint
+    /// are kept.
+    pub(crate) fn map<T>(self, f: impl FnOnce(S) -> T) -> GraphOutput<T> {
+        GraphOutput {
+            state: f(self.state),
+            interrupts: self.interrupts,
+            breakpoint: self.breakpoint,
+        }
+    }
+}

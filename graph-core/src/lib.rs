@@ -115,10 +115,10 @@ pub use error::{
 pub use field::{Field, Has, UpdateOf};
 pub use graph::{
     BatchItem, BatchOptions, CompileOptions, CompiledGraph, DrawOptions, IntoCheckpointer,
-    NodeOptions, PathMap, RouterFn, RouterOutput, StateGraph,
+    NodeOptions, PathMap, RouterFn, RouterOutput, StateGraph, WithOutput,
 };
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
-pub use io::{GraphInput, GraphOutput};
+pub use io::{GraphInput, GraphOutput, InputSchema, OutputSchema};
 pub use node::{
     async_node_fn, node_fn, IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeOutput, NodeSpec,
 };

@@ -13,6 +13,7 @@ mod ctxt;
 mod fallback;
 mod goto;
 mod node;
+mod schema;
 mod state;
 mod symbol;
 mod tool;
@@ -24,6 +25,12 @@ use syn::{parse_macro_input, DeriveInput};
 pub fn derive_state(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     debug("derive(State)", &input.ident, state::derive(&input))
+}
+
+#[proc_macro_derive(Schema, attributes(schema))]
+pub fn derive_schema(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    debug("derive(Schema)", &input.ident, schema::derive(&input))
 }
 
 #[proc_macro_derive(Goto, attributes(goto))]

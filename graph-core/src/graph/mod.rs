@@ -8,12 +8,14 @@ mod batch;
 mod build;
 pub(crate) mod draw;
 mod edges;
+mod schema;
 mod validate;
 
 pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};
 pub use crate::draw::DrawOptions;
 pub use app::{CompiledGraph, GraphStream};
 pub use batch::{BatchItem, BatchOptions};
+pub use schema::WithOutput;
 mod app;
 pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
