@@ -78,14 +78,20 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Caught> {
 /// Runs a run's future, a panic that escapes it (one not caught where the
 /// engine calls user code) becoming [`PanicSite::Run`]: whatever panics, the
 /// caller gets an error and the run's lease and guard are released.
-pub(crate) async fn contain<T>(
+///
+/// A combinator rather than an `async fn`: an `async fn` would keep `run` as its
+/// argument and again inside `catch_unwind`, doubling the size of every run's
+/// future (measured: a nested run's future 8.5 KB, copied as it is boxed).
+pub(crate) fn contain<T>(
     run: impl Future<Output = Result<T, crate::GraphError>>,
-) -> Result<T, crate::GraphError> {
+) -> impl Future<Output = Result<T, crate::GraphError>> {
     use futures::FutureExt;
-    match AssertUnwindSafe(run).catch_unwind().await {
-        Ok(result) => result,
-        Err(payload) => Err(Caught::new(payload).at(PanicSite::Run)),
-    }
+    AssertUnwindSafe(run)
+        .catch_unwind()
+        .map(|caught| match caught {
+            Ok(result) => result,
+            Err(payload) => Err(Caught::new(payload).at(PanicSite::Run)),
+        })
 }
 
 /// The payload a panic is raised again with by [`raise_in_field`].

@@ -217,16 +217,19 @@ impl<S: State> Run<S> {
 
     /// Runs from `input` until no task is left, or until the run pauses at an
     /// interrupt or a breakpoint; returns the state and why it paused.
-    pub(crate) async fn run(self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
+    pub(crate) async fn run(
+        mut self,
+        input: GraphInput<S>,
+    ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
         async move {
             let _lease = self.lease()?;
             let guard = self.begin_run().await?;
-            let mut run = self.write_through(&guard);
-            let result = unwind::contain(run.run_steps(input)).await;
+            self.write_through(&guard);
+            let result = unwind::contain(self.run_steps(input)).await;
             if let Err(e) = &result {
-                run.settle_puts(e).await;
+                self.settle_puts(e).await;
             }
             guard.release().await;
             result

@@ -133,14 +133,13 @@ impl<S: State> Run<S> {
             .await?)
     }
 
-    /// The run, storing through the guard's writer when it has one (a saver
-    /// view that fences this run's writes; see `RunGuard::with_writer`). Graphs
-    /// nested in the run use it too: they take the saver from the run.
-    pub(super) fn write_through(mut self, guard: &crate::checkpoint::RunGuard) -> Self {
+    /// Stores through the guard's writer when it has one (a saver view that
+    /// fences this run's writes; see `RunGuard::with_writer`). Graphs nested in
+    /// the run use it too: they take the saver from the run.
+    pub(super) fn write_through(&mut self, guard: &crate::checkpoint::RunGuard) {
         if let (Some(p), Some(writer)) = (&mut self.persist.saver, guard.writer()) {
             p.saver = Arc::clone(writer);
         }
-        self
     }
 
     /// The lease on this run's thread and namespace (none without a saver).

@@ -30,7 +30,7 @@ impl<S: State> Run<S> {
     /// `bulk_update_state`: each superstep is a list of `(values, as_node)` applied
     /// together and stored as one checkpoint (docs/semantics.md §7.4).
     pub(crate) async fn bulk_update_state(
-        self,
+        mut self,
         supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
         if supersteps.is_empty() {
@@ -41,8 +41,8 @@ impl<S: State> Run<S> {
         }
         let _lease = self.lease()?;
         let guard = self.begin_run().await?;
-        let result =
-            unwind::contain(self.write_through(&guard).bulk_update_steps(supersteps)).await;
+        self.write_through(&guard);
+        let result = unwind::contain(self.bulk_update_steps(supersteps)).await;
         guard.release().await;
         result
     }
