@@ -1054,6 +1054,10 @@ struct Pair {
 /// step runs. A run that fails in that next step (here: two writes to a field
 /// without a reducer) returns only once that checkpoint is stored, so the
 /// thread shows it at once and the next run continues from it.
+///
+/// Both tasks' writes are stored with it, so the latest snapshot, which applies
+/// them, fails as the step did (LangGraph 1.2.22's `get_state` raises the same
+/// `InvalidUpdateError`); the checkpoint itself reads as stored.
 #[tokio::test]
 async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     let app = StateGraph::<Pair>::new()
@@ -1068,7 +1072,14 @@ async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     let config = RunConfig::thread("async").with_durability(Durability::Async);
     let err = app.invoke(Pair::update(), &config).await.unwrap_err();
     assert!(matches!(err, GraphError::InvalidUpdate(_)), "{err}");
-    let snapshot = app.get_state(&config).await.unwrap();
+    let latest = app.get_state(&config).await.unwrap_err();
+    assert!(matches!(latest, GraphError::InvalidUpdate(_)), "{latest}");
+    let history = app
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    let snapshot = &history[0];
     assert_eq!(snapshot.values.first, 1);
     assert_eq!(snapshot.next, ["left", "right"]);
+    assert!(snapshot.tasks.iter().all(|t| t.result.is_some()));
 }

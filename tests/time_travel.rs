@@ -350,3 +350,124 @@ async fn update_checkpoints_record_no_updated_channels() {
     let out = graph.invoke(None, &config).await.unwrap();
     assert_eq!(out.value, ["a", "b", "u"]);
 }
+
+/// The three graphs of `scripts`-free parity checks: a chain `a → b`; `a`
+/// fanning out to `w` with two `Send`s from a conditional edge; `a` sending to
+/// `w` twice from its `Command`.
+fn paths_graph(kind: &str) -> CompiledGraph<Trail> {
+    let graph = StateGraph::<Trail>::new()
+        .add_node(node_fn("w", |n: &i32| {
+            Trail::update().value(vec![format!("w{n}")])
+        }))
+        .add_edge(START, "a");
+    let graph = match kind {
+        "chain" => graph
+            .add_node(node_fn("a", |_: &Trail| {
+                Trail::update().value(vec!["a".into()])
+            }))
+            .add_node(node_fn("b", |_: &Trail| {
+                Trail::update().value(vec!["b".into()])
+            }))
+            .add_edge("a", "b"),
+        "fan" => graph
+            .add_node(node_fn("a", |_: &Trail| {
+                Trail::update().value(vec!["a".into()])
+            }))
+            .add_conditional_edges("a", |_: &Trail| {
+                vec![
+                    stategraph::Send::to_named("w", 1),
+                    stategraph::Send::to_named("w", 2),
+                ]
+            }),
+        _ => graph.add_node(node_fn("a", |_: &Trail| {
+            Command::<stategraph::NoGoto, TrailUpdate>::send(stategraph::Send::to_named("w", 1))
+                .and_send(stategraph::Send::to_named("w", 2))
+                .update(Trail::update().value(vec!["a".into()]))
+        })),
+    };
+    graph.compile_with(InMemorySaver::new()).unwrap()
+}
+
+/// Each snapshot as `step next [name path result]`, newest first.
+fn describe(snapshots: &[StateSnapshot<Trail>]) -> Vec<String> {
+    snapshots
+        .iter()
+        .map(|s| {
+            let step = s.metadata.as_ref().map_or(-9, |m| m.step);
+            let tasks: Vec<String> = s
+                .tasks
+                .iter()
+                .map(|t| {
+                    let result = t.result.as_ref().map(|updates| {
+                        let mut trail = Trail::default();
+                        for u in updates {
+                            if let Some(
+                                stategraph::channels::ReducerWrite::Value(v)
+                                | stategraph::channels::ReducerWrite::Overwrite(v),
+                            ) = &u.value
+                            {
+                                trail.value.extend(v.iter().cloned());
+                            }
+                        }
+                        trail.value
+                    });
+                    format!("{} {} {result:?}", t.name, t.path)
+                })
+                .collect();
+            format!("{step} {:?} {tasks:?}", s.next)
+        })
+        .collect()
+}
+
+/// Python LangGraph 1.2.22 (`InMemorySaver`) prints, for
+/// `[(t.name, t.path, t.result) for t in snap.tasks]` of every history entry
+/// under durability `sync` and `async` (the chain; the fan-outs differ at
+/// steps 1 and 0 only):
+///
+/// ```text
+/// 2 () []
+/// 1 ('b',) [('b', ('__pregel_pull', 'b'), {'v': ['b']})]
+/// 0 ('a',) [('a', ('__pregel_pull', 'a'), {'v': ['a']})]
+/// -1 ('__start__',) [('__start__', ('__pregel_pull', '__start__'), {'v': []})]
+/// 1 ('w', 'w') [('w', ('__pregel_push', 0, False), {'v': ['w1']}),
+///               ('w', ('__pregel_push', 1, False), {'v': ['w2']})]
+/// ```
+///
+/// and under `exit` only the last checkpoint, `2 () []`. A `Command`'s sends
+/// have the same flat paths as a conditional edge's.
+#[tokio::test]
+async fn history_shows_each_tasks_path_and_result_as_langgraph_does() {
+    for kind in ["chain", "fan", "command"] {
+        for durability in [
+            stategraph::Durability::Sync,
+            stategraph::Durability::Async,
+            stategraph::Durability::Exit,
+        ] {
+            let graph = paths_graph(kind);
+            let thread = format!("{kind}-{durability:?}");
+            let config = RunConfig::thread(thread.as_str()).with_durability(durability);
+            let input = Trail::update().value(vec![]);
+            graph.invoke(input, &config).await.unwrap();
+            let seen = describe(&history(&graph, &thread).await);
+            let second = match kind {
+                "chain" => r#"1 ["b"] ["b ('__pregel_pull', \"b\") Some([\"b\"])"]"#,
+                _ => concat!(
+                    r#"1 ["w", "w"] ["w ('__pregel_push', 0, False) Some([\"w1\"])", "#,
+                    r#""w ('__pregel_push', 1, False) Some([\"w2\"])"]"#
+                ),
+            };
+            let expected: Vec<&str> = match durability {
+                stategraph::Durability::Exit => vec!["2 [] []"],
+                _ => vec![
+                    "2 [] []",
+                    second,
+                    r#"0 ["a"] ["a ('__pregel_pull', \"a\") Some([\"a\"])"]"#,
+                    r#"-1 ["__start__"] ["__start__ ('__pregel_pull', \"__start__\") Some([])"]"#,
+                ],
+            };
+            assert_eq!(seen, expected, "{kind} {durability:?}");
+            let latest = graph.get_state(&config).await.unwrap();
+            assert!(latest.tasks.is_empty(), "{kind} {durability:?}");
+        }
+    }
+}

@@ -191,10 +191,12 @@ impl Drop for AbortOnDrop {
 /// A task's writes as pending-write rows, sent to the step's writer.
 type Rows = (String, Vec<(String, Blob)>);
 
-/// Stores the writes of tasks that complete while a sibling of their step is still
-/// running, in the background, one `put_writes` per task, in completion order
-/// (LangGraph's `put_writes` on task completion): a crash before the step's
-/// checkpoint then re-runs only the tasks that had not completed.
+/// Stores the writes of each task of a step, in the background, one `put_writes`
+/// per task (LangGraph's `put_writes` on task completion): tasks that complete
+/// while a sibling still runs at once, in completion order, so that a crash
+/// before the step's checkpoint re-runs only the tasks that had not completed;
+/// the others when the step's tasks have all completed. The stored writes are
+/// the `result`s of the thread's history (docs/semantics.md §7.2).
 ///
 /// The writer runs as a tokio task that first waits for the checkpoint put still
 /// running in the background (the step's writes belong to that checkpoint), and
@@ -300,11 +302,10 @@ impl<S: State> Run<S> {
     }
 
     /// Whether this step stores the writes of its tasks as they complete: with a
-    /// saver and a durability other than `exit`, more than one task, the step's
-    /// checkpoint stored (or being stored), and a tokio runtime for the writer.
-    fn stores_early(&self, tasks: usize) -> bool {
-        tasks > 1
-            && self.persist.saved
+    /// saver and a durability other than `exit`, the step's checkpoint stored
+    /// (or being stored), and a tokio runtime for the writer.
+    fn stores_early(&self) -> bool {
+        self.persist.saved
             && self
                 .persist
                 .saver
@@ -529,7 +530,7 @@ impl<S: State> Run<S> {
         let mut failure: Option<(usize, Failure)> = None;
         // Cache keys of the tasks that missed the cache, to store their output.
         let mut cache_keys: Vec<Option<u128>> = Vec::new();
-        let early = self.stores_early(tasks.len());
+        let early = self.stores_early();
         let mut writer: Option<EarlyWrites> = None;
         let mut late: Option<GraphError> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
@@ -658,6 +659,13 @@ impl<S: State> Run<S> {
             }
         }
 
+        // The tasks that completed last (or alone) are stored too, before the
+        // step's checkpoint (whose put waits for the writer): every task of a
+        // past checkpoint shows its result in the thread's history, as in
+        // LangGraph. A failed step stores its completed tasks with the failure.
+        if early && failure.is_none() {
+            self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
+        }
         for (i, slot) in slots.iter().enumerate() {
             self.cache_output(tasks, &cache_keys, i, slot);
         }
