@@ -290,7 +290,10 @@ async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
         .find(|s| s.next == ["b"])
         .unwrap();
 
-    // END: `b` never runs on this branch.
+    // END: `b` never runs on this branch. Its writes, stored when it ran
+    // (durability `async`), are applied as a completed task's: LangGraph 1.2.22
+    // shows `{'foo': 'from a', 'baz': 'from b'}` here too.
+    assert!(before_b.tasks[0].result.is_some());
     let ended = graph
         .update_state(&RunConfig::at_checkpoint(&before_b.config), None, Some(END))
         .await
@@ -300,7 +303,7 @@ async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
         .await
         .unwrap();
     assert!(state.next.is_empty());
-    assert_eq!(state.values.baz, "");
+    assert_eq!(state.values.baz, "from b");
     assert_eq!(state.metadata.unwrap().source, CheckpointSource::Update);
 
     // __input__: the values are new input; the graph starts over from __start__.
@@ -351,7 +354,7 @@ async fn update_checkpoints_record_no_updated_channels() {
     assert_eq!(out.value, ["a", "b", "u"]);
 }
 
-/// The three graphs of `scripts`-free parity checks: a chain `a → b`; `a`
+/// The three graphs checked against LangGraph 1.2.22: a chain `a → b`; `a`
 /// fanning out to `w` with two `Send`s from a conditional edge; `a` sending to
 /// `w` twice from its `Command`.
 fn paths_graph(kind: &str) -> CompiledGraph<Trail> {
@@ -450,7 +453,7 @@ async fn history_shows_each_tasks_path_and_result_as_langgraph_does() {
             graph.invoke(input, &config).await.unwrap();
             let seen = describe(&history(&graph, &thread).await);
             let second = match kind {
-                "chain" => r#"1 ["b"] ["b ('__pregel_pull', \"b\") Some([\"b\"])"]"#,
+                "chain" => r#"1 ["b"] ["b ('__pregel_pull', 'b') Some([\"b\"])"]"#,
                 _ => concat!(
                     r#"1 ["w", "w"] ["w ('__pregel_push', 0, False) Some([\"w1\"])", "#,
                     r#""w ('__pregel_push', 1, False) Some([\"w2\"])"]"#
@@ -461,8 +464,8 @@ async fn history_shows_each_tasks_path_and_result_as_langgraph_does() {
                 _ => vec![
                     "2 [] []",
                     second,
-                    r#"0 ["a"] ["a ('__pregel_pull', \"a\") Some([\"a\"])"]"#,
-                    r#"-1 ["__start__"] ["__start__ ('__pregel_pull', \"__start__\") Some([])"]"#,
+                    r#"0 ["a"] ["a ('__pregel_pull', 'a') Some([\"a\"])"]"#,
+                    r#"-1 ["__start__"] ["__start__ ('__pregel_pull', '__start__') Some([])"]"#,
                 ],
             };
             assert_eq!(seen, expected, "{kind} {durability:?}");

@@ -7,6 +7,19 @@ use crate::state::State;
 ///
 /// `Display` writes it as Python prints the tuple:
 /// `('__pregel_pull', 'node')`, `('__pregel_push', 0, False)`.
+///
+/// ```
+/// use stategraph::TaskPath;
+/// assert_eq!(
+///     TaskPath::Pull { node: "agent".into() }.to_string(),
+///     "('__pregel_pull', 'agent')"
+/// );
+/// assert_eq!(TaskPath::Push { index: 1 }.to_string(), "('__pregel_push', 1, False)");
+/// assert_eq!(
+///     TaskPath::Pull { node: "it's".into() }.to_string(),
+///     r#"('__pregel_pull', "it's")"#
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TaskPath {
@@ -29,10 +42,39 @@ pub enum TaskPath {
 impl std::fmt::Display for TaskPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TaskPath::Pull { node } => write!(f, "('__pregel_pull', {node:?})"),
+            TaskPath::Pull { node } => {
+                f.write_str("('__pregel_pull', ")?;
+                python_repr(f, node)?;
+                f.write_str(")")
+            }
             TaskPath::Push { index } => write!(f, "('__pregel_push', {index}, False)"),
         }
     }
+}
+
+/// `text` as Python's `repr` of a `str` writes it: in single quotes, or in
+/// double quotes when it holds a single quote and no double quote; backslashes,
+/// the quote and control characters escaped.
+fn python_repr(f: &mut std::fmt::Formatter<'_>, text: &str) -> std::fmt::Result {
+    use std::fmt::Write;
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    f.write_char(quote)?;
+    for c in text.chars() {
+        match c {
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            c if c == quote => write!(f, "\\{c}")?,
+            c if matches!(c as u32, 0..=0x1f | 0x7f..=0x9f) => write!(f, "\\x{:02x}", c as u32)?,
+            c => f.write_char(c)?,
+        }
+    }
+    f.write_char(quote)
 }
 
 /// A task of the step that follows a checkpoint.
