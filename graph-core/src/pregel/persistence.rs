@@ -33,6 +33,11 @@ pub(crate) struct Persist {
     pub(super) checkpoint: [u8; 16],
     /// Whether the current checkpoint has been stored (or is being stored).
     pub(super) saved: bool,
+    /// Pending-write rows (task id, rows) of the current step's tasks that
+    /// completed when no sibling was left running: stored against the current
+    /// checkpoint by the next put, before it (LangGraph's `put_writes` per
+    /// task), in the put's own background task under durability `async`.
+    pub(super) step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
     /// The put running in the background (durability `async`).
     pub(super) background_put:
         Option<tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>>,
@@ -65,6 +70,7 @@ impl Persist {
             saver,
             checkpoint: [0; 16],
             saved: false,
+            step_writes: Vec::new(),
             background_put: None,
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
@@ -237,15 +243,22 @@ impl<S: State> Run<S> {
         let Some(p) = &mut self.persist.saver else {
             return Ok(());
         };
+        let step_writes = std::mem::take(&mut self.persist.step_writes);
         if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
             self.persist.background_put = Some(tokio::spawn(async move {
+                for (task_id, rows) in step_writes {
+                    saver.put_writes(&parent, rows, &task_id).await?;
+                }
                 saver
                     .put(&parent, checkpoint, metadata, new_versions)
                     .await
                     .map(drop)
             }));
         } else {
+            for (task_id, rows) in step_writes {
+                p.saver.put_writes(&p.config, rows, &task_id).await?;
+            }
             p.saver
                 .put(&p.config, checkpoint, metadata, new_versions)
                 .await?;
@@ -254,6 +267,23 @@ impl<S: State> Run<S> {
         p.parent = p.config.checkpoint_id.is_some().then(|| p.config.clone());
         p.config.checkpoint_id = Some(id);
         self.persist.saved = true;
+        Ok(())
+    }
+
+    /// Stores the rows of [`Persist::step_writes`] against the current
+    /// checkpoint, now (a step that pauses or leaves for the parent puts no
+    /// checkpoint of its own that would store them).
+    pub(super) async fn put_step_writes(&mut self) -> Result<(), GraphError> {
+        if self.persist.step_writes.is_empty() {
+            return Ok(());
+        }
+        self.persist.flush_puts().await?;
+        let step_writes = std::mem::take(&mut self.persist.step_writes);
+        if let Some(p) = &self.persist.saver {
+            for (task_id, rows) in step_writes {
+                p.saver.put_writes(&p.config, rows, &task_id).await?;
+            }
+        }
         Ok(())
     }
 
