@@ -371,7 +371,11 @@ impl<S: State> Run<S> {
                             writer.send((task.id.clone(), rows));
                         }
                     }
-                    None => self.persist.step_writes.push((task.id.clone(), rows)),
+                    None => {
+                        if let Some(p) = &mut self.persist.saver {
+                            p.step_writes.push((task.id.clone(), rows));
+                        }
+                    }
                 }
                 *slot = Some(TaskResult::Restored(writes));
             }

@@ -186,6 +186,7 @@ impl<S: State> Run<S> {
                     durability: config.durability(),
                     parent: None,
                     book: persist::Book::default(),
+                    step_writes: Vec::new(),
                 }))
             }
             None => None,
@@ -363,14 +364,8 @@ impl<S: State> Run<S> {
                 .map(Next::Paused);
         }
         let results = step.results.into_iter().flatten().collect();
-        if let Err(e) = span.in_scope(|| self.apply(&tasks, results, None, true)) {
-            // The tasks completed: their writes are kept (as LangGraph's are,
-            // stored as each completed), though the step cannot apply them.
-            if let Err(storing) = self.put_step_writes().await {
-                tracing::warn!(error = %storing, failure = %e, "the step's writes could not be stored");
-            }
-            return Err(e);
-        }
+        // An error leaves the writes of the step's tasks to `settle_puts`.
+        span.in_scope(|| self.apply(&tasks, results, None, true))?;
         self.save(CheckpointSource::Loop).await?;
         self.schedule.step += 1;
         self.interrupts.step_done();
