@@ -86,8 +86,42 @@ mod reducer {
                 .starts_with("the reducer of field `total` (step 2) panicked: 13 is unlucky;"),
             "{err}"
         );
-        let snapshot = the_thread_is_free_and_unchanged(&app, &config, &err, &["unlucky"]).await;
+        // `unlucky` completed: its write is stored, and applying it to the
+        // latest snapshot panics again, as LangGraph 1.2.22's `get_state`
+        // raises the reducer's error. The checkpoint itself is as stored.
+        let latest = app.get_state(&config).await.unwrap_err();
+        assert!(
+            matches!(
+                &latest,
+                GraphError::Panicked {
+                    site: PanicSite::Reducer { .. },
+                    ..
+                }
+            ),
+            "{latest:?}"
+        );
+        let newest = ListOptions {
+            limit: Some(1),
+            ..ListOptions::default()
+        };
+        let history = app.get_state_history(&config, &newest).await.unwrap();
+        let snapshot = &history[0];
+        assert_eq!(snapshot.next, ["unlucky"]);
         assert_eq!(snapshot.values.total, 1);
+        assert_eq!(snapshot.tasks[0].result.as_ref().map(Vec::len), Some(1));
+        let again = app.invoke(None, &config).await.unwrap_err();
+        assert!(
+            matches!(
+                &again,
+                GraphError::Panicked {
+                    site: PanicSite::Reducer { .. },
+                    ..
+                }
+            ),
+            "{again:?}"
+        );
+        let after = app.get_state_history(&config, &newest).await.unwrap();
+        assert_eq!(after[0].config, snapshot.config);
     }
 
     #[tokio::test]

@@ -843,6 +843,66 @@ mod stored_as_they_complete {
         }
     }
 
+    /// A run aborted while `slow` is still running (it waits forever), after
+    /// `fast` completed and was stored: resuming the thread runs only `slow`
+    /// (and the step after), never `fast` again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_aborted_run_resumes_running_only_the_unfinished_task() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        for durability in [Durability::Sync, Durability::Async] {
+            let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
+            let calls: Arc<[AtomicUsize; 3]> = Arc::default();
+            let block = Arc::new(AtomicBool::new(true));
+            let (c_fast, c_slow, c_after) = (Arc::clone(&calls), Arc::clone(&calls), calls.clone());
+            let blocked = Arc::clone(&block);
+            let app = StateGraph::<Log>::new()
+                .add_node(async_node_fn("fast", move |_: Arc<Log>, _ctx: Context| {
+                    c_fast[0].fetch_add(1, Ordering::SeqCst);
+                    async {
+                        tokio::task::yield_now().await;
+                        Log::update().log(vec!["fast".to_owned()])
+                    }
+                }))
+                .add_node(async_node_fn("slow", move |_: Arc<Log>, _ctx: Context| {
+                    c_slow[1].fetch_add(1, Ordering::SeqCst);
+                    let block = blocked.load(Ordering::SeqCst);
+                    async move {
+                        tokio::task::yield_now().await;
+                        if block {
+                            std::future::pending::<()>().await;
+                        }
+                        Log::update().log(vec!["slow".to_owned()])
+                    }
+                }))
+                .add_node(node_fn("after", move |_: &Log| {
+                    c_after[2].fetch_add(1, Ordering::SeqCst);
+                    Log::update().log(vec!["after".to_owned()])
+                }))
+                .add_edge(START, "fast")
+                .add_edge(START, "slow")
+                .add_conditional_edges("fast", |_: &Log| "after")
+                .compile_with(Arc::clone(&saver))
+                .unwrap();
+            let config = RunConfig::thread("t").with_durability(durability);
+            let run = {
+                let (app, config) = (app.clone(), config.clone());
+                tokio::spawn(async move { app.invoke(Log::update(), &config).await })
+            };
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while !fast_is_stored(&*saver).await {
+                assert!(std::time::Instant::now() < deadline, "{durability:?}");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            run.abort();
+            assert!(run.await.unwrap_err().is_cancelled());
+            block.store(false, Ordering::SeqCst);
+            let out = app.invoke(None, &config).await.unwrap();
+            assert_eq!(out.log, ["fast", "slow", "after"], "{durability:?}");
+            let counts: Vec<usize> = calls.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+            assert_eq!(counts, [1, 2, 1], "fast, slow, after ({durability:?})");
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn not_under_exit() {
         let saver: Arc<dyn Checkpointer> = Arc::new(InMemorySaver::new());
@@ -1054,6 +1114,10 @@ struct Pair {
 /// step runs. A run that fails in that next step (here: two writes to a field
 /// without a reducer) returns only once that checkpoint is stored, so the
 /// thread shows it at once and the next run continues from it.
+///
+/// Both tasks' writes are stored with it, so the latest snapshot, which applies
+/// them, fails as the step did (LangGraph 1.2.22's `get_state` raises the same
+/// `InvalidUpdateError`); the checkpoint itself reads as stored.
 #[tokio::test]
 async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     let app = StateGraph::<Pair>::new()
@@ -1068,7 +1132,14 @@ async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     let config = RunConfig::thread("async").with_durability(Durability::Async);
     let err = app.invoke(Pair::update(), &config).await.unwrap_err();
     assert!(matches!(err, GraphError::InvalidUpdate(_)), "{err}");
-    let snapshot = app.get_state(&config).await.unwrap();
+    let latest = app.get_state(&config).await.unwrap_err();
+    assert!(matches!(latest, GraphError::InvalidUpdate(_)), "{latest}");
+    let history = app
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    let snapshot = &history[0];
     assert_eq!(snapshot.values.first, 1);
     assert_eq!(snapshot.next, ["left", "right"]);
+    assert!(snapshot.tasks.iter().all(|t| t.result.is_some()));
 }

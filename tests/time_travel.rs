@@ -290,7 +290,10 @@ async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
         .find(|s| s.next == ["b"])
         .unwrap();
 
-    // END: `b` never runs on this branch.
+    // END: `b` never runs on this branch. Its writes, stored when it ran
+    // (durability `async`), are applied as a completed task's: LangGraph 1.2.22
+    // shows `{'foo': 'from a', 'baz': 'from b'}` here too.
+    assert!(before_b.tasks[0].result.is_some());
     let ended = graph
         .update_state(&RunConfig::at_checkpoint(&before_b.config), None, Some(END))
         .await
@@ -300,7 +303,7 @@ async fn update_as_end_finishes_the_pending_step_and_as_input_restarts() {
         .await
         .unwrap();
     assert!(state.next.is_empty());
-    assert_eq!(state.values.baz, "");
+    assert_eq!(state.values.baz, "from b");
     assert_eq!(state.metadata.unwrap().source, CheckpointSource::Update);
 
     // __input__: the values are new input; the graph starts over from __start__.
@@ -349,4 +352,125 @@ async fn update_checkpoints_record_no_updated_channels() {
     // Runs continue from such a checkpoint as usual.
     let out = graph.invoke(None, &config).await.unwrap();
     assert_eq!(out.value, ["a", "b", "u"]);
+}
+
+/// The three graphs checked against LangGraph 1.2.22: a chain `a → b`; `a`
+/// fanning out to `w` with two `Send`s from a conditional edge; `a` sending to
+/// `w` twice from its `Command`.
+fn paths_graph(kind: &str) -> CompiledGraph<Trail> {
+    let graph = StateGraph::<Trail>::new()
+        .add_node(node_fn("w", |n: &i32| {
+            Trail::update().value(vec![format!("w{n}")])
+        }))
+        .add_edge(START, "a");
+    let graph = match kind {
+        "chain" => graph
+            .add_node(node_fn("a", |_: &Trail| {
+                Trail::update().value(vec!["a".into()])
+            }))
+            .add_node(node_fn("b", |_: &Trail| {
+                Trail::update().value(vec!["b".into()])
+            }))
+            .add_edge("a", "b"),
+        "fan" => graph
+            .add_node(node_fn("a", |_: &Trail| {
+                Trail::update().value(vec!["a".into()])
+            }))
+            .add_conditional_edges("a", |_: &Trail| {
+                vec![
+                    stategraph::Send::to_named("w", 1),
+                    stategraph::Send::to_named("w", 2),
+                ]
+            }),
+        _ => graph.add_node(node_fn("a", |_: &Trail| {
+            Command::<stategraph::NoGoto, TrailUpdate>::send(stategraph::Send::to_named("w", 1))
+                .and_send(stategraph::Send::to_named("w", 2))
+                .update(Trail::update().value(vec!["a".into()]))
+        })),
+    };
+    graph.compile_with(InMemorySaver::new()).unwrap()
+}
+
+/// Each snapshot as `step next [name path result]`, newest first.
+fn describe(snapshots: &[StateSnapshot<Trail>]) -> Vec<String> {
+    snapshots
+        .iter()
+        .map(|s| {
+            let step = s.metadata.as_ref().map_or(-9, |m| m.step);
+            let tasks: Vec<String> = s
+                .tasks
+                .iter()
+                .map(|t| {
+                    let result = t.result.as_ref().map(|updates| {
+                        let mut trail = Trail::default();
+                        for u in updates {
+                            if let Some(
+                                stategraph::channels::ReducerWrite::Value(v)
+                                | stategraph::channels::ReducerWrite::Overwrite(v),
+                            ) = &u.value
+                            {
+                                trail.value.extend(v.iter().cloned());
+                            }
+                        }
+                        trail.value
+                    });
+                    format!("{} {} {result:?}", t.name, t.path)
+                })
+                .collect();
+            format!("{step} {:?} {tasks:?}", s.next)
+        })
+        .collect()
+}
+
+/// Python LangGraph 1.2.22 (`InMemorySaver`) prints, for
+/// `[(t.name, t.path, t.result) for t in snap.tasks]` of every history entry
+/// under durability `sync` and `async` (the chain; the fan-outs differ at
+/// steps 1 and 0 only):
+///
+/// ```text
+/// 2 () []
+/// 1 ('b',) [('b', ('__pregel_pull', 'b'), {'v': ['b']})]
+/// 0 ('a',) [('a', ('__pregel_pull', 'a'), {'v': ['a']})]
+/// -1 ('__start__',) [('__start__', ('__pregel_pull', '__start__'), {'v': []})]
+/// 1 ('w', 'w') [('w', ('__pregel_push', 0, False), {'v': ['w1']}),
+///               ('w', ('__pregel_push', 1, False), {'v': ['w2']})]
+/// ```
+///
+/// and under `exit` only the last checkpoint, `2 () []`. A `Command`'s sends
+/// have the same flat paths as a conditional edge's.
+#[tokio::test]
+async fn history_shows_each_tasks_path_and_result_as_langgraph_does() {
+    for kind in ["chain", "fan", "command"] {
+        for durability in [
+            stategraph::Durability::Sync,
+            stategraph::Durability::Async,
+            stategraph::Durability::Exit,
+        ] {
+            let graph = paths_graph(kind);
+            let thread = format!("{kind}-{durability:?}");
+            let config = RunConfig::thread(thread.as_str()).with_durability(durability);
+            let input = Trail::update().value(vec![]);
+            graph.invoke(input, &config).await.unwrap();
+            let seen = describe(&history(&graph, &thread).await);
+            let second = match kind {
+                "chain" => r#"1 ["b"] ["b ('__pregel_pull', 'b') Some([\"b\"])"]"#,
+                _ => concat!(
+                    r#"1 ["w", "w"] ["w ('__pregel_push', 0, False) Some([\"w1\"])", "#,
+                    r#""w ('__pregel_push', 1, False) Some([\"w2\"])"]"#
+                ),
+            };
+            let expected: Vec<&str> = match durability {
+                stategraph::Durability::Exit => vec!["2 [] []"],
+                _ => vec![
+                    "2 [] []",
+                    second,
+                    r#"0 ["a"] ["a ('__pregel_pull', 'a') Some([\"a\"])"]"#,
+                    r#"-1 ["__start__"] ["__start__ ('__pregel_pull', '__start__') Some([])"]"#,
+                ],
+            };
+            assert_eq!(seen, expected, "{kind} {durability:?}");
+            let latest = graph.get_state(&config).await.unwrap();
+            assert!(latest.tasks.is_empty(), "{kind} {durability:?}");
+        }
+    }
 }

@@ -182,9 +182,10 @@ impl TaskIds {
     }
 }
 
-/// The sort key LangGraph uses to order task writes (`task_path_str(path[:3])`).
+/// The sort key LangGraph uses to order task writes (`task_path_str(path[:3])`):
+/// a task's path ([`crate::TaskPath`]) with the node's rank for its name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum TaskPath {
+pub(crate) enum TaskOrder {
     /// `("__pregel_pull", name)`: ordered by name; always before PUSH.
     Pull(usize),
     /// `("__pregel_push", index, false)`: ordered by index.

@@ -123,7 +123,7 @@ pub use node::{
     async_node_fn, node_fn, IntoNodeOutput, IntoNodeSpec, Node, NodeFuture, NodeOutput, NodeSpec,
 };
 pub use retry::RetryPolicy;
-pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot};
+pub use snapshot::{NodeUpdate, SnapshotTask, StateSnapshot, SubgraphSnapshot, TaskPath};
 pub use state::{IsLastStep, RemainingSteps, State, StateUpdate};
 pub use stream::{
     CheckpointEvent, MessageMetadata, Namespace, StreamEvent, StreamMode, StreamModes,

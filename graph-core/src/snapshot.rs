@@ -3,6 +3,80 @@
 use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
 use crate::state::State;
 
+/// Where a task comes from: LangGraph's `PregelTask.path`.
+///
+/// `Display` writes it as Python prints the tuple:
+/// `('__pregel_pull', 'node')`, `('__pregel_push', 0, False)`.
+///
+/// ```
+/// use stategraph::TaskPath;
+/// assert_eq!(
+///     TaskPath::Pull { node: "agent".into() }.to_string(),
+///     "('__pregel_pull', 'agent')"
+/// );
+/// assert_eq!(TaskPath::Push { index: 1 }.to_string(), "('__pregel_push', 1, False)");
+/// assert_eq!(
+///     TaskPath::Pull { node: "it's".into() }.to_string(),
+///     r#"('__pregel_pull', "it's")"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskPath {
+    /// The node ran because its triggers were updated (an edge, a `Command`'s
+    /// `goto` to a node name, the graph input): `('__pregel_pull', node)`.
+    Pull {
+        /// The node's name.
+        node: String,
+    },
+    /// The node ran for a pending [`Send`](crate::Send), from a conditional
+    /// edge or a [`Command`](crate::Command)'s `goto` alike:
+    /// `('__pregel_push', index, False)`.
+    Push {
+        /// The send's position among the sends the previous step made (the
+        /// index LangGraph's path holds).
+        index: usize,
+    },
+}
+
+impl std::fmt::Display for TaskPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskPath::Pull { node } => {
+                f.write_str("('__pregel_pull', ")?;
+                python_repr(f, node)?;
+                f.write_str(")")
+            }
+            TaskPath::Push { index } => write!(f, "('__pregel_push', {index}, False)"),
+        }
+    }
+}
+
+/// `text` as Python's `repr` of a `str` writes it: in single quotes, or in
+/// double quotes when it holds a single quote and no double quote; backslashes,
+/// the quote and control characters escaped.
+fn python_repr(f: &mut std::fmt::Formatter<'_>, text: &str) -> std::fmt::Result {
+    use std::fmt::Write;
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    f.write_char(quote)?;
+    for c in text.chars() {
+        match c {
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            c if c == quote => write!(f, "\\{c}")?,
+            c if matches!(c as u32, 0..=0x1f | 0x7f..=0x9f) => write!(f, "\\x{:02x}", c as u32)?,
+            c => f.write_char(c)?,
+        }
+    }
+    f.write_char(quote)
+}
+
 /// A task of the step that follows a checkpoint.
 #[non_exhaustive]
 pub struct SnapshotTask<S: State> {
@@ -10,6 +84,8 @@ pub struct SnapshotTask<S: State> {
     pub id: String,
     /// The node it runs.
     pub name: String,
+    /// Why it runs: its node's triggers, or which pending `Send`.
+    pub path: TaskPath,
     /// The error it failed with, if it failed.
     pub error: Option<String>,
     /// Its state updates, if it completed (`None` if it has not run).
@@ -77,6 +153,7 @@ impl<S: State> Clone for SnapshotTask<S> {
         SnapshotTask {
             id: self.id.clone(),
             name: self.name.clone(),
+            path: self.path.clone(),
             error: self.error.clone(),
             result: self.result.clone(),
             interrupts: self.interrupts.clone(),
@@ -91,6 +168,7 @@ impl<S: State> std::fmt::Debug for SnapshotTask<S> {
         f.debug_struct("SnapshotTask")
             .field("id", &self.id)
             .field("name", &self.name)
+            .field("path", &self.path)
             .field("error", &self.error)
             .field("result", &self.result.as_ref().map(Vec::len))
             .field("interrupts", &self.interrupts)

@@ -191,10 +191,12 @@ impl Drop for AbortOnDrop {
 /// A task's writes as pending-write rows, sent to the step's writer.
 type Rows = (String, Vec<(String, Blob)>);
 
-/// Stores the writes of tasks that complete while a sibling of their step is still
-/// running, in the background, one `put_writes` per task, in completion order
-/// (LangGraph's `put_writes` on task completion): a crash before the step's
-/// checkpoint then re-runs only the tasks that had not completed.
+/// Stores the writes of each task of a step, in the background, one `put_writes`
+/// per task (LangGraph's `put_writes` on task completion): tasks that complete
+/// while a sibling still runs at once, in completion order, so that a crash
+/// before the step's checkpoint re-runs only the tasks that had not completed;
+/// the others when the step's tasks have all completed. The stored writes are
+/// the `result`s of the thread's history (docs/semantics.md §7.2).
 ///
 /// The writer runs as a tokio task that first waits for the checkpoint put still
 /// running in the background (the step's writes belong to that checkpoint), and
@@ -300,11 +302,10 @@ impl<S: State> Run<S> {
     }
 
     /// Whether this step stores the writes of its tasks as they complete: with a
-    /// saver and a durability other than `exit`, more than one task, the step's
-    /// checkpoint stored (or being stored), and a tokio runtime for the writer.
-    fn stores_early(&self, tasks: usize) -> bool {
-        tasks > 1
-            && self.persist.saved
+    /// saver and a durability other than `exit`, the step's checkpoint stored
+    /// (or being stored), and a tokio runtime for the writer.
+    fn stores_early(&self) -> bool {
+        self.persist.saved
             && self
                 .persist
                 .saver
@@ -338,17 +339,20 @@ impl<S: State> Run<S> {
         writer.as_ref()
     }
 
-    /// A task completed while a sibling still runs: its writes are resolved now
-    /// (its conditional edges read the state with only its own writes, as they
-    /// would at the end of the step) and handed to the step's writer; the slot
-    /// then holds them as `Restored`, so nothing stores them again. A task whose
-    /// command leaves for the parent graph stores nothing. An error resolving
-    /// the routes is kept for the end of the step, where it would have occurred.
+    /// A task completed: its writes are resolved now (its conditional edges
+    /// read the state with only its own writes, as they would at the end of the
+    /// step) and handed to the step's writer while a sibling still runs
+    /// (`writer`), or, once every task has completed (`None`), kept for the put
+    /// of the step's checkpoint, which stores them first without a writer task
+    /// of their own; the slot then holds them as `Restored`, so nothing stores
+    /// them again. A task whose command leaves for the parent graph stores
+    /// nothing. An error resolving the routes is kept for the end of the step,
+    /// where it would have occurred.
     fn store_early(
         &mut self,
         task: &Task<S>,
         slot: &mut Option<TaskResult<S>>,
-        writer: &mut Option<EarlyWrites>,
+        writer: Option<&mut Option<EarlyWrites>>,
         late: &mut Option<GraphError>,
     ) {
         let Some(TaskResult::Output(out)) =
@@ -361,8 +365,17 @@ impl<S: State> Run<S> {
             .and_then(|writes| self.encode_writes(&writes).map(|rows| (writes, rows)));
         match resolved {
             Ok((writes, rows)) => {
-                if let Some(writer) = self.early_writer(writer) {
-                    writer.send((task.id.clone(), rows));
+                match writer {
+                    Some(writer) => {
+                        if let Some(writer) = self.early_writer(writer) {
+                            writer.send((task.id.clone(), rows));
+                        }
+                    }
+                    None => {
+                        if let Some(p) = &mut self.persist.saver {
+                            p.step_writes.push((task.id.clone(), rows));
+                        }
+                    }
                 }
                 *slot = Some(TaskResult::Restored(writes));
             }
@@ -378,12 +391,12 @@ impl<S: State> Run<S> {
         tasks: &[Task<S>],
         slots: &mut [Option<TaskResult<S>>],
         keys: &[Option<u128>],
-        writer: &mut Option<EarlyWrites>,
+        mut writer: Option<&mut Option<EarlyWrites>>,
         late: &mut Option<GraphError>,
     ) {
         for (i, (task, slot)) in tasks.iter().zip(slots.iter_mut()).enumerate() {
             self.cache_output(tasks, keys, i, slot);
-            self.store_early(task, slot, writer, late);
+            self.store_early(task, slot, writer.as_deref_mut(), late);
         }
     }
 
@@ -529,7 +542,7 @@ impl<S: State> Run<S> {
         let mut failure: Option<(usize, Failure)> = None;
         // Cache keys of the tasks that missed the cache, to store their output.
         let mut cache_keys: Vec<Option<u128>> = Vec::new();
-        let early = self.stores_early(tasks.len());
+        let early = self.stores_early();
         let mut writer: Option<EarlyWrites> = None;
         let mut late: Option<GraphError> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
@@ -585,7 +598,8 @@ impl<S: State> Run<S> {
         let completed_at_once = early && failure.is_none() && !pending.is_empty();
         if failure.is_none() && pending.len() == 1 {
             if completed_at_once {
-                self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
+                let writer = Some(&mut writer);
+                self.store_all_early(tasks, &mut slots, &cache_keys, writer, &mut late);
             }
             if let Some((i, fut)) = pending.pop() {
                 match ended(guarded(fut).await, pads.get(i), &scope, &tasks[i]) {
@@ -608,7 +622,8 @@ impl<S: State> Run<S> {
                 .map(|(h, i)| async move { (i, h.await) })
                 .collect();
             if completed_at_once {
-                self.store_all_early(tasks, &mut slots, &cache_keys, &mut writer, &mut late);
+                let writer = Some(&mut writer);
+                self.store_all_early(tasks, &mut slots, &cache_keys, writer, &mut late);
             }
             while let Some((i, joined)) = waiting.next().await {
                 let result = match joined {
@@ -625,7 +640,8 @@ impl<S: State> Run<S> {
                         // complete is stored with the step's checkpoint.
                         if early && !waiting.is_empty() {
                             self.cache_output(tasks, &cache_keys, i, &slots[i]);
-                            self.store_early(&tasks[i], &mut slots[i], &mut writer, &mut late);
+                            let writer = Some(&mut writer);
+                            self.store_early(&tasks[i], &mut slots[i], writer, &mut late);
                         }
                     }
                     Err(f) => {
@@ -658,6 +674,13 @@ impl<S: State> Run<S> {
             }
         }
 
+        // The tasks that completed last (or alone) are stored too, by the put of
+        // the step's checkpoint, first (after the writer): every task of a past
+        // checkpoint shows its result in the thread's history, as in LangGraph.
+        // A failed step stores its completed tasks with the failure.
+        if early && failure.is_none() {
+            self.store_all_early(tasks, &mut slots, &cache_keys, None, &mut late);
+        }
         for (i, slot) in slots.iter().enumerate() {
             self.cache_output(tasks, &cache_keys, i, slot);
         }

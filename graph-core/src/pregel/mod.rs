@@ -36,7 +36,7 @@ use crate::command::Send;
 use crate::compiled::Graph;
 use crate::config::{Durability, RunConfig};
 use crate::error::{ConfigError, EmptyInputError, GraphError};
-use crate::ids::{self, TaskPath};
+use crate::ids::{self, TaskOrder};
 use crate::interrupt::NullResume;
 use crate::io::{GraphInput, GraphOutput, InputKind};
 use crate::node::TaskInput;
@@ -88,7 +88,7 @@ pub(crate) const INPUT: &str = "__input__";
 /// One task of a superstep.
 pub(crate) struct Task<S: State> {
     pub(crate) node: usize,
-    pub(crate) path: TaskPath,
+    pub(crate) path: TaskOrder,
     pub(crate) id: String,
     pub(crate) input: Option<TaskInput<S>>,
 }
@@ -186,6 +186,7 @@ impl<S: State> Run<S> {
                     durability: config.durability(),
                     parent: None,
                     book: persist::Book::default(),
+                    step_writes: Vec::new(),
                 }))
             }
             None => None,
@@ -366,6 +367,7 @@ impl<S: State> Run<S> {
                 .map(Next::Paused);
         }
         let results = step.results.into_iter().flatten().collect();
+        // An error leaves the writes of the step's tasks to `settle_puts`.
         span.in_scope(|| self.apply(&tasks, results, None, true))?;
         self.save(CheckpointSource::Loop).await?;
         self.schedule.step += 1;

@@ -233,6 +233,7 @@ impl<S: State> Run<S> {
         }
         let source = self.persist.pending_source;
         self.put_current(source).await?;
+        self.put_step_writes().await?;
         self.persist.flush_puts().await?;
         if let Some(p) = &self.persist.saver {
             for (task_id, writes) in rows {

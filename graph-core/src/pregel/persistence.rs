@@ -23,6 +23,12 @@ pub(super) struct Saver {
     pub(super) parent: Option<CheckpointConfig>,
     pub(super) durability: Durability,
     pub(super) book: persist::Book,
+    /// Pending-write rows (task id, rows) of the current step's tasks that
+    /// completed when no sibling was left running: stored against the current
+    /// checkpoint by the next put, before it (LangGraph's `put_writes` per
+    /// task), in the put's own background task under durability `async`.
+    /// (Here, in the boxed saver, a run without one stays as small.)
+    pub(super) step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
 }
 
 /// The checkpoint a run's state is at, and how it gets stored, owned by the run.
@@ -108,7 +114,13 @@ impl<S: State> Run<S> {
     /// A run that fails still waits for the checkpoint it was storing in the
     /// background (durability `async`) before it returns and gives up its
     /// thread: the next run then reads that checkpoint, not the one before it.
+    /// The tasks of its last step that completed keep their writes (as
+    /// LangGraph's, stored as each completed), though the step could not apply
+    /// them.
     pub(super) async fn settle_puts(&mut self, failure: &GraphError) {
+        if let Err(e) = self.put_step_writes().await {
+            tracing::warn!(error = %e, %failure, "a failed run could not store its step's writes");
+        }
         if let Err(e) = self.persist.flush_puts().await {
             tracing::warn!(error = %e, %failure, "a failed run could not store its last checkpoint");
         }
@@ -236,15 +248,22 @@ impl<S: State> Run<S> {
         let Some(p) = &mut self.persist.saver else {
             return Ok(());
         };
+        let step_writes = std::mem::take(&mut p.step_writes);
         if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
             self.persist.background_put = Some(tokio::spawn(async move {
+                for (task_id, rows) in step_writes {
+                    saver.put_writes(&parent, rows, &task_id).await?;
+                }
                 saver
                     .put(&parent, checkpoint, metadata, new_versions)
                     .await
                     .map(drop)
             }));
         } else {
+            for (task_id, rows) in step_writes {
+                p.saver.put_writes(&p.config, rows, &task_id).await?;
+            }
             p.saver
                 .put(&p.config, checkpoint, metadata, new_versions)
                 .await?;
@@ -253,6 +272,27 @@ impl<S: State> Run<S> {
         p.parent = p.config.checkpoint_id.is_some().then(|| p.config.clone());
         p.config.checkpoint_id = Some(id);
         self.persist.saved = true;
+        Ok(())
+    }
+
+    /// Stores the rows of [`Saver::step_writes`] against the current
+    /// checkpoint, now (a step that pauses, leaves for the parent or fails to
+    /// apply its writes puts no checkpoint of its own that would store them).
+    pub(super) async fn put_step_writes(&mut self) -> Result<(), GraphError> {
+        if self
+            .persist
+            .saver
+            .as_ref()
+            .is_none_or(|p| p.step_writes.is_empty())
+        {
+            return Ok(());
+        }
+        self.persist.flush_puts().await?;
+        if let Some(p) = &mut self.persist.saver {
+            for (task_id, rows) in std::mem::take(&mut p.step_writes) {
+                p.saver.put_writes(&p.config, rows, &task_id).await?;
+            }
+        }
         Ok(())
     }
 

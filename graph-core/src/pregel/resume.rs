@@ -289,7 +289,7 @@ impl<S: State> Run<S> {
         }
         let pseudo = Task {
             node: 0,
-            path: crate::ids::TaskPath::Push(0),
+            path: crate::ids::TaskOrder::Push(0),
             id: NULL_TASK_ID.to_owned(),
             input: None,
         };

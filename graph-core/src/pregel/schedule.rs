@@ -4,7 +4,7 @@
 
 use super::{Run, Task};
 use crate::error::{GraphError, SendError};
-use crate::ids::{TaskIds, TaskPath};
+use crate::ids::{TaskIds, TaskOrder};
 use crate::node::TaskInput;
 use crate::state::{FieldSet, State};
 use std::sync::Arc;
@@ -215,7 +215,7 @@ impl<S: State> Run<S> {
             );
             tasks.push(Task {
                 node,
-                path: TaskPath::Push(i),
+                path: TaskOrder::Push(i),
                 id,
                 input: Some(TaskInput::Payload(send.payload_arc())),
             });
@@ -269,7 +269,7 @@ impl<S: State> Run<S> {
             };
             tasks.push(Task {
                 node,
-                path: TaskPath::Pull(spec.rank),
+                path: TaskOrder::Pull(spec.rank),
                 id,
                 input,
             });

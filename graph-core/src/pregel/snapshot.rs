@@ -5,8 +5,9 @@ use super::writes::TaskResult;
 use super::{persist, Run};
 use crate::checkpoint::{CheckpointTuple, PendingWrite};
 use crate::error::GraphError;
+use crate::ids::TaskOrder;
 use crate::interrupt::Interrupt;
-use crate::snapshot::{SnapshotTask, StateSnapshot};
+use crate::snapshot::{SnapshotTask, StateSnapshot, TaskPath};
 use crate::state::State;
 use std::sync::Arc;
 
@@ -72,9 +73,14 @@ impl<S: State> Run<S> {
                 }
                 Some(updates)
             };
+            let path = match task.path {
+                TaskOrder::Pull(_) => TaskPath::Pull { node: name.clone() },
+                TaskOrder::Push(index) => TaskPath::Push { index },
+            };
             snapshot_tasks.push(SnapshotTask {
                 id: task.id.clone(),
                 name,
+                path,
                 error,
                 result,
                 interrupts,

@@ -5,7 +5,7 @@ use super::writes::TaskWrites;
 use super::{Run, Task};
 use crate::checkpoint::CheckpointConfig;
 use crate::error::GraphError;
-use crate::ids::{self, TaskPath};
+use crate::ids::{self, TaskOrder};
 use crate::state::State;
 use crate::stream::{Namespace, NestedEvents, StreamEvent, StreamMode, StreamModes, SubgraphEvent};
 use std::sync::Arc;
@@ -183,8 +183,8 @@ impl<S: State> Run<S> {
             }
             let spec = &self.graph.nodes[task.node];
             let triggers = match task.path {
-                TaskPath::Push(_) => vec!["__pregel_push".to_owned()],
-                TaskPath::Pull(_) => spec
+                TaskOrder::Push(_) => vec!["__pregel_push".to_owned()],
+                TaskOrder::Pull(_) => spec
                     .triggers
                     .iter()
                     .map(|&c| self.graph.channel_names[c].to_string())

@@ -5,7 +5,7 @@ use super::writes::TaskResult;
 use super::{Run, Task, COPY, INPUT};
 use crate::checkpoint::{CheckpointConfig, CheckpointSource, CheckpointTuple};
 use crate::error::{ConfigError, GraphError};
-use crate::ids::{self, TaskPath};
+use crate::ids::{self, TaskOrder};
 use crate::snapshot::NodeUpdate;
 use crate::state::State;
 use crate::unwind;
@@ -127,7 +127,7 @@ impl<S: State> Run<S> {
                             node,
                             // A pseudo task (LangGraph's triggers `[__interrupt__]`):
                             // no trigger is consumed, but the step is bumped.
-                            path: TaskPath::Push(i),
+                            path: TaskOrder::Push(i),
                             id: String::new(),
                             input: None,
                         };

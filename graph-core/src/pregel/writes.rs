@@ -8,7 +8,7 @@ use crate::command::Send;
 use crate::compiled::{EdgeWrite, Graph};
 use crate::context::{Context, StreamSinks};
 use crate::error::{GraphError, InvalidUpdateError, NodeError, PanicSite};
-use crate::ids::TaskPath;
+use crate::ids::TaskOrder;
 use crate::node::{NodeOutput, RouteWrite};
 use crate::state::{FieldSet, State, StateUpdate};
 use crate::stream::{StreamEvent, StreamMode};
@@ -314,7 +314,7 @@ impl<S: State> Run<S> {
 
         // versions_seen: each PULL task saw its triggers' current versions.
         for task in tasks {
-            if let TaskPath::Pull(_) = task.path {
+            if let TaskOrder::Pull(_) = task.path {
                 let triggers = &graph.nodes[task.node].triggers;
                 let seen =
                     self.schedule.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
@@ -334,7 +334,7 @@ impl<S: State> Run<S> {
         // Consume the channels that triggered tasks.
         let mut consumed: SmallVec<[usize; 8]> = tasks
             .iter()
-            .filter(|t| matches!(t.path, TaskPath::Pull(_)))
+            .filter(|t| matches!(t.path, TaskOrder::Pull(_)))
             .flat_map(|t| graph.nodes[t.node].triggers.iter().copied())
             .filter(|&c| c >= base)
             .collect();
