@@ -436,6 +436,13 @@ where
 
 /// The closures [`node_fn`] takes: `Fn(&I) -> R` ([`InputOnly`]) or
 /// `Fn(&I, &Context) -> R` ([`WithContext`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be made a node by `node_fn`",
+    label = "expected `|input: &I| ..` or `|input: &I, ctx: &Context| ..`",
+    note = "a node closure takes its input by reference (the state, or a `Send` payload), \
+            optionally the `&Context`, and returns what a node may return; \
+            for an async closure use `async_node_fn`"
+)]
 pub trait NodeClosure<I, M> {}
 
 impl<F, I, R> NodeClosure<I, InputOnly> for F where F: Fn(&I) -> R {}

@@ -308,9 +308,8 @@ impl<S: State> Run<S> {
         self.persist.saved
             && self
                 .persist
-                .saver
-                .as_ref()
-                .is_some_and(|p| p.durability != crate::config::Durability::Exit)
+                .durability()
+                .is_some_and(|d| d != crate::config::Durability::Exit)
             && tokio::runtime::Handle::try_current().is_ok()
     }
 
@@ -678,11 +677,13 @@ impl<S: State> Run<S> {
         // the step's checkpoint, first (after the writer): every task of a past
         // checkpoint shows its result in the thread's history, as in LangGraph.
         // A failed step stores its completed tasks with the failure.
+        // Either way each task's output goes to the node cache once.
         if early && failure.is_none() {
             self.store_all_early(tasks, &mut slots, &cache_keys, None, &mut late);
-        }
-        for (i, slot) in slots.iter().enumerate() {
-            self.cache_output(tasks, &cache_keys, i, slot);
+        } else {
+            for (i, slot) in slots.iter().enumerate() {
+                self.cache_output(tasks, &cache_keys, i, slot);
+            }
         }
         let failure = failure.map(|(i, f)| self.failure(&tasks[i], f));
         StepRun {

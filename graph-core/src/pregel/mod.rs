@@ -399,7 +399,7 @@ impl<S: State> Run<S> {
     }
 
     /// The recursion limit, as a number of steps.
-    fn limit(&self) -> i64 {
+    pub(super) fn limit(&self) -> i64 {
         i64::try_from(self.config.recursion_limit()).unwrap_or(i64::MAX / 4)
     }
 

@@ -207,9 +207,9 @@ impl<S: State> Run<S> {
     /// mode says; the step's new checkpoint id is taken either way.
     pub(super) async fn save(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
         self.persist.new_checkpoint(self.schedule.step, source);
-        match &self.persist.saver {
-            Some(p) if p.durability != Durability::Exit => self.put_current(source).await,
-            _ => Ok(()),
+        match self.persist.durability() {
+            Some(Durability::Exit) | None => Ok(()),
+            Some(_) => self.put_current(source).await,
         }
     }
 

@@ -21,7 +21,7 @@ impl<S: State> Run<S> {
     ) -> Result<StateSnapshot<S>, GraphError> {
         self.restore(tuple)?;
         self.schedule.step = tuple.metadata.step + 1;
-        self.schedule.stop = self.schedule.step + 2;
+        self.schedule.limit_steps(1);
         if let Some(bytes) = crate::ids::parse_uuid(&tuple.checkpoint.id) {
             self.persist.checkpoint = bytes;
         }

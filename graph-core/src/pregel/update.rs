@@ -53,7 +53,7 @@ impl<S: State> Run<S> {
     ) -> Result<CheckpointConfig, GraphError> {
         let invalid = |m: &str| GraphError::InvalidUpdate(crate::error::InvalidUpdateError::new(m));
         let mut loaded = self.load().await?;
-        let limit = i64::try_from(self.config.recursion_limit()).unwrap_or(i64::MAX / 4);
+        let limit = self.limit();
         for updates in supersteps {
             let special = updates.iter().find_map(|u| {
                 u.as_node
@@ -81,14 +81,14 @@ impl<S: State> Run<S> {
                     // The values are graph input: an `input` checkpoint, `__start__` next.
                     let update = updates.into_iter().next().and_then(|u| u.values);
                     let update = update.ok_or_else(|| invalid("__input__ needs values"))?;
-                    self.schedule.stop = self.schedule.step + limit + 1;
+                    self.schedule.limit_steps(limit);
                     self.apply_graph_input(update)?;
                     self.store_update(CheckpointSource::Input).await?;
                 }
                 Some(_) => {
                     // END: tasks that completed keep their writes, the others are
                     // marked as run without writes: nothing is left to run.
-                    self.schedule.stop = self.schedule.step + 2;
+                    self.schedule.limit_steps(1);
                     let mut tasks = self.prepare()?;
                     let restored = match &loaded {
                         Some(tuple) if !tuple.pending_writes.is_empty() => {
