@@ -799,17 +799,19 @@ fn retry_any(attempts: u32) -> RetryPolicy {
     RetryPolicy::new().max_attempts(attempts).retry_on(|_| true)
 }
 
-/// Without a checkpointer a node's `interrupt` pauses the run, which returns
-/// the interrupt; only the resume is an error. LangGraph 1.2.22 does the same
-/// (no error at the `interrupt()` call), for `ask` returning
-/// `{"a": interrupt("what?")}` compiled without a checkpointer:
+/// Without a checkpointer a pause could never be answered: the node's
+/// `interrupt` fails the run at the step that asked, naming the node and the
+/// fix, and a resume is an error too. LangGraph 1.2.22 reports the interrupt
+/// and fails only at the resume (a deliberate difference, docs/semantics.md
+/// §10), for `ask` returning `{"a": interrupt("what?")}` compiled without a
+/// checkpointer:
 ///
 /// ```text
 /// invoke({"a": ""})            -> {'a': '', '__interrupt__': [Interrupt(value='what?', id='4f71…')]}
 /// invoke(Command(resume="yes")) -> RuntimeError: Cannot use Command(resume=...) without checkpointer
 /// ```
 #[tokio::test]
-async fn resume_without_a_checkpointer_is_an_error() {
+async fn interrupt_or_resume_without_a_checkpointer_is_an_error() {
     let app = StateGraph::<Age>::new()
         .add_node(ask_age)
         .add_edge(START, ask_age)
@@ -820,9 +822,18 @@ async fn resume_without_a_checkpointer_is_an_error() {
         .await
         .unwrap_err();
     assert!(matches!(err, GraphError::NoCheckpointer(_)), "{err}");
-    // Without a checkpointer the interrupt is still reported.
-    let out = app.invoke(Age::update(), &RunConfig::new()).await.unwrap();
-    assert_eq!(out.interrupts.len(), 1);
+    let err = app
+        .invoke(Age::update(), &RunConfig::new())
+        .await
+        .unwrap_err();
+    match &err {
+        GraphError::InterruptWithoutCheckpointer { node, step, value } => {
+            assert_eq!((node.as_str(), *step), ("ask_age", 1));
+            assert_eq!(value, &json!("what is your age?"));
+        }
+        other => panic!("expected InterruptWithoutCheckpointer, got {other:?}"),
+    }
+    assert!(err.to_string().contains("compile_with(saver)"), "{err}");
 }
 
 #[tokio::test]

@@ -6,9 +6,9 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-/// Records every span as "name field=value ...", and every warning's message.
+/// Records every span as "name field=value ...".
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
+struct Capture(Arc<Mutex<Vec<String>>>);
 
 struct Fields(String);
 
@@ -31,13 +31,7 @@ impl Subscriber for Capture {
     }
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        if *event.metadata().level() == tracing::Level::WARN {
-            let mut fields = Fields(String::new());
-            event.record(&mut fields);
-            self.1.lock().unwrap().push(fields.0);
-        }
-    }
+    fn event(&self, _: &Event<'_>) {}
     fn enter(&self, _: &Id) {}
     fn exit(&self, _: &Id) {}
 }
@@ -81,33 +75,4 @@ fn runs_supersteps_and_tasks_have_spans_with_their_ids() {
         "{task}"
     );
     assert!(task.contains("task_id="), "{task}");
-}
-
-/// An interrupt in a graph without a checkpointer is returned, as in LangGraph,
-/// and the engine warns that it cannot be resumed.
-#[test]
-fn an_interrupt_without_a_checkpointer_warns_that_it_cannot_be_resumed() {
-    let app = StateGraph::<Count>::new()
-        .add_node(node_fn(
-            "ask",
-            |_: &Count, ctx: &Context| -> Result<CountUpdate, NodeError> {
-                let n: u32 = ctx.interrupt("how many?")?;
-                Ok(Count::update().n(n))
-            },
-        ))
-        .add_edge(START, "ask")
-        .compile()
-        .unwrap();
-    let capture = Capture::default();
-    let out = tracing::subscriber::with_default(capture.clone(), || {
-        futures::executor::block_on(app.invoke(Count::update(), &RunConfig::new())).unwrap()
-    });
-    assert_eq!(out.interrupts.len(), 1);
-    let warnings = capture.1.lock().unwrap().clone();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("without a checkpointer") && w.contains("compile_with(saver)")),
-        "{warnings:#?}"
-    );
 }

@@ -766,6 +766,23 @@ pub enum GraphError {
     /// An operation needs a checkpointer and the graph has none.
     #[error("No checkpointer set: compile the graph with `compile_with(saver)` to use {0}")]
     NoCheckpointer(&'static str),
+
+    /// A node called `interrupt` in a run without a checkpointer, where the
+    /// pause could never be answered. LangGraph returns such an interrupt and
+    /// fails only at the resume; stategraph fails at the step that asked.
+    #[error(
+        "node `{node}` called interrupt (step {step}), but the graph has no checkpointer to keep \
+         the pause until it is answered: compile the graph with `compile_with(saver)` and run it \
+         on a thread (`RunConfig::thread(id)`)"
+    )]
+    InterruptWithoutCheckpointer {
+        /// The node that asked (the first one, when several did).
+        node: String,
+        /// The step it ran in.
+        step: i64,
+        /// What it asked, as given to `interrupt` (JSON).
+        value: serde_json::Value,
+    },
 }
 
 /// Where a router ran: its task and step (`update_state` has no task).

@@ -119,14 +119,26 @@ impl<S: State> Run<S> {
         mut results: Vec<Option<TaskResult<S>>>,
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         if self.persist.saver.is_none() && self.nested.is_none() {
-            // As in LangGraph, the run still returns the interrupt; only a
-            // resume would fail (`NoCheckpointer`). Say so where it happens.
-            tracing::warn!(
-                step = self.schedule.step,
-                "a node called interrupt in a graph without a checkpointer: the run \
-                 returns the interrupt, but it cannot be resumed; compile the graph \
-                 with `compile_with(saver)` and run it on a thread"
-            );
+            // Nothing could keep the pause until it is answered (LangGraph
+            // returns it and fails at the resume; we fail where it is asked).
+            // (A subgraph's static breakpoint, with no interrupt, pauses as
+            // the parent's breakpoints do.)
+            let asked = tasks
+                .iter()
+                .zip(&results)
+                .find_map(|(task, result)| match result {
+                    Some(TaskResult::Interrupted(paused)) => {
+                        Some((task, paused.interrupts.first()?))
+                    }
+                    _ => None,
+                });
+            if let Some((task, first)) = asked {
+                return Err(GraphError::InterruptWithoutCheckpointer {
+                    node: self.graph.nodes[task.node].name.to_string(),
+                    step: self.schedule.step,
+                    value: first.value.clone(),
+                });
+            }
         }
         let mut all = Vec::new();
         let mut nested_breakpoints = Vec::new();
