@@ -113,6 +113,50 @@ async fn a_private_channel_is_read_by_its_view_and_left_out_of_the_output() {
     );
 }
 
+// app = g.compile(checkpointer=InMemorySaver(), interrupt_before=["node2"])
+// app.invoke({"a": "x"}, cfg)
+//   {'a': 'x'}
+// app.get_state(cfg).values
+//   {'a': 'x', 'b': 'x-private'}
+// app.update_state(cfg, {"b": "edited"}); app.get_state(cfg).values
+//   {'a': 'x', 'b': 'edited'}
+// app.invoke(None, cfg)
+//   node2 got {'b': 'edited'}
+//   {'a': 'edited-done'}
+#[tokio::test]
+async fn update_state_writes_a_private_field() {
+    let app = StateGraph::<Overall>::new()
+        .add_node(node1)
+        .add_node(node2)
+        .add_edge(START, node1)
+        .add_edge(node1, node2)
+        .interrupt_before(node2)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let thread = RunConfig::thread("1");
+    let out = app
+        .invoke(Overall::update().a("x".into()), &thread)
+        .await
+        .unwrap();
+    assert!(out.breakpoint.is_some());
+    assert_eq!(
+        out.state,
+        Overall {
+            a: "x".into(),
+            b: String::new(),
+        }
+    );
+    assert_eq!(app.get_state(&thread).await.unwrap().values.b, "x-private");
+    app.update_state(&thread, Overall::update().b("edited".into()), None)
+        .await
+        .unwrap();
+    assert_eq!(app.get_state(&thread).await.unwrap().values.b, "edited");
+    let out = app.invoke(None, &thread).await.unwrap();
+    assert_eq!(seen(), ["node1 got a=\"x\"", "node2 got b=\"edited\""]);
+    assert_eq!(out.a, "edited-done");
+    assert!(out.b.is_empty());
+}
+
 // for ev in app.stream({"a": "y"}, cfg2, stream_mode="values"): print(ev)
 //   {'a': 'y'}
 //   {'a': 'y', 'b': 'y-private'}
