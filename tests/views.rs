@@ -661,7 +661,10 @@ async fn a_view_node_resumes_from_an_interrupt() {
         .invoke(Essay::update().topic("rust".into()), &thread)
         .await
         .unwrap();
-    assert_eq!(out.interrupts[0].value, stategraph::json!("write about rust?"));
+    assert_eq!(
+        out.interrupts[0].value,
+        stategraph::json!("write about rust?")
+    );
     let out = app.invoke(Command::resume(true), &thread).await.unwrap();
     assert_eq!(out.drafts, ["rust true"]);
 }
