@@ -238,7 +238,9 @@ pub use graph_macros::Goto;
 
 /// Turns a fn (async or not) into a graph node named after the fn.
 ///
-/// The first parameter is the node's input: the state (`&S` or `S`), or a payload
+/// The first parameter is the node's input: the state (`&S` or `S`), a
+/// [`View`] of it (a `#[derive(Schema)]` struct of some of its fields, cloned
+/// from the state for each task: see [`view`](crate::view)), or a payload
 /// type for a node started only by [`send`]. An optional second parameter takes the
 /// [`Context`] (`&Context` or `Context`). The return type is the state's update,
 /// `Command<G>` (the macro fills in the update type), `Vec<Command<G>>`, `Send`s,
@@ -248,7 +250,7 @@ pub use graph_macros::Goto;
 /// `send(worker, item)`; the body stays callable as `agent::call(..)`.
 ///
 /// Options: `#[node(state = MyState)]` names the graph's state for a node whose input
-/// is a payload and that returns `Command<G>`; `#[node(crate = path)]` tells the
+/// is a payload or a view and that returns `Command<G>`; `#[node(crate = path)]` tells the
 /// expansion where this crate is
 /// ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
