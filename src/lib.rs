@@ -174,16 +174,19 @@ pub mod guide;
 /// ```
 pub use graph_macros::State;
 
-/// Derives [`InputSchema`] and [`OutputSchema`] for a struct of some of a state's
-/// fields: LangGraph's `input_schema` and `output_schema`.
+/// Derives [`InputSchema`], [`OutputSchema`] and [`View`] for a struct of some of
+/// a state's fields: LangGraph's `input_schema` and `output_schema`, and a node's
+/// input when the node reads only these fields.
 ///
 /// `#[schema(state = MyState)]` names the state. Each field must be a field of the
 /// state with the same name and type; rustc reports one that is not at the field
 /// ("no field `x` on type `&MyState`", "mismatched types"). As graph input
 /// (`app.invoke(Question { .. }, ..)`), the struct writes only its fields, through
 /// their channels (a reducer folds the value in); as output
-/// ([`CompiledGraph::with_output`]), it is cloned from the final state. Nodes and
-/// streams see the whole state. The schema reads the state's fields, so they must
+/// ([`CompiledGraph::with_output`]), it is cloned from the final state. As the
+/// input of a `#[node]` (`fn write(plan: &Plan)`), it is cloned from the state for
+/// each of the node's tasks, and `send(write, Plan { .. })` carries it
+/// ([`view`](crate::view)). Other nodes and streams see the whole state. The schema reads the state's fields, so they must
 /// be visible where it is declared (the same module, or `pub` fields). `#[schema(crate = path)]` tells the expansion where
 /// this crate is ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
@@ -235,7 +238,9 @@ pub use graph_macros::Goto;
 
 /// Turns a fn (async or not) into a graph node named after the fn.
 ///
-/// The first parameter is the node's input: the state (`&S` or `S`), or a payload
+/// The first parameter is the node's input: the state (`&S` or `S`), a
+/// [`View`] of it (a `#[derive(Schema)]` struct of some of its fields, cloned
+/// from the state for each task: see [`view`](crate::view)), or a payload
 /// type for a node started only by [`send`]. An optional second parameter takes the
 /// [`Context`] (`&Context` or `Context`). The return type is the state's update,
 /// `Command<G>` (the macro fills in the update type), `Vec<Command<G>>`, `Send`s,
@@ -245,7 +250,7 @@ pub use graph_macros::Goto;
 /// `send(worker, item)`; the body stays callable as `agent::call(..)`.
 ///
 /// Options: `#[node(state = MyState)]` names the graph's state for a node whose input
-/// is a payload and that returns `Command<G>`; `#[node(crate = path)]` tells the
+/// is a payload or a view and that returns `Command<G>`; `#[node(crate = path)]` tells the
 /// expansion where this crate is
 /// ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
@@ -394,7 +399,7 @@ pub mod prelude {
         GraphError, GraphOutput, Interrupt, IsLastStep, NodeError, NodeOptions, RemainingSteps,
         RunConfig, StateGraph, StreamEvent, StreamMode, END, START,
     };
-    pub use graph_core::{InputSchema, OutputSchema};
+    pub use graph_core::{InputSchema, OutputSchema, View};
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;
     pub use graph_core::{Component, Has, NodeSet, UpdateOf};

@@ -42,6 +42,9 @@ pub(crate) struct CompiledNode<S: State> {
     pub(crate) edges: Vec<EdgeWrite>,
     pub(crate) branches: Vec<Arc<dyn Router<S>>>,
     pub(crate) input_is_state: bool,
+    /// Whether the node's input is a [`View`](crate::View) of the state, which its
+    /// PULL tasks project from the state.
+    pub(crate) projects: bool,
     /// Position of the node in name order (PULL task order).
     pub(crate) rank: usize,
     /// The node's retry policy (its own, or the graph's).

@@ -46,6 +46,7 @@
 // - channels: how one field reacts to a superstep's writes
 // - state, field: the State trait, its update, named fields of any state
 // - io: what goes into a run and what comes out
+// - view: a node's input as a struct of some of the state's fields
 // - config: RunConfig, durability, where a subgraph keeps checkpoints
 // - stream: stream modes and events, and where a run sends them
 // - snapshot: StateSnapshot and its tasks
@@ -95,6 +96,7 @@ pub mod state;
 pub mod stream;
 pub mod subgraph;
 pub(crate) mod unwind;
+pub mod view;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -130,6 +132,7 @@ pub use stream::{
     SubgraphEvent,
 };
 pub use subgraph::Subgraph;
+pub use view::View;
 
 /// The virtual entry node of every graph.
 pub const START: &str = "__start__";

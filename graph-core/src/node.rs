@@ -547,6 +547,12 @@ pub(crate) enum TaskInput<S> {
 pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     fn call(&self, input: TaskInput<S>, ctx: Context) -> Result<NodeFuture<S>, NodeError>;
     fn input_type(&self) -> (TypeId, &'static str);
+    /// Whether the node's PULL tasks read the state: its input is the state or a
+    /// [`View`](crate::View) of it (otherwise it is reached only by `Send`).
+    fn reads_state(&self) -> bool;
+    /// The node's input made from `state` when it is a view of it (`None` when the
+    /// node takes the state itself or a payload).
+    fn project(&self, state: &S) -> Option<Arc<dyn Any + std::marker::Send + Sync>>;
     fn targets(&self) -> Targets;
     fn is_blocking(&self) -> bool;
     fn as_subgraph(&self) -> Option<&dyn ErasedSubgraph>;
@@ -598,6 +604,17 @@ where
 
     fn input_type(&self) -> (TypeId, &'static str) {
         (TypeId::of::<N::Input>(), std::any::type_name::<N::Input>())
+    }
+
+    fn reads_state(&self) -> bool {
+        TypeId::of::<N::Input>() == TypeId::of::<S>()
+            || N::projection().is_some_and(|p| p.state == TypeId::of::<S>())
+    }
+
+    fn project(&self, state: &S) -> Option<Arc<dyn Any + std::marker::Send + Sync>> {
+        let projection = N::projection()?;
+        let view = (projection.project)(state)?;
+        Some(Arc::new(view))
     }
 
     fn targets(&self) -> Targets {

@@ -8,6 +8,8 @@ pub use crate::ids::format_uuid;
 
 pub use crate::field::FieldOfType;
 
+pub use crate::spec::Projection;
+
 use crate::channels::{Channel, ReducerError};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -268,3 +270,38 @@ impl<T> WriteOf<'_> for T where
 /// A write of an untracked channel, as a bound with a lifetime binder.
 pub trait UntrackedWriteOf<'a>: Clone + Send + Sync + 'static {}
 impl<T: Clone + Send + Sync + 'static> UntrackedWriteOf<'_> for T {}
+
+/// The [`Projection`](crate::spec::Projection) of a `#[node]`'s input type, by
+/// autoref dispatch: `(&ViewProbe::<I>::NEW).projection()` finds
+/// [`ViaView::projection`] when `I` is a [`View`](crate::View) and
+/// [`ViaWhole::projection`] (none: the state itself or a payload) otherwise.
+pub struct ViewProbe<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> ViewProbe<T> {
+    /// The probe.
+    pub const NEW: Self = ViewProbe(std::marker::PhantomData);
+}
+
+/// [`ViewProbe`] for a view input.
+pub trait ViaView<T> {
+    /// How to project the view from its state.
+    fn projection(&self) -> Option<crate::spec::Projection<T>>;
+}
+
+impl<V: crate::View + Send + Sync + 'static> ViaView<V> for ViewProbe<V> {
+    #[inline]
+    fn projection(&self) -> Option<crate::spec::Projection<V>> {
+        Some(crate::view::projection::<V>())
+    }
+}
+
+/// [`ViewProbe`] for any other input.
+pub trait ViaWhole<T> {
+    /// None: the node takes its input as it is.
+    #[inline]
+    fn projection(&self) -> Option<crate::spec::Projection<T>> {
+        None
+    }
+}
+
+impl<T> ViaWhole<T> for &ViewProbe<T> {}

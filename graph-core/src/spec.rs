@@ -2,7 +2,7 @@
 //! the type of input it takes ([`NodeSpec`]), given as a value or as the marker fn
 //! of a `#[node]` ([`IntoNodeSpec`]).
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::borrow::Cow;
 
 /// A node's identity: its name and the type of input it takes.
@@ -15,6 +15,27 @@ pub trait NodeSpec: std::marker::Send + Sync + 'static {
 
     /// The node's name in the graph.
     fn name(&self) -> Cow<'static, str>;
+
+    /// How PULL tasks make the node's input from the state when the input is a
+    /// [`View`](crate::View) of it; `None` for a node taking the state itself or a
+    /// payload. `#[node]` fills it in for a view input.
+    #[doc(hidden)]
+    fn projection() -> Option<Projection<Self::Input>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// How a node whose input is a [`View`](crate::View) gets it from the state:
+/// the view's state type and its projection, with the state's type erased.
+#[doc(hidden)]
+pub struct Projection<I> {
+    /// The state the view is a view of.
+    pub state: TypeId,
+    /// The view of a state known to be of type `state` (`None` for another type).
+    pub project: fn(&(dyn Any + std::marker::Send + Sync)) -> Option<I>,
 }
 
 /// The argument of the marker fn `#[node]` generates; you never call that fn.

@@ -30,6 +30,19 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     /// Whether the struct has managed fields (`RemainingSteps`, `IsLastStep`).
     const HAS_MANAGED: bool = false;
 
+    /// The private fields (`#[state(private)]`), in declaration order: channels
+    /// that nodes write and read, not part of the graph's input or output (the
+    /// channels of LangGraph's private node schemas).
+    const PRIVATE_FIELDS: &'static [&'static str] = &[];
+
+    /// Removes the writes to private fields from `update`: the graph's input, and
+    /// what a subgraph sharing the state hands back to its parent.
+    fn without_private(_update: &mut Self::Update) {}
+
+    /// Sets each private field to its value in `Self::default()`: the state
+    /// `invoke` returns leaves them out.
+    fn clear_private(&mut self) {}
+
     /// Fresh channels for a new thread: nothing written yet.
     fn new_channels() -> Self::Channels;
 

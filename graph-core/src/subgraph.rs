@@ -120,7 +120,12 @@ impl<S: State> Subgraph<S, S, S> {
             name: name.into(),
             graph,
             input: Arc::new(S::to_update),
-            output: Arc::new(|done: S| Ok(NodeOutput::new().with_update(done.to_update()))),
+            output: Arc::new(|done: S| {
+                // As LangGraph's subgraph hands back its output channels only.
+                let mut update = done.to_update();
+                S::without_private(&mut update);
+                Ok(NodeOutput::new().with_update(update))
+            }),
             targets: Targets::None,
             checkpoints: SubgraphCheckpoints::default(),
         }
@@ -196,14 +201,20 @@ impl<C: State> CompiledGraph<C> {
     /// state. An interrupt inside it pauses the caller too (return the error with
     /// `?`), and on resume the caller's node re-runs and this call continues the
     /// child where it paused. A second call in the same node gets its own
-    /// namespace (`|1`, `|2`...).
+    /// namespace (`|1`, `|2`...). As with [`invoke`](Self::invoke), private
+    /// fields are neither written from `input` nor returned.
     pub async fn invoke_nested(
         &self,
         ctx: &Context,
         input: impl Into<GraphInput<C>>,
     ) -> Result<C, NodeError> {
-        self.run_in(ctx, input.into(), SubgraphCheckpoints::PerCall)
-            .await
+        let mut state = self
+            .run_in(ctx, input.into(), SubgraphCheckpoints::PerCall)
+            .await?;
+        if !C::PRIVATE_FIELDS.is_empty() {
+            state.clear_private();
+        }
+        Ok(state)
     }
 
     pub(crate) async fn run_in(

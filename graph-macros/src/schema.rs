@@ -1,6 +1,6 @@
 //! `#[derive(Schema)]`: a struct of some of a state's fields, as the graph's input
 //! (`InputSchema`) and output (`OutputSchema`) schema, LangGraph's
-//! `input_schema` / `output_schema`.
+//! `input_schema` / `output_schema`, and as a node's input (`View`).
 //!
 //! Each field is checked against the state by the code that reads and writes it,
 //! spanned at the field: `state.field` is cloned into the struct (a missing field is
@@ -176,6 +176,16 @@ fn expand(
         }
 
         #[automatically_derived]
+        impl #impl_generics #sg::View for #ident #ty_generics #where_clause {
+            type State = #state;
+
+            #[inline]
+            fn project(__state: &#state) -> Self {
+                <Self as #sg::OutputSchema<#state>>::from_state(__state)
+            }
+        }
+
+        #[automatically_derived]
         impl #impl_generics #sg::InputSchema<#state> for #ident #ty_generics #where_clause {
             fn into_update(self) -> <#state as #sg::State>::Update {
                 let #ident { #(#named,)* } = self;
@@ -312,6 +322,7 @@ mod tests {
             "OutputSchema < S >",
             "InputSchema < S >",
             "GraphInput < S >",
+            "View for A",
         ] {
             assert!(tokens.contains(expected), "{expected} in {tokens}");
         }

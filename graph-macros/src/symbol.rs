@@ -24,6 +24,7 @@ pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const DESCRIPTION: Symbol = Symbol("description");
 
 pub(crate) const STATE: Symbol = Symbol("state");
+pub(crate) const PRIVATE: Symbol = Symbol("private");
 pub(crate) const SCHEMA: Symbol = Symbol("schema");
 pub(crate) const CRATE: Symbol = Symbol("crate");
 

@@ -278,7 +278,24 @@ impl<S: State> CompiledGraph<S> {
     /// thread from its checkpoint (an error on a fresh thread); a
     /// [`Command`](crate::Command) resumes an interrupt (`Command::resume`),
     /// updates the state and routes.
+    ///
+    /// Private fields (`#[state(private)]`) are not part of the input or the
+    /// output: they are not written from `input`, and the returned state holds
+    /// their default values (`get_state` and `values` events show them).
     pub async fn invoke(
+        &self,
+        input: impl Into<GraphInput<S>>,
+        config: &RunConfig,
+    ) -> Result<GraphOutput<S>, GraphError> {
+        let mut out = self.run_to_end(input, config).await?;
+        if !S::PRIVATE_FIELDS.is_empty() {
+            out.state.clear_private();
+        }
+        Ok(out)
+    }
+
+    /// [`invoke`](Self::invoke) with the private fields as the run left them.
+    pub(crate) async fn run_to_end(
         &self,
         input: impl Into<GraphInput<S>>,
         config: &RunConfig,

@@ -35,6 +35,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         edges: Vec::new(),
         branches: Vec::new(),
         input_is_state: true,
+        projects: false,
         rank: 0,
         retry: None,
         timeout: None,
@@ -52,7 +53,8 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         });
         branch_of.push(id);
         deferred.push(def.defer);
-        let input_is_state = def.runner.input_type().0 == TypeId::of::<S>();
+        let input_is_state = def.runner.reads_state();
+        let projects = input_is_state && def.runner.input_type().0 != TypeId::of::<S>();
         nodes.push(CompiledNode {
             name: Arc::from(def.name.as_str()),
             runner: Some(def.runner),
@@ -60,6 +62,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
             edges: Vec::new(),
             branches: Vec::new(),
             input_is_state,
+            projects,
             rank: 0,
             retry: def.retry.or_else(|| default_retry.clone()),
             timeout: def.timeout,

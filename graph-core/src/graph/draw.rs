@@ -6,7 +6,6 @@ use crate::command::{Destination, Targets};
 use crate::draw::{Drawing, EdgeKind};
 use crate::state::State;
 use crate::END;
-use std::any::TypeId;
 use std::collections::HashSet;
 
 impl Drawing {
@@ -78,7 +77,7 @@ impl Drawing {
         let takes_payload: HashSet<&str> = graph
             .nodes
             .iter()
-            .filter(|n| n.runner.input_type().0 != TypeId::of::<S>())
+            .filter(|n| !n.runner.reads_state())
             .map(|n| n.name.as_str())
             .collect();
         let mut explained = HashSet::new();

@@ -105,7 +105,8 @@ impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
         input: impl Into<GraphInput<S>>,
         config: &RunConfig,
     ) -> Result<GraphOutput<O>, GraphError> {
-        let out = self.graph.invoke(input, config).await?;
+        // `O` may name a private field: it is part of this output.
+        let out = self.graph.run_to_end(input, config).await?;
         Ok(out.map(|state| O::from_state(&state)))
     }
 

@@ -112,7 +112,15 @@ pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError
     let inputs: std::collections::HashMap<&str, (TypeId, &'static str)> = graph
         .nodes
         .iter()
-        .map(|n| (n.name.as_str(), n.runner.input_type()))
+        .map(|n| {
+            // A node taking a view of the state reads the state like one taking it.
+            let input = if n.runner.reads_state() {
+                (state_type, state_name)
+            } else {
+                n.runner.input_type()
+            };
+            (n.name.as_str(), input)
+        })
         .collect();
     let node_input = |name: &str| inputs.get(name).copied();
     let mut pull_targets: Vec<(String, Reach)> = Vec::new();

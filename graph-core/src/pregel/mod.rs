@@ -266,7 +266,9 @@ impl<S: State> Run<S> {
         let continues = has_versions && self.nested.as_ref().is_some_and(|n| n.resuming);
         let resume = match input.kind {
             InputKind::Update(_) if continues => Some(None),
-            InputKind::Update(update) => {
+            InputKind::Update(mut update) => {
+                // Private fields are not part of the graph's input.
+                S::without_private(&mut update);
                 self.start_with_input(update, limit).await?;
                 None
             }

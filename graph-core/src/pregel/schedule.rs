@@ -264,6 +264,12 @@ impl<S: State> Run<S> {
                 .id(&self.persist.checkpoint, &task_ns, parts);
             let input = if node == 0 {
                 None
+            } else if spec.projects {
+                // A view: only its fields are cloned out of the state.
+                spec.runner
+                    .as_ref()
+                    .and_then(|runner| runner.project(&self.state))
+                    .map(TaskInput::Payload)
             } else {
                 Some(TaskInput::State(Arc::clone(&self.state)))
             };

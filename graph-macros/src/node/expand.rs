@@ -130,6 +130,14 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
                 fn name(&self) -> ::std::borrow::Cow<'static, str> {
                     ::std::borrow::Cow::Borrowed(#name)
                 }
+
+                // A `View` input is projected from the state; any other input (the
+                // state, a payload, a type parameter) is taken as it is.
+                #[inline]
+                fn projection() -> ::core::option::Option<#sg::__private::Projection<#input_ty>> {
+                    use #sg::__private::{ViaView as _, ViaWhole as _};
+                    (&#sg::__private::ViewProbe::<#input_ty>::NEW).projection()
+                }
             }
 
             #[automatically_derived]

@@ -60,6 +60,8 @@ pub(crate) struct FieldAttrs<'a> {
     pub(crate) all: Vec<&'a Attribute>,
     /// The field markers of `#[field(Marker)]` attributes, each with its attribute.
     pub(crate) markers: Vec<(&'a Attribute, syn::Type)>,
+    /// The `#[state(private)]` that makes the field private, if any.
+    pub(crate) private: Option<&'a Attribute>,
 }
 
 pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'a> {
@@ -67,10 +69,20 @@ pub(crate) fn field_attrs<'a>(cx: &Ctxt, attrs: &'a [Attribute]) -> FieldAttrs<'
         channel: None,
         all: Vec::new(),
         markers: Vec::new(),
+        private: None,
     };
     for attr in attrs {
         if attr.path() == STATE {
-            reject_state_on_field(cx, attr);
+            if parse_field_state(cx, attr) {
+                if out.private.is_some() {
+                    cx.error_spanned_by(
+                        attr,
+                        "duplicate #[state(private)] attribute on this field; remove one",
+                    );
+                } else {
+                    out.private = Some(attr);
+                }
+            }
             continue;
         }
         if attr.path() == FIELD {
@@ -128,6 +140,11 @@ fn parse_state(cx: &Ctxt, attr: &Attribute, krate: &mut Option<syn::Path>) {
     let result = attr.parse_nested_meta(|meta| {
         if meta.path == CRATE {
             crate_path::parse_option(&meta, krate, "state", &mut errors)
+        } else if meta.path == PRIVATE {
+            Err(meta.error(
+                "#[state(private)] belongs on a field: it makes that field a channel that is \
+                 not part of the graph's input or output",
+            ))
         } else {
             Err(meta.error(format!(
                 "unknown #[state] option{}; {USAGE}",
@@ -140,13 +157,44 @@ fn parse_state(cx: &Ctxt, attr: &Attribute, krate: &mut Option<syn::Path>) {
     }
 }
 
-/// Rejects `#[state]` on a field: it belongs on the struct.
-fn reject_state_on_field(cx: &Ctxt, attr: &Attribute) {
-    cx.error_spanned_by(
-        attr,
-        "not expected here; the #[state] attribute belongs on the struct, as in \
-         #[state(crate = sg)]",
-    );
+/// `#[state(private)]` on a field; whether it is one. Any other option belongs
+/// on the struct.
+fn parse_field_state(cx: &Ctxt, attr: &Attribute) -> bool {
+    const USAGE: &str = "on a field, #[state] takes one option, `private`: #[state(private)] \
+                         keeps the field out of the graph's input and output";
+    if !matches!(&attr.meta, Meta::List(list) if !list.tokens.is_empty()) {
+        cx.error_spanned_by(attr, format!("expected an option; {USAGE}"));
+        return false;
+    }
+    let mut private = false;
+    let result = attr.parse_nested_meta(|meta| {
+        if meta.path == PRIVATE {
+            if meta.input.peek(syn::token::Paren) || meta.input.peek(Token![=]) {
+                return Err(meta.error("`private` takes no value; write #[state(private)]"));
+            }
+            if private {
+                return Err(meta.error("duplicate `private` option; remove one"));
+            }
+            private = true;
+            Ok(())
+        } else if meta.path == CRATE {
+            Err(meta.error(
+                "not expected here; `crate` belongs on the struct, as in #[state(crate = sg)]",
+            ))
+        } else {
+            Err(meta.error(format!(
+                "unknown #[state] option{} on a field; {USAGE}",
+                key_name(&meta.path)
+            )))
+        }
+    });
+    match result {
+        Ok(()) => private,
+        Err(err) => {
+            cx.syn_error(err);
+            false
+        }
+    }
 }
 
 fn conflict_message(first: &Attribute, second: &Attribute) -> String {

@@ -784,6 +784,27 @@ fn state_impl(
             #i => __restore_channel(__channels.#get(), &mut self.#name, __saved),
         }
     });
+    let private: Vec<&ChannelField> = fields
+        .iter()
+        .filter(|f| f.field.attrs.private.is_some())
+        .collect();
+    let private_items = (!private.is_empty()).then(|| {
+        let keys = private.iter().map(|f| &f.field.name);
+        let names: Vec<_> = private.iter().map(|f| f.field.ident).collect();
+        quote! {
+            const PRIVATE_FIELDS: &'static [&'static str] = &[#(#keys),*];
+
+            fn without_private(__update: &mut Self::Update) {
+                #(__update.#names = ::core::option::Option::None;)*
+            }
+
+            fn clear_private(&mut self) {
+                // Swapped, not moved out: a state may implement `Drop`.
+                let mut __default = <Self as ::core::default::Default>::default();
+                #(::core::mem::swap(&mut self.#names, &mut __default.#names);)*
+            }
+        }
+    });
     let no_field = format!("`{ident}` has no channel with index {{}}");
     let whole = fields.iter().map(|f| {
         let name = f.field.ident;
@@ -799,6 +820,7 @@ fn state_impl(
 
             const FIELDS: &'static [&'static str] = &[#(#names),*];
             const HAS_MANAGED: bool = #has_managed;
+            #private_items
 
             fn new_channels() -> Self::Channels {
                 #channels {

@@ -42,6 +42,15 @@ fn check_managed(cx: &Ctxt, field: &Field, managed: Managed) {
             ),
         );
     }
+    if let Some(attr) = field.attrs.private {
+        cx.error_spanned_by(
+            attr,
+            format!(
+                "#[state(private)] is not allowed on a managed field; `{ty}` is not a channel \
+                 and is never part of the graph's input or output, remove this attribute"
+            ),
+        );
+    }
     for attr in &field.attrs.all {
         let name = if attr.path() == REDUCER {
             "reducer"
