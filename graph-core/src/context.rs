@@ -426,8 +426,8 @@ impl<C: ?Sized> std::fmt::Debug for Context<C> {
 #[diagnostic::on_unimplemented(
     message = "a node or router taking `{Self}` cannot run in a graph whose context type is `{C}`",
     label = "reads another context type than the graph's",
-    note = "take `&Context<{C}>` to read this graph's context value, or the untyped `&Context` when the node does not read it",
-    note = "or give the graph this context type: `StateGraph::<State, UserCtx>::with_context_schema()`, where `UserCtx` is the type `{Self}` names"
+    note = "the graph's context type is `{C}` (`dyn Any + Send + Sync` when it declares none): take `&Context<{C}>` to read its value, or the plain `&Context`, which fits a graph of any context type",
+    note = "to read the type `{Self}` names, build the graph with it: `StateGraph::<State, Ctx>::with_context_schema()`"
 )]
 pub trait FromContext<C: ?Sized> {
     /// The task's context as this parameter.

@@ -72,6 +72,9 @@ pub trait DefaultContext {
     fn default_context() -> Option<Arc<Untyped>>;
 }
 
+// Reported as a missing `DefaultContext` (whose message says what to do)
+// rather than a missing `Default`.
+#[diagnostic::do_not_recommend]
 impl<C: Default + Send + Sync + 'static> DefaultContext for C {
     fn default_context() -> Option<Arc<Untyped>> {
         Some(Arc::new(C::default()))
