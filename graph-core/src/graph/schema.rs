@@ -87,6 +87,13 @@ impl<S: State, O, C: ?Sized + 'static> std::fmt::Debug for WithOutput<S, O, C> {
     }
 }
 
+impl<S: State, O, C: ?Sized> WithOutput<S, O, C> {
+    /// The graph, without the output schema.
+    pub fn into_inner(self) -> CompiledGraph<S, C> {
+        self.graph
+    }
+}
+
 impl<S: State, O, C: ?Sized> std::ops::Deref for WithOutput<S, O, C> {
     type Target = CompiledGraph<S, C>;
 
@@ -153,10 +160,5 @@ impl<S: State, O: OutputSchema<S>, C: DefaultContext + ?Sized + 'static> WithOut
         self.graph
             .batch_stream(runs, options)
             .map(|(i, result)| (i, result.map(|out| out.map(|state| O::from_state(&state)))))
-    }
-
-    /// The graph, without the output schema.
-    pub fn into_inner(self) -> CompiledGraph<S, C> {
-        self.graph
     }
 }
