@@ -7,6 +7,7 @@ use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
 use crate::state::{HasMessages, MessagesState};
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest};
+use graph_core::context::FromContext;
 use graph_core::{
     CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, StateGraph, END, START,
@@ -68,8 +69,10 @@ impl<S: HasMessages> NodeSpec for AgentNode<S> {
     }
 }
 
-impl<S: HasMessages> Node<S> for AgentNode<S> {
-    fn run(&self, input: Arc<S>, ctx: Context) -> NodeFuture<S> {
+// For a graph of any context type: the agent reads no typed context.
+impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
+    fn run(&self, input: Arc<S>, ctx: Context<C>) -> NodeFuture<S> {
+        let ctx: Context = FromContext::from_context(ctx);
         let node = self.clone();
         Box::pin(async move {
             let messages = input.messages();

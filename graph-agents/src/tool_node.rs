@@ -6,6 +6,7 @@ use crate::error::AgentError;
 use crate::message::{InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
 use crate::state::HasMessages;
 use crate::tool::{IntoTools, ToolErrors, Toolbox};
+use graph_core::context::FromContext;
 use graph_core::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, Targets};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -85,8 +86,10 @@ impl<S: HasMessages> NodeSpec for ToolNode<S> {
     }
 }
 
-impl<S: HasMessages> Node<S> for ToolNode<S> {
-    fn run(&self, input: Arc<S>, ctx: Context) -> NodeFuture<S> {
+// For a graph of any context type: tools read no typed context.
+impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
+    fn run(&self, input: Arc<S>, ctx: Context<C>) -> NodeFuture<S> {
+        let ctx: Context = FromContext::from_context(ctx);
         let tools = self.tools.clone();
         Box::pin(async move {
             let Some(ai) = input.messages().iter().rev().find_map(Message::as_ai) else {
@@ -215,8 +218,9 @@ impl<S: HasMessages> NodeSpec for ToolCallNode<S> {
     }
 }
 
-impl<S: HasMessages> Node<S> for ToolCallNode<S> {
-    fn run(&self, input: Arc<ToolCallRequest>, ctx: Context) -> NodeFuture<S> {
+impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolCallNode<S> {
+    fn run(&self, input: Arc<ToolCallRequest>, ctx: Context<C>) -> NodeFuture<S> {
+        let ctx: Context = FromContext::from_context(ctx);
         let tools = self.tools.clone();
         let approval = self.approval;
         Box::pin(async move {

@@ -1,7 +1,7 @@
 //! Conditional edges: routers and what they may return ([`IntoRoutes`]).
 
 use crate::command::{Destination, GotoTarget, Route, Send, Targets};
-use crate::context::Context;
+use crate::context::{Context, FromContext, Untyped};
 use crate::error::NodeError;
 use crate::node::{InputOnly, WithContext};
 use crate::state::State;
@@ -152,8 +152,9 @@ impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> 
 
 /// A router of a conditional edge: a fn or closure taking the state
 /// (`Fn(&S) -> R`), or the state and the task's [`Context`]
-/// (`Fn(&S, &Context) -> R`), where `R` is its routes or a `Result` of them
-/// ([`RouterOutput`]).
+/// (`Fn(&S, &Context) -> R`, or `Fn(&S, &Context<C>) -> R` to read the typed
+/// context value of a graph whose context type is `C`), where `R` is its
+/// routes or a `Result` of them ([`RouterOutput`]).
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -184,15 +185,16 @@ impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> 
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a router of a conditional edge",
     label = "not a router",
-    note = "a router is `Fn(&State) -> R` or `Fn(&State, &Context) -> R`, where `R` is a `#[derive(Goto)]` enum, a node name, a `Send`, a `Vec` of these, or a `Result` of one of these; annotate a closure's parameters (`|s: &MyState|`)"
+    note = "a router is `Fn(&State) -> R` or `Fn(&State, &Context) -> R`, where `R` is a `#[derive(Goto)]` enum, a node name, a `Send`, a `Vec` of these, or a `Result` of one of these; annotate a closure's parameters (`|s: &MyState|`)",
+    note = "a router that reads the graph's context value takes `&Context<{C}>`"
 )]
-pub trait RouterFn<S: State, M>: std::marker::Send + Sync + 'static {
+pub trait RouterFn<S: State, M, C: ?Sized = Untyped>: std::marker::Send + Sync + 'static {
     /// Runs the router; `ctx` makes the task's context when it needs one.
     #[doc(hidden)]
     fn call_router(
         &self,
         state: &S,
-        ctx: &dyn Fn() -> Context,
+        ctx: &dyn Fn() -> Context<C>,
         out: &mut Vec<BranchRoute>,
     ) -> Result<(), NodeError>;
 
@@ -201,16 +203,17 @@ pub trait RouterFn<S: State, M>: std::marker::Send + Sync + 'static {
     fn router_targets() -> Targets;
 }
 
-impl<S, F, R, M> RouterFn<S, (InputOnly, M)> for F
+impl<S, C, F, R, M> RouterFn<S, (InputOnly, M), C> for F
 where
     S: State,
+    C: ?Sized,
     F: Fn(&S) -> R + std::marker::Send + Sync + 'static,
     R: RouterOutput<M>,
 {
     fn call_router(
         &self,
         state: &S,
-        _ctx: &dyn Fn() -> Context,
+        _ctx: &dyn Fn() -> Context<C>,
         out: &mut Vec<BranchRoute>,
     ) -> Result<(), NodeError> {
         self(state).into_route_result(out)
@@ -221,19 +224,22 @@ where
     }
 }
 
-impl<S, F, R, M> RouterFn<S, (WithContext, M)> for F
+impl<S, C, F, R, M, X> RouterFn<S, (WithContext<X>, M), C> for F
 where
     S: State,
-    F: Fn(&S, &Context) -> R + std::marker::Send + Sync + 'static,
+    C: ?Sized,
+    X: ?Sized,
+    F: Fn(&S, &Context<X>) -> R + std::marker::Send + Sync + 'static,
     R: RouterOutput<M>,
+    Context<X>: FromContext<C>,
 {
     fn call_router(
         &self,
         state: &S,
-        ctx: &dyn Fn() -> Context,
+        ctx: &dyn Fn() -> Context<C>,
         out: &mut Vec<BranchRoute>,
     ) -> Result<(), NodeError> {
-        self(state, &ctx()).into_route_result(out)
+        self(state, &Context::<X>::from_context(ctx())).into_route_result(out)
     }
 
     fn router_targets() -> Targets {
@@ -343,13 +349,14 @@ pub(crate) trait Router<S: State>: std::marker::Send + Sync {
     fn path_map(&self) -> Option<&PathMap>;
 }
 
-pub(crate) struct BranchFn<F, M> {
+/// A router of a graph whose context type is `C`.
+pub(crate) struct BranchFn<F, M, C: ?Sized> {
     f: F,
     path_map: Option<PathMap>,
-    _marker: std::marker::PhantomData<fn() -> M>,
+    _marker: std::marker::PhantomData<(fn() -> M, fn(&C))>,
 }
 
-impl<F, M> BranchFn<F, M> {
+impl<F, M, C: ?Sized> BranchFn<F, M, C> {
     pub(crate) fn new(f: F, path_map: Option<PathMap>) -> Self {
         BranchFn {
             f,
@@ -359,10 +366,11 @@ impl<F, M> BranchFn<F, M> {
     }
 }
 
-impl<S, F, M> Router<S> for BranchFn<F, M>
+impl<S, F, M, C> Router<S> for BranchFn<F, M, C>
 where
     S: State,
-    F: RouterFn<S, M>,
+    C: ?Sized,
+    F: RouterFn<S, M, C>,
 {
     fn route(
         &self,
@@ -370,7 +378,8 @@ where
         ctx: &dyn Fn() -> Context,
         out: &mut Vec<BranchRoute>,
     ) -> Result<(), NodeError> {
-        self.f.call_router(state, ctx, out)
+        // The graph is `C`'s: its runs hold a `C`.
+        self.f.call_router(state, &|| ctx().assume::<C>(), out)
     }
 
     fn targets(&self) -> Targets {

@@ -321,14 +321,15 @@ field_tuples!(A, B, C, D, E, F, G, H, I, J, K, L);
     note = "`add_nodes` takes a `NodeSet` (several nodes and their edges, e.g. from a component library); add a single node with `add_node`",
     note = "a `NodeSet` implemented only for states with the fields its nodes use needs them all: see which `Has<..>` bound `{S}` misses"
 )]
-pub trait NodeSet<S: State> {
-    /// Adds the set's nodes and edges to `graph`.
-    fn add_to(self, graph: StateGraph<S>) -> StateGraph<S>;
+pub trait NodeSet<S: State, C: ?Sized = crate::context::Untyped> {
+    /// Adds the set's nodes and edges to `graph` (whose context type is `C`:
+    /// implement it for every `C` when the nodes read no typed context).
+    fn add_to(self, graph: StateGraph<S, C>) -> StateGraph<S, C>;
 }
 
-impl<S: State> StateGraph<S> {
+impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
     /// Adds a library's [`NodeSet`]: its nodes and the edges between them.
-    pub fn add_nodes(self, set: impl NodeSet<S>) -> Self {
+    pub fn add_nodes(self, set: impl NodeSet<S, C>) -> Self {
         set.add_to(self)
     }
 }

@@ -1,14 +1,62 @@
-//! [`Context`]: what a running node can know and do besides reading its input.
+//! [`Context`]: what a running node can know and do besides reading its input,
+//! and the run's context value it reads (LangGraph's `Runtime.context`).
+//!
+//! A graph may declare the type of a read-only value every run is given — a user
+//! id, a database handle, the model to call — as its second type parameter:
+//! `StateGraph::<State, UserCtx>`. Its nodes and routers take `&Context<UserCtx>`
+//! and read the value with [`Context::context`]; each run gets its own value
+//! ([`CompiledGraph::with_context`](crate::CompiledGraph::with_context)), and it
+//! is never stored in a checkpoint.
+//!
+//! ```
+//! use stategraph::prelude::*;
+//!
+//! #[derive(State, Clone, Default, Serialize, Deserialize)]
+//! struct Chat { reply: String }
+//!
+//! struct UserCtx { user: String }
+//!
+//! #[node]
+//! fn greet(_: &Chat, ctx: &Context<UserCtx>) -> ChatUpdate {
+//!     Chat::update().reply(format!("hello, {}", ctx.context().user))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), GraphError> {
+//! let app = StateGraph::<Chat, UserCtx>::with_context_schema()
+//!     .add_node(greet)
+//!     .add_edge(START, greet)
+//!     .compile()?;
+//! let ctx = UserCtx { user: "ada".into() };
+//! let out = app.with_context(ctx).invoke(Chat::update(), &RunConfig::new()).await?;
+//! assert_eq!(out.reply, "hello, ada");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A node that takes the plain `&Context` (no type argument) runs in a graph of
+//! any context type; it sees the value untyped, as `&dyn Any`.
 
 use crate::config::RunConfig;
 use crate::error::NodeError;
 use crate::interrupt::{Interrupt, ResumeTypeError, Scratchpad};
 use crate::scope::StepScope;
+use std::any::Any;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+/// The context type of a graph that declares none, and the view of the context
+/// a node taking the plain [`Context`] has: any value, untyped.
+pub type Untyped = dyn Any + Send + Sync;
+
+/// The context value of one run, shared by its tasks and the graphs nested in
+/// them; `None` when an untyped graph was given none. Never checkpointed.
+pub(crate) type RunContext = Option<Arc<Untyped>>;
+
 pub(crate) type CustomSink = Arc<dyn Fn(&Arc<str>, serde_json::Value) + Send + Sync>;
-pub(crate) type MessageSink = Arc<dyn Fn(&Context, serde_json::Value) + Send + Sync>;
+/// Takes the task's node, id and step with the chunk.
+pub(crate) type MessageSink = Arc<dyn Fn(&Arc<str>, &str, i64, serde_json::Value) + Send + Sync>;
 
 /// Where a task's streamed values go: one sink per mode a node can write to, `None`
 /// when the caller does not listen to that mode.
@@ -18,12 +66,26 @@ pub(crate) struct StreamSinks {
     pub(crate) messages: Option<MessageSink>,
 }
 
-/// The context of one task: its step, ids, the run's config, and the custom stream.
+/// The context of one task: its step, ids, the run's config, the stream, and
+/// the run's context value of type `C` ([`context`](Self::context)).
 ///
-/// Take it as a second parameter of a `#[node]` fn (`ctx: &Context`).
-#[derive(Clone)]
-pub struct Context {
+/// Take it as a second parameter of a `#[node]` fn: `ctx: &Context` when the
+/// node does not read a typed context value (it then runs in a graph of any
+/// context type), `ctx: &Context<UserCtx>` to read the `UserCtx` of a graph
+/// built as `StateGraph::<State, UserCtx>` (only there: in a graph of another
+/// context type it does not compile).
+pub struct Context<C: ?Sized = Untyped> {
     inner: Arc<TaskInfo>,
+    _context: PhantomData<fn(&C)>,
+}
+
+impl<C: ?Sized> Clone for Context<C> {
+    fn clone(&self) -> Self {
+        Context {
+            inner: Arc::clone(&self.inner),
+            _context: PhantomData,
+        }
+    }
 }
 
 struct TaskInfo {
@@ -64,6 +126,60 @@ impl Context {
                 scratchpad,
                 nested_calls: AtomicU32::new(0),
             }),
+            _context: PhantomData,
+        }
+    }
+
+    /// This context as the `Context<C>` of a node or router of a graph whose
+    /// context type is `C`. Only the engine calls it, for graphs of that type,
+    /// whose runs hold a `C` ([`Context::context`] relies on it).
+    pub(crate) fn assume<C: ?Sized>(self) -> Context<C> {
+        Context {
+            inner: self.inner,
+            _context: PhantomData,
+        }
+    }
+
+    /// The run's context value, untyped: the value the run was given
+    /// ([`CompiledGraph::with_context`](crate::CompiledGraph::with_context)),
+    /// or `()` when it was given none. Downcast it with
+    /// [`downcast_ref`](dyn Any::downcast_ref); a node of a graph with a
+    /// context type reads it typed with `&Context<UserCtx>` instead.
+    pub fn context(&self) -> &Untyped {
+        static NONE: () = ();
+        match &self.inner.scope.context {
+            Some(value) => &**value,
+            None => &NONE,
+        }
+    }
+}
+
+impl<C: Any + Send + Sync> Context<C> {
+    /// The run's context value: what the run was given with
+    /// [`CompiledGraph::with_context`](crate::CompiledGraph::with_context), or
+    /// `C::default()` for a run given none. Read-only, shared by every node and
+    /// router of the run and the subgraphs they run, and never checkpointed: a
+    /// resumed run reads the value of the call that resumes it.
+    pub fn context(&self) -> &C {
+        // A `Context<C>` is only made for the nodes and routers of a graph whose
+        // context type is `C`, and every run of such a graph (or of a graph it
+        // is nested in) holds a `C`.
+        self.inner
+            .scope
+            .context
+            .as_deref()
+            .and_then(|value| value.downcast_ref::<C>())
+            .expect("a run of a graph with a context type holds a value of that type")
+    }
+}
+
+impl<C: ?Sized> Context<C> {
+    /// This task's context, without the context value's type: for code that
+    /// takes the plain `&Context` (it sees the value as `&dyn Any`).
+    pub fn untyped(&self) -> Context {
+        Context {
+            inner: Arc::clone(&self.inner),
+            _context: PhantomData,
         }
     }
 
@@ -83,6 +199,7 @@ impl Context {
                 scratchpad: i.scratchpad.clone(),
                 nested_calls: AtomicU32::new(0),
             }),
+            _context: PhantomData,
         }
     }
 
@@ -94,10 +211,6 @@ impl Context {
     /// The name of the running node.
     pub fn node(&self) -> &str {
         &self.inner.node
-    }
-
-    pub(crate) fn node_arc(&self) -> Arc<str> {
-        Arc::clone(&self.inner.node)
     }
 
     /// The id of the running task (deterministic: same checkpoint, same id).
@@ -146,7 +259,8 @@ impl Context {
     pub fn write_message_chunk(&self, chunk: impl serde::Serialize) {
         if let Some(sink) = &self.inner.sinks.messages {
             let chunk = serde_json::to_value(chunk).unwrap_or(serde_json::Value::Null);
-            sink(self, chunk);
+            let i = &self.inner;
+            sink(&i.node, &i.task_id, i.scope.step, chunk);
         }
     }
 
@@ -293,12 +407,44 @@ impl Context {
     }
 }
 
-impl std::fmt::Debug for Context {
+impl<C: ?Sized> std::fmt::Debug for Context<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
             .field("node", &self.inner.node)
             .field("task_id", &self.inner.task_id)
             .field("step", &self.inner.scope.step)
             .finish_non_exhaustive()
+    }
+}
+
+/// The context parameter a node or router may take in a graph whose context
+/// type is `C`: `Context<C>` itself, or the untyped [`Context`], which fits a
+/// graph of any context type.
+///
+/// `#[node]` fns and closure nodes and routers use it to receive the task's
+/// context as the parameter they declare.
+#[diagnostic::on_unimplemented(
+    message = "a node or router taking `{Self}` cannot run in a graph whose context type is `{C}`",
+    label = "reads another context type than the graph's",
+    note = "the graph's context type is `{C}` (`dyn Any + Send + Sync` when it declares none): take `&Context<{C}>` to read its value, or the plain `&Context`, which fits a graph of any context type",
+    note = "to read the type `{Self}` names, build the graph with it: `StateGraph::<State, Ctx>::with_context_schema()`"
+)]
+pub trait FromContext<C: ?Sized> {
+    /// The task's context as this parameter.
+    fn from_context(ctx: Context<C>) -> Self;
+}
+
+impl<C> FromContext<C> for Context<C> {
+    fn from_context(ctx: Context<C>) -> Self {
+        ctx
+    }
+}
+
+impl<C: ?Sized> FromContext<C> for Context {
+    fn from_context(ctx: Context<C>) -> Self {
+        Context {
+            inner: ctx.inner,
+            _context: PhantomData,
+        }
     }
 }

@@ -116,8 +116,8 @@ pub use error::{
 };
 pub use field::{Field, Has, UpdateOf};
 pub use graph::{
-    BatchItem, BatchOptions, CompileOptions, CompiledGraph, DrawOptions, IntoCheckpointer,
-    NodeOptions, PathMap, RouterFn, RouterOutput, StateGraph, WithOutput,
+    BatchItem, BatchOptions, CompileOptions, CompiledGraph, DrawOptions, GraphWithContext,
+    IntoCheckpointer, NodeOptions, PathMap, RouterFn, RouterOutput, StateGraph, WithOutput,
 };
 pub use interrupt::{Breakpoint, Breakpoints, Interrupt, ResumeTypeError};
 pub use io::{GraphInput, GraphOutput, InputSchema, OutputSchema};

@@ -5,7 +5,7 @@ use crate::checkpoint::Blob;
 pub use crate::command::ParentRoute;
 pub(crate) use crate::command::RouteWrite;
 use crate::command::{Command, CommandGraph, Destination, GotoTarget, Route, Send, Targets};
-use crate::context::Context;
+use crate::context::{Context, FromContext, Untyped};
 use crate::error::NodeError;
 pub use crate::spec::{ByFn, ByName, ByRef, ByValue, IntoNodeSpec, NodeMarker, NodeSpec};
 use crate::state::State;
@@ -20,16 +20,21 @@ use std::sync::Arc;
 pub type NodeFuture<S> =
     Pin<Box<dyn Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static>>;
 
-/// A node that can run in a graph whose state is `S`.
+/// A node that can run in a graph whose state is `S` and whose context type is
+/// `C` ([`Context`]; untyped by default).
+///
+/// A node that does not read a typed context value implements it for every `C`
+/// (as `#[node]` does for a fn taking the plain `&Context`), so that it can be
+/// added to a graph of any context type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as a node of a graph with state `{S}`",
     label = "not a node for this state",
     note = "write the node as a fn with `#[node]` whose first parameter is `&{S}` (or a payload type for a Send-only node), and whose return type is an update of `{S}`, a `Command`, `Vec<Send>`, `()` or a `Result` of these",
     note = "a `#[node]` written for another state (the note below marks its parameter) runs in that state's graph; to add it to this one, make it take `&{S}` and return an update of `{S}`"
 )]
-pub trait Node<S: State>: NodeSpec {
+pub trait Node<S: State, C: ?Sized = Untyped>: NodeSpec {
     /// Runs the node.
-    fn run(&self, input: Arc<Self::Input>, ctx: Context) -> NodeFuture<S>;
+    fn run(&self, input: Arc<Self::Input>, ctx: Context<C>) -> NodeFuture<S>;
 
     /// The destinations the node may route to by itself (from its `Command` type).
     fn targets(&self) -> Targets {
@@ -372,7 +377,8 @@ where
 
 /// A node made from a closure, for [`StateGraph::add_node`](crate::StateGraph::add_node)
 /// and [`add_node_with`](crate::StateGraph::add_node_with) (as tower's
-/// `service_fn`): `|input: &I| ..` or `|input: &I, ctx: &Context| ..`, returning
+/// `service_fn`): `|input: &I| ..` or `|input: &I, ctx: &Context| ..`
+/// (`ctx: &Context<UserCtx>` to read the typed context value), returning
 /// anything a node may return. The input is the state, or a payload type for a
 /// node reached only by `Send`.
 ///
@@ -403,6 +409,9 @@ where
 /// A node made from an async closure, for
 /// [`StateGraph::add_node`](crate::StateGraph::add_node): it receives its input
 /// by `Arc` and an owned [`Context`], so the future it returns can be `'static`.
+/// In a graph with a context type, annotate the parameter as
+/// `ctx: Context<UserCtx>` to read the typed value (an unannotated one is
+/// ambiguous there).
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -424,18 +433,19 @@ where
 /// # Ok(())
 /// # }
 /// ```
-pub fn async_node_fn<F, I, Fut>(
+pub fn async_node_fn<F, I, Fut, X: ?Sized>(
     name: impl Into<Cow<'static, str>>,
     f: F,
-) -> FnNode<F, I, AsyncFn<Fut>>
+) -> FnNode<F, I, AsyncFn<Fut, X>>
 where
-    F: Fn(Arc<I>, Context) -> Fut,
+    F: Fn(Arc<I>, Context<X>) -> Fut,
 {
     FnNode::new(name.into(), f)
 }
 
 /// The closures [`node_fn`] takes: `Fn(&I) -> R` ([`InputOnly`]) or
-/// `Fn(&I, &Context) -> R` ([`WithContext`]).
+/// `Fn(&I, &Context) -> R` ([`WithContext`]; `&Context<UserCtx>` to read the
+/// typed context value of a graph whose context type is `UserCtx`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be made a node by `node_fn`",
     label = "expected `|input: &I| ..` or `|input: &I, ctx: &Context| ..`",
@@ -447,23 +457,25 @@ pub trait NodeClosure<I, M> {}
 
 impl<F, I, R> NodeClosure<I, InputOnly> for F where F: Fn(&I) -> R {}
 
-impl<F, I, R> NodeClosure<I, WithContext> for F where F: Fn(&I, &Context) -> R {}
+impl<F, I, R, X: ?Sized> NodeClosure<I, WithContext<X>> for F where F: Fn(&I, &Context<X>) -> R {}
 
 /// Marker for closures taking only the input.
 pub struct InputOnly;
-/// Marker for closures taking the input and the [`Context`].
-pub struct WithContext;
-/// Marker for async closures taking the input by `Arc` and the [`Context`].
-pub struct AsyncFn<Fut>(std::marker::PhantomData<Fut>);
+/// Marker for closures taking the input and the [`Context`] (`Context<X>`).
+pub struct WithContext<X: ?Sized = Untyped>(std::marker::PhantomData<fn(&X)>);
+/// Marker for async closures taking the input by `Arc` and the [`Context`]
+/// (`Context<X>`).
+pub struct AsyncFn<Fut, X: ?Sized = Untyped>(std::marker::PhantomData<(Fut, fn(&X))>);
 
-impl<S, F, I, R> Node<S> for FnNode<F, I, InputOnly>
+impl<S, C, F, I, R> Node<S, C> for FnNode<F, I, InputOnly>
 where
     S: State,
+    C: ?Sized,
     F: Fn(&I) -> R + std::marker::Send + Sync + 'static,
     I: Any + std::marker::Send + Sync,
     R: IntoNodeOutput<S>,
 {
-    fn run(&self, input: Arc<I>, _ctx: Context) -> NodeFuture<S> {
+    fn run(&self, input: Arc<I>, _ctx: Context<C>) -> NodeFuture<S> {
         let result = (self.f)(&input).into_output();
         Box::pin(std::future::ready(result))
     }
@@ -477,15 +489,18 @@ where
     }
 }
 
-impl<S, F, I, R> Node<S> for FnNode<F, I, WithContext>
+impl<S, C, F, I, R, X> Node<S, C> for FnNode<F, I, WithContext<X>>
 where
     S: State,
-    F: Fn(&I, &Context) -> R + std::marker::Send + Sync + 'static,
+    C: ?Sized,
+    X: ?Sized + 'static,
+    F: Fn(&I, &Context<X>) -> R + std::marker::Send + Sync + 'static,
     I: Any + std::marker::Send + Sync,
     R: IntoNodeOutput<S>,
+    Context<X>: FromContext<C>,
 {
-    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<S> {
-        let result = (self.f)(&input, &ctx).into_output();
+    fn run(&self, input: Arc<I>, ctx: Context<C>) -> NodeFuture<S> {
+        let result = (self.f)(&input, &Context::<X>::from_context(ctx)).into_output();
         Box::pin(std::future::ready(result))
     }
 
@@ -498,17 +513,20 @@ where
     }
 }
 
-impl<S, F, I, Fut, R> Node<S> for FnNode<F, I, AsyncFn<Fut>>
+impl<S, C, F, I, Fut, R, X> Node<S, C> for FnNode<F, I, AsyncFn<Fut, X>>
 where
     S: State,
-    F: Fn(Arc<I>, Context) -> Fut + std::marker::Send + Sync + 'static,
+    C: ?Sized,
+    X: ?Sized + 'static,
+    F: Fn(Arc<I>, Context<X>) -> Fut + std::marker::Send + Sync + 'static,
     Fut: Future<Output = R> + std::marker::Send + 'static,
     I: Any + std::marker::Send + Sync,
     R: IntoNodeOutput<S>,
     Fut: 'static,
+    Context<X>: FromContext<C>,
 {
-    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<S> {
-        let fut = (self.f)(input, ctx);
+    fn run(&self, input: Arc<I>, ctx: Context<C>) -> NodeFuture<S> {
+        let fut = (self.f)(input, Context::<X>::from_context(ctx));
         Box::pin(async move { fut.await.into_output() })
     }
 
@@ -528,10 +546,10 @@ where
 {
 }
 
-impl<S, F, I, R> NodeFn<S, I, WithContext> for F
+impl<S, F, I, R, X: ?Sized> NodeFn<S, I, WithContext<X>> for F
 where
     S: State,
-    F: Fn(&I, &Context) -> R + std::marker::Send + Sync + 'static,
+    F: Fn(&I, &Context<X>) -> R + std::marker::Send + Sync + 'static,
     R: IntoNodeOutput<S>,
 {
 }
@@ -567,9 +585,10 @@ pub(crate) trait ErasedNode<S: State>: std::marker::Send + Sync {
     ) -> Result<Send, serde_json::Error>;
 }
 
-pub(crate) struct NodeBox<N>(pub(crate) N);
+/// A node of a graph whose context type is `C`.
+pub(crate) struct NodeBox<N, C: ?Sized>(pub(crate) N, pub(crate) std::marker::PhantomData<fn(&C)>);
 
-impl<S: State, N: Node<S>> ErasedNode<S> for NodeBox<N>
+impl<S: State, C: ?Sized, N: Node<S, C>> ErasedNode<S> for NodeBox<N, C>
 where
     N::Input: Serialize + DeserializeOwned,
 {
@@ -593,7 +612,8 @@ where
             TaskInput::Payload(p) => p,
         };
         match any.downcast::<N::Input>() {
-            Ok(input) => Ok(self.0.run(input, ctx)),
+            // The graph is `C`'s: its runs hold a `C`.
+            Ok(input) => Ok(self.0.run(input, ctx.assume())),
             Err(_) => Err(NodeError::msg(format!(
                 "node `{}` takes a `{}`, but its task was given a value of another type",
                 self.0.name(),

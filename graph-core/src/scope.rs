@@ -71,6 +71,8 @@ pub(crate) struct StepScope {
     pub(crate) stop: i64,
     /// The run's config.
     pub(crate) config: Arc<RunConfig>,
+    /// The run's context value, which graphs nested in its tasks share.
+    pub(crate) context: crate::context::RunContext,
     /// The checkpoint namespace of the graph running the step (`""` at the root).
     pub(crate) graph_ns: Arc<str>,
     /// The saver of the graph running the step.

@@ -9,7 +9,7 @@ use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
 use crate::config::RunConfig;
 pub use crate::config::SubgraphCheckpoints;
-use crate::context::Context;
+use crate::context::{Context, FromContext, Untyped};
 use crate::error::{GraphError, NodeError};
 use crate::graph::CompiledGraph;
 use crate::io::{GraphInput, GraphOutput};
@@ -35,6 +35,10 @@ type OutputMap<P, C> = Arc<dyn Fn(C) -> Result<NodeOutput<P>, NodeError> + Send 
 /// child's value in again, as in LangGraph). [`Subgraph::mapped`] takes a child
 /// with its own state and two functions: the child's input from the node's input,
 /// and the parent's update from the child's final state.
+///
+/// `X` is the child's context type: the parent's, or untyped (a child that
+/// reads no typed context fits a parent of any context type). The child's
+/// nodes read the parent run's context value.
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -80,16 +84,16 @@ type OutputMap<P, C> = Arc<dyn Fn(C) -> Result<NodeOutput<P>, NodeError> + Send 
 /// # Ok::<(), GraphError>(())
 /// # }).unwrap();
 /// ```
-pub struct Subgraph<P: State, I, C: State> {
+pub struct Subgraph<P: State, I, C: State, X: ?Sized = Untyped> {
     name: Cow<'static, str>,
-    graph: CompiledGraph<C>,
+    graph: CompiledGraph<C, X>,
     input: InputMap<I, C>,
     output: OutputMap<P, C>,
     targets: Targets,
     checkpoints: SubgraphCheckpoints,
 }
 
-impl<P: State, I, C: State> Clone for Subgraph<P, I, C> {
+impl<P: State, I, C: State, X: ?Sized> Clone for Subgraph<P, I, C, X> {
     fn clone(&self) -> Self {
         Subgraph {
             name: self.name.clone(),
@@ -102,7 +106,7 @@ impl<P: State, I, C: State> Clone for Subgraph<P, I, C> {
     }
 }
 
-impl<P: State, I, C: State> std::fmt::Debug for Subgraph<P, I, C> {
+impl<P: State, I, C: State, X: ?Sized + 'static> std::fmt::Debug for Subgraph<P, I, C, X> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subgraph")
             .field("name", &self.name)
@@ -112,10 +116,10 @@ impl<P: State, I, C: State> std::fmt::Debug for Subgraph<P, I, C> {
     }
 }
 
-impl<S: State> Subgraph<S, S, S> {
+impl<S: State, X: ?Sized> Subgraph<S, S, S, X> {
     /// `graph` as a node named `name` of a graph with the same state type: it
     /// starts from the parent's state, and its final state is written back.
-    pub fn new(name: impl Into<Cow<'static, str>>, graph: CompiledGraph<S>) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, graph: CompiledGraph<S, X>) -> Self {
         Subgraph {
             name: name.into(),
             graph,
@@ -132,14 +136,14 @@ impl<S: State> Subgraph<S, S, S> {
     }
 }
 
-impl<P: State, I: Any + Send + Sync, C: State> Subgraph<P, I, C> {
+impl<P: State, I: Any + Send + Sync, C: State, X: ?Sized> Subgraph<P, I, C, X> {
     /// `graph` (with its own state `C`) as a node named `name`: `input` makes the
     /// child's input from the node's input (the parent state, or a `Send`
     /// payload), `output` the node's result from the child's final state (an
     /// update of the parent, a `Command`, anything a node may return).
     pub fn mapped<R: IntoNodeOutput<P>>(
         name: impl Into<Cow<'static, str>>,
-        graph: CompiledGraph<C>,
+        graph: CompiledGraph<C, X>,
         input: impl Fn(&I) -> C::Update + Send + Sync + 'static,
         output: impl Fn(C) -> R + Send + Sync + 'static,
     ) -> Self {
@@ -161,12 +165,14 @@ impl<P: State, I: Any + Send + Sync, C: State> Subgraph<P, I, C> {
     }
 
     /// The compiled child graph.
-    pub fn graph(&self) -> &CompiledGraph<C> {
+    pub fn graph(&self) -> &CompiledGraph<C, X> {
         &self.graph
     }
 }
 
-impl<P: State, I: Any + Send + Sync, C: State> NodeSpec for Subgraph<P, I, C> {
+impl<P: State, I: Any + Send + Sync, C: State, X: ?Sized + 'static> NodeSpec
+    for Subgraph<P, I, C, X>
+{
     type Input = I;
 
     fn name(&self) -> Cow<'static, str> {
@@ -174,8 +180,16 @@ impl<P: State, I: Any + Send + Sync, C: State> NodeSpec for Subgraph<P, I, C> {
     }
 }
 
-impl<P: State, I: Any + Send + Sync, C: State> Node<P> for Subgraph<P, I, C> {
-    fn run(&self, input: Arc<I>, ctx: Context) -> NodeFuture<P> {
+impl<P, I, C, X, PX> Node<P, PX> for Subgraph<P, I, C, X>
+where
+    P: State,
+    I: Any + Send + Sync,
+    C: State,
+    X: ?Sized + 'static,
+    PX: ?Sized + 'static,
+    Context<X>: FromContext<PX>,
+{
+    fn run(&self, input: Arc<I>, ctx: Context<PX>) -> NodeFuture<P> {
         let child = GraphInput::update((self.input)(&input));
         let graph = self.graph.clone();
         let output = Arc::clone(&self.output);
@@ -195,19 +209,24 @@ impl<P: State, I: Any + Send + Sync, C: State> Node<P> for Subgraph<P, I, C> {
     }
 }
 
-impl<C: State> CompiledGraph<C> {
+impl<C: State, X: ?Sized + 'static> CompiledGraph<C, X> {
     /// Runs this graph from inside a node, as a subgraph of the node's task: in
-    /// the task's checkpoint namespace, with the caller's saver. Returns the final
-    /// state. An interrupt inside it pauses the caller too (return the error with
-    /// `?`), and on resume the caller's node re-runs and this call continues the
-    /// child where it paused. A second call in the same node gets its own
-    /// namespace (`|1`, `|2`...). As with [`invoke`](Self::invoke), private
-    /// fields are neither written from `input` nor returned.
-    pub async fn invoke_nested(
+    /// the task's checkpoint namespace, with the caller's saver and context
+    /// value (this graph's context type is the caller's, or untyped). Returns
+    /// the final state. An interrupt inside it pauses the caller too (return
+    /// the error with `?`), and on resume the caller's node re-runs and this
+    /// call continues the child where it paused. A second call in the same
+    /// node gets its own namespace (`|1`, `|2`...). As with
+    /// [`invoke`](Self::invoke), private fields are neither written from
+    /// `input` nor returned.
+    pub async fn invoke_nested<PX: ?Sized>(
         &self,
-        ctx: &Context,
+        ctx: &Context<PX>,
         input: impl Into<GraphInput<C>>,
-    ) -> Result<C, NodeError> {
+    ) -> Result<C, NodeError>
+    where
+        Context<X>: FromContext<PX>,
+    {
         let mut state = self
             .run_in(ctx, input.into(), SubgraphCheckpoints::PerCall)
             .await?;
@@ -217,9 +236,12 @@ impl<C: State> CompiledGraph<C> {
         Ok(state)
     }
 
-    pub(crate) async fn run_in(
+    /// Runs this graph nested in the task of `ctx`, whose run's context value
+    /// it shares (its type fits this graph's: the callers check
+    /// `Context<X>: FromContext<PX>`).
+    pub(crate) async fn run_in<PX: ?Sized>(
         &self,
-        ctx: &Context,
+        ctx: &Context<PX>,
         input: GraphInput<C>,
         mode: SubgraphCheckpoints,
     ) -> Result<C, NodeError> {
@@ -250,7 +272,9 @@ impl<C: State> CompiledGraph<C> {
     }
 }
 
-impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I, C> {
+impl<P: State, I: Any + Send + Sync, C: State, X: ?Sized + 'static> ErasedSubgraph
+    for Subgraph<P, I, C, X>
+{
     fn graph_any(&self) -> &dyn Any {
         &self.graph
     }
@@ -287,7 +311,7 @@ impl<P: State, I: Any + Send + Sync, C: State> ErasedSubgraph for Subgraph<P, I,
     }
 }
 
-impl<S: State> CompiledGraph<S> {
+impl<S: State, X: ?Sized + 'static> CompiledGraph<S, X> {
     /// The subgraph node named `node`, if it is one.
     pub(crate) fn child_subgraph(&self, node: &str) -> Option<&dyn ErasedSubgraph> {
         let &i = self.graph.node_by_name.get(node)?;

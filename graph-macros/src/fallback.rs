@@ -284,11 +284,11 @@ pub(crate) fn node(
             }
 
             #[automatically_derived]
-            impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics #where_clause {
+            impl #node_impl_generics #sg::Node<__S, __C> for #ident #ty_generics #where_clause {
                 fn run(
                     &self,
                     _: ::std::sync::Arc<#input>,
-                    _: #sg::Context,
+                    _: #sg::Context<__C>,
                 ) -> #sg::NodeFuture<__S> {
                     ::core::unreachable!()
                 }

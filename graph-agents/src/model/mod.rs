@@ -317,10 +317,10 @@ impl ChunkAggregator {
 /// Calls `model` for a node: streams the reply's chunks to the `messages` stream
 /// mode (with the node's metadata) when the caller listens, else asks for the
 /// whole reply. Either way returns the whole reply.
-pub async fn call_model<M: ChatModel + ?Sized>(
+pub async fn call_model<M: ChatModel + ?Sized, C: ?Sized>(
     model: &M,
     request: ChatRequest<'_>,
-    ctx: &Context,
+    ctx: &Context<C>,
 ) -> Result<AiMessage, AgentError> {
     if !ctx.is_streaming_messages() {
         return model.generate(request).await;

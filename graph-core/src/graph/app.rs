@@ -3,6 +3,7 @@
 use crate::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use crate::compiled::Graph;
 use crate::config::RunConfig;
+use crate::context::{RunContext, Untyped};
 use crate::draw::{DrawOptions, Drawing};
 use crate::error::{ConfigError, GraphError};
 use crate::io::{GraphInput, GraphOutput};
@@ -11,14 +12,19 @@ use crate::snapshot::{NodeUpdate, StateSnapshot};
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamModes};
 use futures::Stream;
+use std::any::Any;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 /// A compiled graph. Cheap to clone; every clone runs the same graph.
-pub struct CompiledGraph<S: State> {
+///
+/// `C` is the type of the context value its runs are given (untyped by
+/// default; see [`with_context`](Self::with_context)).
+pub struct CompiledGraph<S: State, C: ?Sized = Untyped> {
     pub(crate) graph: Arc<Graph<S>>,
     pub(crate) saver: Option<Arc<dyn Checkpointer>>,
     drawing: Arc<Drawing>,
@@ -26,9 +32,11 @@ pub struct CompiledGraph<S: State> {
     namespaced: bool,
     /// Where nodes with a cache policy keep their results.
     pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
+    /// The type of the context value its runs are given.
+    context: PhantomData<fn(&C)>,
 }
 
-impl<S: State> Clone for CompiledGraph<S> {
+impl<S: State, C: ?Sized> Clone for CompiledGraph<S, C> {
     fn clone(&self) -> Self {
         CompiledGraph {
             graph: Arc::clone(&self.graph),
@@ -36,11 +44,12 @@ impl<S: State> Clone for CompiledGraph<S> {
             drawing: Arc::clone(&self.drawing),
             namespaced: self.namespaced,
             cache: self.cache.clone(),
+            context: PhantomData,
         }
     }
 }
 
-impl<S: State> std::fmt::Debug for CompiledGraph<S> {
+impl<S: State, C: ?Sized + 'static> std::fmt::Debug for CompiledGraph<S, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledGraph")
             .field("nodes", &self.node_names().collect::<Vec<_>>())
@@ -48,7 +57,62 @@ impl<S: State> std::fmt::Debug for CompiledGraph<S> {
     }
 }
 
-impl<S: State> CompiledGraph<S> {
+/// A context type whose runs may be given no value: an untyped graph's (its
+/// nodes then read `()`), or a type with a `Default` (they read its default,
+/// as LangGraph's nodes read `None`).
+#[diagnostic::on_unimplemented(
+    message = "every run of a graph whose context type is `{Self}` needs a context value",
+    label = "this runs the graph without one",
+    note = "give the run its value: `app.with_context(value).invoke(..)` (also `.stream`, `.batch`, `.update_state`)",
+    note = "or implement `Default` for `{Self}`, or make the context type an `Option`, for runs that are given none"
+)]
+pub trait DefaultContext {
+    /// The context value of a run given none.
+    #[doc(hidden)]
+    fn default_context() -> Option<Arc<Untyped>>;
+}
+
+// Reported as a missing `DefaultContext` (whose message says what to do)
+// rather than a missing `Default`.
+#[diagnostic::do_not_recommend]
+impl<C: Default + Send + Sync + 'static> DefaultContext for C {
+    fn default_context() -> Option<Arc<Untyped>> {
+        Some(Arc::new(C::default()))
+    }
+}
+
+impl DefaultContext for Untyped {
+    fn default_context() -> Option<Arc<Untyped>> {
+        None
+    }
+}
+
+/// A value that may be the context value of a graph whose context type is `C`:
+/// a `C`, or any value for an untyped graph (whose nodes read it as `&dyn Any`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a context value of a graph whose context type is `{C}`",
+    label = "expected a `{C}`",
+    note = "a graph built with `StateGraph::<State, {C}>::with_context_schema()` takes a `{C}`"
+)]
+pub trait IntoContext<C: ?Sized> {
+    /// The value, shared by the run's tasks.
+    #[doc(hidden)]
+    fn into_context(self) -> Arc<Untyped>;
+}
+
+impl<C: Any + Send + Sync> IntoContext<C> for C {
+    fn into_context(self) -> Arc<Untyped> {
+        Arc::new(self)
+    }
+}
+
+impl<V: Any + Send + Sync> IntoContext<Untyped> for V {
+    fn into_context(self) -> Arc<Untyped> {
+        Arc::new(self)
+    }
+}
+
+impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
     pub(crate) fn new(
         graph: Graph<S>,
         saver: Option<Arc<dyn Checkpointer>>,
@@ -61,6 +125,50 @@ impl<S: State> CompiledGraph<S> {
             drawing: Arc::new(drawing),
             namespaced: false,
             cache,
+            context: PhantomData,
+        }
+    }
+
+    /// Runs of this graph given the context value `context` (LangGraph's
+    /// `invoke(.., context=..)`): every node and router of the run, and of the
+    /// subgraphs it runs, reads it with
+    /// [`Context::context`](crate::Context::context). The value is read-only
+    /// and never stored in a checkpoint: a run that resumes a thread reads the
+    /// value of the call that resumes it.
+    ///
+    /// A run given no value (plain [`invoke`](Self::invoke)) reads `C::default()`
+    /// (`()` for an untyped graph); a context type without a `Default` needs a
+    /// value for every run.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { greeting: String }
+    ///
+    /// struct User { name: String }
+    ///
+    /// #[node]
+    /// fn greet(_: &S, ctx: &Context<User>) -> SUpdate {
+    ///     S::update().greeting(format!("hi {}", ctx.context().name))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), GraphError> {
+    /// let app = StateGraph::<S, User>::with_context_schema()
+    ///     .add_node(greet)
+    ///     .add_edge(START, greet)
+    ///     .compile()?;
+    /// let ada = User { name: "Ada".into() };
+    /// let out = app.with_context(ada).invoke(S::update(), &RunConfig::new()).await?;
+    /// assert_eq!(out.greeting, "hi Ada");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_context(&self, context: impl IntoContext<C>) -> GraphWithContext<'_, S, C> {
+        GraphWithContext {
+            graph: self,
+            context: Some(context.into_context()),
         }
     }
 
@@ -115,19 +223,28 @@ impl<S: State> CompiledGraph<S> {
     ///
     /// Errors when no [`Subgraph`](crate::Subgraph) node of this graph (and of its
     /// subgraphs, level by level) matches the namespace's node names, or when its
-    /// state is not `C`.
-    pub fn subgraph_at<C: State>(&self, ns: &str) -> Result<CompiledGraph<C>, GraphError> {
+    /// state is not `T`. The view has this graph's context type (a subgraph
+    /// runs with its parent's context value).
+    pub fn subgraph_at<T: State>(&self, ns: &str) -> Result<CompiledGraph<T, C>, GraphError> {
         let saver = self
             .saver
             .clone()
             .ok_or(GraphError::NoCheckpointer("subgraph_at"))?;
         let found = self.find_subgraph(ns)?;
-        let Some(graph) = found.graph_any().downcast_ref::<CompiledGraph<C>>() else {
-            return Err(GraphError::InvalidConfig(ConfigError::SubgraphState {
-                namespace: ns.to_owned(),
-                found: found.state_type_name(),
-                expected: std::any::type_name::<C>(),
-            }));
+        let any = found.graph_any();
+        let graph = match any.downcast_ref::<CompiledGraph<T, C>>() {
+            Some(graph) => graph.clone(),
+            // An untyped subgraph reads no typed context: it runs with any.
+            None => match any.downcast_ref::<CompiledGraph<T>>() {
+                Some(graph) => graph.retyped(),
+                None => {
+                    return Err(GraphError::InvalidConfig(ConfigError::SubgraphState {
+                        namespace: ns.to_owned(),
+                        found: found.state_type_name(),
+                        expected: std::any::type_name::<T>(),
+                    }))
+                }
+            },
         };
         Ok(graph.subgraph_view(saver))
     }
@@ -279,6 +396,9 @@ impl<S: State> CompiledGraph<S> {
     /// [`Command`](crate::Command) resumes an interrupt (`Command::resume`),
     /// updates the state and routes.
     ///
+    /// The run is given no context value: its nodes read `C::default()`; see
+    /// [`with_context`](Self::with_context).
+    ///
     /// Private fields (`#[state(private)]`) are not part of the input or the
     /// output: they are not written from `input`, and the returned state holds
     /// their default values (`get_state` and `values` events show them).
@@ -286,18 +406,34 @@ impl<S: State> CompiledGraph<S> {
         &self,
         input: impl Into<GraphInput<S>>,
         config: &RunConfig,
+    ) -> Result<GraphOutput<S>, GraphError>
+    where
+        C: DefaultContext,
+    {
+        self.invoke_in(C::default_context(), input.into(), config)
+            .await
+    }
+
+    /// [`invoke`](Self::invoke) with the run's context value.
+    pub(crate) async fn invoke_in(
+        &self,
+        context: RunContext,
+        input: GraphInput<S>,
+        config: &RunConfig,
     ) -> Result<GraphOutput<S>, GraphError> {
-        let mut out = self.run_to_end(input, config).await?;
+        let mut out = self.run_to_end(context, input, config).await?;
         if !S::PRIVATE_FIELDS.is_empty() {
             out.state.clear_private();
         }
         Ok(out)
     }
 
-    /// [`invoke`](Self::invoke) with the private fields as the run left them.
+    /// [`invoke_in`](Self::invoke_in) with the private fields as the run left
+    /// them.
     pub(crate) async fn run_to_end(
         &self,
-        input: impl Into<GraphInput<S>>,
+        context: RunContext,
+        input: GraphInput<S>,
         config: &RunConfig,
     ) -> Result<GraphOutput<S>, GraphError> {
         let run = Run::new(
@@ -306,8 +442,9 @@ impl<S: State> CompiledGraph<S> {
             None,
             self.saver.clone(),
         )?
-        .with_cache(self.cache.clone());
-        let out = run.run(input.into()).await?;
+        .with_cache(self.cache.clone())
+        .with_context(context);
+        let out = run.run(input).await?;
         Ok(GraphOutput {
             state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
             interrupts: out.interrupts,
@@ -357,10 +494,27 @@ impl<S: State> CompiledGraph<S> {
     /// Two more special nodes: `END` marks the pending step as done (tasks that
     /// completed keep their writes, the others are dropped: `next` becomes empty);
     /// `"__input__"` treats `values` as new graph input (`__start__` is next).
+    ///
+    /// The conditional edges that fire read `C::default()` as the context
+    /// value; see [`with_context`](Self::with_context).
     pub async fn update_state(
         &self,
         config: &RunConfig,
         values: impl Into<Option<S::Update>>,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig, GraphError>
+    where
+        C: DefaultContext,
+    {
+        self.update_state_in(C::default_context(), config, values.into(), as_node)
+            .await
+    }
+
+    pub(crate) async fn update_state_in(
+        &self,
+        context: RunContext,
+        config: &RunConfig,
+        values: Option<S::Update>,
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig, GraphError> {
         let saver = self
@@ -369,7 +523,8 @@ impl<S: State> CompiledGraph<S> {
             .ok_or(GraphError::NoCheckpointer("update_state"))?;
         self.check_namespace(config)?;
         Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
-            .update_state(values.into(), as_node)
+            .with_context(context)
+            .update_state(values, as_node)
             .await
     }
 
@@ -379,6 +534,19 @@ impl<S: State> CompiledGraph<S> {
         &self,
         config: &RunConfig,
         supersteps: Vec<Vec<NodeUpdate<S>>>,
+    ) -> Result<CheckpointConfig, GraphError>
+    where
+        C: DefaultContext,
+    {
+        self.bulk_update_state_in(C::default_context(), config, supersteps)
+            .await
+    }
+
+    pub(crate) async fn bulk_update_state_in(
+        &self,
+        context: RunContext,
+        config: &RunConfig,
+        supersteps: Vec<Vec<NodeUpdate<S>>>,
     ) -> Result<CheckpointConfig, GraphError> {
         let saver = self
             .saver
@@ -386,6 +554,7 @@ impl<S: State> CompiledGraph<S> {
             .ok_or(GraphError::NoCheckpointer("bulk_update_state"))?;
         self.check_namespace(config)?;
         Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
+            .with_context(context)
             .bulk_update_state(supersteps)
             .await
     }
@@ -428,22 +597,37 @@ impl<S: State> CompiledGraph<S> {
     /// Runs the graph, reporting the events of `modes` as they happen.
     ///
     /// The run advances only while the stream is polled. An error ends the stream
-    /// after the events that preceded it.
+    /// after the events that preceded it. The run is given no context value
+    /// (see [`with_context`](Self::with_context)).
     pub fn stream(
         &self,
         input: impl Into<GraphInput<S>>,
         config: &RunConfig,
         modes: impl Into<StreamModes>,
+    ) -> GraphStream<S>
+    where
+        C: DefaultContext,
+    {
+        self.stream_in(C::default_context(), input.into(), config, modes.into())
+    }
+
+    pub(crate) fn stream_in(
+        &self,
+        context: RunContext,
+        input: GraphInput<S>,
+        config: &RunConfig,
+        modes: StreamModes,
     ) -> GraphStream<S> {
         let (tx, rx) = unbounded_channel();
-        let sink = EventSink::to_stream(modes.into(), tx);
-        let input = input.into();
+        let sink = EventSink::to_stream(modes, tx);
         let graph = Arc::clone(&self.graph);
         let config = config.clone();
         let saver = self.saver.clone();
         let cache = self.cache.clone();
         let run = async move {
-            let run = Run::new(graph, config, Some(sink), saver)?.with_cache(cache);
+            let run = Run::new(graph, config, Some(sink), saver)?
+                .with_cache(cache)
+                .with_context(context);
             run.run(input).await.map(drop)
         };
         GraphStream {
@@ -451,6 +635,124 @@ impl<S: State> CompiledGraph<S> {
             rx,
             error: None,
         }
+    }
+}
+
+impl<S: State> CompiledGraph<S> {
+    /// This untyped graph as one of context type `D`: its nodes and routers
+    /// read no typed context value, so it runs with any.
+    fn retyped<D: ?Sized>(&self) -> CompiledGraph<S, D> {
+        CompiledGraph {
+            graph: Arc::clone(&self.graph),
+            saver: self.saver.clone(),
+            drawing: Arc::clone(&self.drawing),
+            namespaced: self.namespaced,
+            cache: self.cache.clone(),
+            context: PhantomData,
+        }
+    }
+}
+
+/// A compiled graph with the context value of its runs, made by
+/// [`CompiledGraph::with_context`]: its methods run the graph as the graph's
+/// own do, each run reading the value.
+pub struct GraphWithContext<'g, S: State, C: ?Sized> {
+    graph: &'g CompiledGraph<S, C>,
+    context: RunContext,
+}
+
+impl<S: State, C: ?Sized> Clone for GraphWithContext<'_, S, C> {
+    fn clone(&self) -> Self {
+        GraphWithContext {
+            graph: self.graph,
+            context: self.context.clone(),
+        }
+    }
+}
+
+impl<S: State, C: ?Sized + 'static> std::fmt::Debug for GraphWithContext<'_, S, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphWithContext")
+            .field("graph", self.graph)
+            .field("context", &std::any::type_name::<C>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: State, C: ?Sized + 'static> GraphWithContext<'_, S, C> {
+    /// [`CompiledGraph::invoke`] with the context value.
+    pub async fn invoke(
+        &self,
+        input: impl Into<GraphInput<S>>,
+        config: &RunConfig,
+    ) -> Result<GraphOutput<S>, GraphError> {
+        self.graph
+            .invoke_in(self.context.clone(), input.into(), config)
+            .await
+    }
+
+    /// [`CompiledGraph::stream`] with the context value.
+    pub fn stream(
+        &self,
+        input: impl Into<GraphInput<S>>,
+        config: &RunConfig,
+        modes: impl Into<StreamModes>,
+    ) -> GraphStream<S> {
+        self.graph
+            .stream_in(self.context.clone(), input.into(), config, modes.into())
+    }
+
+    /// [`CompiledGraph::batch`] with the context value, shared by the runs.
+    pub async fn batch<I>(
+        &self,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: super::BatchOptions,
+    ) -> Vec<Result<GraphOutput<S>, GraphError>>
+    where
+        I: Into<GraphInput<S>>,
+    {
+        self.graph
+            .batch_in(self.context.clone(), runs, options)
+            .await
+    }
+
+    /// [`CompiledGraph::batch_stream`] with the context value, shared by the
+    /// runs.
+    pub fn batch_stream<I>(
+        &self,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: super::BatchOptions,
+    ) -> impl Stream<Item = super::BatchItem<S>> + Send + Unpin + 'static
+    where
+        I: Into<GraphInput<S>>,
+    {
+        self.graph
+            .batch_stream_in(self.context.clone(), runs, options)
+    }
+
+    /// [`CompiledGraph::update_state`] with the context value, which the
+    /// conditional edges that fire read.
+    pub async fn update_state(
+        &self,
+        config: &RunConfig,
+        values: impl Into<Option<S::Update>>,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        self.graph
+            .update_state_in(self.context.clone(), config, values.into(), as_node)
+            .await
+    }
+
+    /// [`CompiledGraph::bulk_update_state`] with the context value, which the
+    /// conditional edges that fire read.
+    pub async fn bulk_update_state(
+        &self,
+        config: &RunConfig,
+        supersteps: Vec<Vec<NodeUpdate<S>>>,
+    ) -> Result<CheckpointConfig, GraphError> {
+        self.graph
+            .bulk_update_state_in(self.context.clone(), config, supersteps)
+            .await
     }
 }
 

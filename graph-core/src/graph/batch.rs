@@ -4,6 +4,7 @@
 
 use super::CompiledGraph;
 use crate::config::RunConfig;
+use crate::context::RunContext;
 use crate::error::GraphError;
 use crate::io::{GraphInput, GraphOutput};
 use crate::state::State;
@@ -39,7 +40,7 @@ impl BatchOptions {
 /// [`CompiledGraph::invoke`] returned for it.
 pub type BatchItem<S> = (usize, Result<GraphOutput<S>, GraphError>);
 
-impl<S: State> CompiledGraph<S> {
+impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
     /// Runs the graph once per `(input, config)` pair, concurrently (at most
     /// [`BatchOptions::max_concurrency`] at a time), and returns each run's
     /// result in the order of the pairs: LangGraph's `batch(inputs, configs,
@@ -96,6 +97,20 @@ impl<S: State> CompiledGraph<S> {
     ) -> Vec<Result<GraphOutput<S>, GraphError>>
     where
         I: Into<GraphInput<S>>,
+        C: super::DefaultContext,
+    {
+        self.batch_in(C::default_context(), runs, options).await
+    }
+
+    /// [`batch`](Self::batch) with the runs' context value.
+    pub(crate) async fn batch_in<I>(
+        &self,
+        context: RunContext,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: BatchOptions,
+    ) -> Vec<Result<GraphOutput<S>, GraphError>>
+    where
+        I: Into<GraphInput<S>>,
     {
         let runs: Vec<(GraphInput<S>, RunConfig)> = runs
             .into_iter()
@@ -104,7 +119,10 @@ impl<S: State> CompiledGraph<S> {
         let total = runs.len();
         let limit = options.max_concurrency.unwrap_or(total).max(1);
         let mut done: Vec<BatchItem<S>> = futures::stream::iter(runs.into_iter().enumerate())
-            .map(|(i, (input, config))| async move { (i, self.invoke(input, &config).await) })
+            .map(|(i, (input, config))| {
+                let context = context.clone();
+                async move { (i, self.invoke_in(context, input, &config).await) }
+            })
             .buffer_unordered(limit)
             .collect()
             .await;
@@ -147,6 +165,20 @@ impl<S: State> CompiledGraph<S> {
     ) -> impl Stream<Item = BatchItem<S>> + Send + Unpin + 'static
     where
         I: Into<GraphInput<S>>,
+        C: super::DefaultContext,
+    {
+        self.batch_stream_in(C::default_context(), runs, options)
+    }
+
+    /// [`batch_stream`](Self::batch_stream) with the runs' context value.
+    pub(crate) fn batch_stream_in<I>(
+        &self,
+        context: RunContext,
+        runs: impl IntoIterator<Item = (I, RunConfig)>,
+        options: BatchOptions,
+    ) -> impl Stream<Item = BatchItem<S>> + Send + Unpin + 'static
+    where
+        I: Into<GraphInput<S>>,
     {
         let runs: Vec<(usize, GraphInput<S>, RunConfig)> = runs
             .into_iter()
@@ -157,8 +189,8 @@ impl<S: State> CompiledGraph<S> {
         let app = self.clone();
         futures::stream::iter(runs)
             .map(move |(i, input, config)| {
-                let app = app.clone();
-                async move { (i, app.invoke(input, &config).await) }
+                let (app, context) = (app.clone(), context.clone());
+                async move { (i, app.invoke_in(context, input, &config).await) }
             })
             .buffer_unordered(limit)
     }

@@ -9,7 +9,7 @@ use hashbrown::HashMap;
 use std::any::TypeId;
 use std::sync::Arc;
 
-pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
+pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> Graph<S> {
     let StateGraph {
         nodes: defs,
         edges,
@@ -19,6 +19,7 @@ pub(crate) fn build<S: State>(graph: StateGraph<S>) -> Graph<S> {
         interrupt_before,
         interrupt_after,
         destinations: _,
+        context: _,
     } = graph;
 
     let mut channel_names: Vec<Arc<str>> = S::FIELDS.iter().map(|f| Arc::from(*f)).collect();

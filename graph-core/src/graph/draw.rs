@@ -9,7 +9,7 @@ use crate::END;
 use std::collections::HashSet;
 
 impl Drawing {
-    pub(crate) fn of<S: State>(graph: &StateGraph<S>) -> Self {
+    pub(crate) fn of<S: State, C: ?Sized + 'static>(graph: &StateGraph<S, C>) -> Self {
         let mut drawing = Drawing {
             nodes: graph
                 .nodes

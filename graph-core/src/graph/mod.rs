@@ -13,7 +13,7 @@ mod validate;
 
 pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};
 pub use crate::draw::DrawOptions;
-pub use app::{CompiledGraph, GraphStream};
+pub use app::{CompiledGraph, DefaultContext, GraphStream, GraphWithContext, IntoContext};
 pub use batch::{BatchItem, BatchOptions};
 pub use schema::WithOutput;
 mod app;
@@ -22,7 +22,7 @@ pub use edges::{EdgeSources, IntoNodeName, Many, One};
 use crate::branch::{BranchFn, Router};
 use crate::checkpoint::Checkpointer;
 use crate::command::Targets;
-use crate::context::Context;
+use crate::context::{Context, Untyped};
 use crate::error::GraphError;
 use crate::interrupt::Breakpoints;
 use crate::node::{
@@ -47,31 +47,33 @@ impl PathMap {
 
 /// Nodes for [`StateGraph::add_sequence`]: a tuple of nodes (each a `#[node]` fn or
 /// node value), or an array / `Vec` of nodes of one type.
-pub trait NodeSequence<S: State, M> {
+pub trait NodeSequence<S: State, M, C: ?Sized = Untyped> {
     /// Adds the nodes and the edges between them.
-    fn add_to(self, graph: StateGraph<S>) -> StateGraph<S>;
+    fn add_to(self, graph: StateGraph<S, C>) -> StateGraph<S, C>;
 }
 
-impl<S, M, N, const K: usize> NodeSequence<S, Many<M>> for [N; K]
+impl<S, C, M, N, const K: usize> NodeSequence<S, Many<M>, C> for [N; K]
 where
     S: State,
+    C: ?Sized + 'static,
     N: IntoNodeSpec<M>,
-    N::Spec: Node<S>,
+    N::Spec: Node<S, C>,
     <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
 {
-    fn add_to(self, graph: StateGraph<S>) -> StateGraph<S> {
+    fn add_to(self, graph: StateGraph<S, C>) -> StateGraph<S, C> {
         Vec::from(self).add_to(graph)
     }
 }
 
-impl<S, M, N> NodeSequence<S, Many<M>> for Vec<N>
+impl<S, C, M, N> NodeSequence<S, Many<M>, C> for Vec<N>
 where
     S: State,
+    C: ?Sized + 'static,
     N: IntoNodeSpec<M>,
-    N::Spec: Node<S>,
+    N::Spec: Node<S, C>,
     <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
 {
-    fn add_to(self, mut graph: StateGraph<S>) -> StateGraph<S> {
+    fn add_to(self, mut graph: StateGraph<S, C>) -> StateGraph<S, C> {
         let mut names = Vec::with_capacity(self.len());
         for node in self {
             let node = node.into_spec();
@@ -84,16 +86,16 @@ where
 
 macro_rules! tuple_sequence {
     ($($n:ident $m:ident),+) => {
-        impl<S: State, $($n, $m),+> NodeSequence<S, ($($m,)+)> for ($($n,)+)
+        impl<S: State, Cx: ?Sized + 'static, $($n, $m),+> NodeSequence<S, ($($m,)+), Cx> for ($($n,)+)
         where
             $(
                 $n: IntoNodeSpec<$m>,
-                $n::Spec: Node<S>,
+                $n::Spec: Node<S, Cx>,
                 <$n::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
             )+
         {
             #[allow(non_snake_case)]
-            fn add_to(self, mut graph: StateGraph<S>) -> StateGraph<S> {
+            fn add_to(self, mut graph: StateGraph<S, Cx>) -> StateGraph<S, Cx> {
                 let ($($n,)+) = self;
                 let mut names = Vec::new();
                 $(
@@ -258,7 +260,9 @@ pub(crate) struct BranchDef<S: State> {
     pub(crate) router: Arc<dyn Router<S>>,
 }
 
-/// A graph under construction, over the state type `S`.
+/// A graph under construction, over the state type `S` and the context type
+/// `C` (untyped unless declared with
+/// [`with_context_schema`](Self::with_context_schema); see [`Context`]).
 ///
 /// ```
 /// use stategraph::prelude::*;
@@ -276,7 +280,7 @@ pub(crate) struct BranchDef<S: State> {
 ///     .compile();
 /// assert!(graph.is_ok());
 /// ```
-pub struct StateGraph<S: State> {
+pub struct StateGraph<S: State, C: ?Sized = Untyped> {
     pub(crate) nodes: Vec<NodeDef<S>>,
     pub(crate) edges: Vec<EdgeDef>,
     pub(crate) branches: Vec<BranchDef<S>>,
@@ -288,6 +292,8 @@ pub struct StateGraph<S: State> {
     pub(crate) interrupt_after: Breakpoints,
     /// Run-time routes declared for the drawing: (source, targets).
     pub(crate) destinations: Vec<(String, Vec<String>)>,
+    /// The type of the context value its runs are given.
+    context: std::marker::PhantomData<fn(&C)>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -297,8 +303,49 @@ impl<S: State> Default for StateGraph<S> {
 }
 
 impl<S: State> StateGraph<S> {
-    /// An empty graph.
+    /// An empty graph, without a context type: its nodes read the context
+    /// value of a run untyped (see [`with_context_schema`](Self::with_context_schema)).
     pub fn new() -> Self {
+        Self::with_context_schema()
+    }
+}
+
+impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
+    /// An empty graph whose runs are each given a read-only value of type `C`
+    /// (LangGraph's `StateGraph(State, context_schema=C)`): a user id, a
+    /// database handle, settings. Its nodes and routers read it by taking
+    /// `&Context<C>` ([`Context::context`](crate::Context::context)); a run
+    /// gets it from [`CompiledGraph::with_context`].
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { model: String }
+    ///
+    /// #[derive(Default)]
+    /// struct Settings { model: String }
+    ///
+    /// #[node]
+    /// fn pick(_: &S, ctx: &Context<Settings>) -> SUpdate {
+    ///     S::update().model(ctx.context().model.clone())
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), GraphError> {
+    /// let app = StateGraph::<S, Settings>::with_context_schema()
+    ///     .add_node(pick)
+    ///     .add_edge(START, pick)
+    ///     .compile()?;
+    /// let settings = Settings { model: "small".into() };
+    /// let out = app.with_context(settings).invoke(S::update(), &RunConfig::new()).await?;
+    /// assert_eq!(out.model, "small");
+    /// // Without a value, the run reads `Settings::default()`.
+    /// assert_eq!(app.invoke(S::update(), &RunConfig::new()).await?.model, "");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_context_schema() -> Self {
         StateGraph {
             nodes: Vec::new(),
             edges: Vec::new(),
@@ -308,6 +355,7 @@ impl<S: State> StateGraph<S> {
             interrupt_before: Breakpoints::None,
             interrupt_after: Breakpoints::None,
             destinations: Vec::new(),
+            context: std::marker::PhantomData,
         }
     }
 
@@ -369,7 +417,7 @@ impl<S: State> StateGraph<S> {
     pub fn add_node<M, N>(self, node: N) -> Self
     where
         N: IntoNodeSpec<M>,
-        N::Spec: Node<S>,
+        N::Spec: Node<S, C>,
         <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
     {
         self.add_node_with(node, NodeOptions::default())
@@ -380,14 +428,14 @@ impl<S: State> StateGraph<S> {
     pub fn add_node_with<M, N>(mut self, node: N, options: NodeOptions) -> Self
     where
         N: IntoNodeSpec<M>,
-        N::Spec: Node<S>,
+        N::Spec: Node<S, C>,
         <N::Spec as NodeSpec>::Input: Serialize + DeserializeOwned,
     {
         let node = node.into_spec();
         let name = options.name.unwrap_or_else(|| node.name()).into_owned();
         self.nodes.push(NodeDef {
             name,
-            runner: Arc::new(NodeBox(node)),
+            runner: Arc::new(NodeBox::<_, C>(node, std::marker::PhantomData)),
             defer: options.defer,
             retry: options.retry,
             timeout: options.timeout,
@@ -404,7 +452,7 @@ impl<S: State> StateGraph<S> {
         I: Any + std::marker::Send + Sync + Serialize + DeserializeOwned,
         M: 'static,
         F: NodeFn<S, I, M> + crate::node::NodeClosure<I, M>,
-        FnNode<F, I, M>: Node<S> + NodeSpec<Input = I>,
+        FnNode<F, I, M>: Node<S, C> + NodeSpec<Input = I>,
     {
         self.add_node(crate::node::node_fn(name, f))
     }
@@ -444,7 +492,8 @@ impl<S: State> StateGraph<S> {
     /// value, a node name, `Send`s, or a `Vec` of these — or a `Result` of one of
     /// these, whose `Err` fails the run
     /// ([`GraphError::RouterFailed`]). The router may take the task's
-    /// [`Context`] as a second parameter, as a node does ([`RouterFn`]).
+    /// [`Context`] as a second parameter, as a node does ([`RouterFn`]):
+    /// `&Context<C>` reads the graph's typed context value.
     ///
     /// A `#[derive(Goto)]` enum is the recommended return type: `compile()`
     /// checks each variant's node exists and the drawing shows every edge. A
@@ -452,7 +501,7 @@ impl<S: State> StateGraph<S> {
     /// ([`add_conditional_edges_with`](Self::add_conditional_edges_with)).
     pub fn add_conditional_edges<M, N, F>(self, source: impl IntoNodeName<N>, router: F) -> Self
     where
-        F: RouterFn<S, M>,
+        F: RouterFn<S, M, C>,
         M: 'static,
     {
         self.branch(source.node_name().into_owned(), router, None)
@@ -503,7 +552,7 @@ impl<S: State> StateGraph<S> {
         path_map: impl Into<PathMap>,
     ) -> Self
     where
-        F: RouterFn<S, M>,
+        F: RouterFn<S, M, C>,
         M: 'static,
     {
         self.branch(
@@ -515,12 +564,12 @@ impl<S: State> StateGraph<S> {
 
     fn branch<M, F>(mut self, source: String, router: F, path_map: Option<PathMap>) -> Self
     where
-        F: RouterFn<S, M>,
+        F: RouterFn<S, M, C>,
         M: 'static,
     {
         self.branches.push(BranchDef {
             source,
-            router: Arc::new(BranchFn::new(router, path_map)),
+            router: Arc::new(BranchFn::<F, M, C>::new(router, path_map)),
         });
         self
     }
@@ -549,7 +598,7 @@ impl<S: State> StateGraph<S> {
     /// Adds `nodes` and chains them with edges, in order: `add_sequence((a, b, c))`
     /// adds the three nodes with the edges a → b → c (an array or `Vec` works for
     /// nodes of one type). An empty sequence is an error at `compile()`.
-    pub fn add_sequence<M>(self, nodes: impl NodeSequence<S, M>) -> Self {
+    pub fn add_sequence<M>(self, nodes: impl NodeSequence<S, M, C>) -> Self {
         nodes.add_to(self)
     }
 
@@ -570,7 +619,7 @@ impl<S: State> StateGraph<S> {
     /// and no cache; see [`compile_with`](Self::compile_with) for those.
     ///
     /// Every problem found is reported in one [`GraphError::InvalidGraph`].
-    pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
+    pub fn compile(self) -> Result<CompiledGraph<S, C>, GraphError> {
         self.compile_with(CompileOptions::new())
     }
 
@@ -602,7 +651,7 @@ impl<S: State> StateGraph<S> {
     pub fn compile_with(
         mut self,
         options: impl Into<CompileOptions>,
-    ) -> Result<CompiledGraph<S>, GraphError> {
+    ) -> Result<CompiledGraph<S, C>, GraphError> {
         let CompileOptions { saver, cache } = options.into();
         let mut seen = hashbrown::HashSet::with_capacity(self.edges.len());
         self.edges.retain(|edge| seen.insert(edge.clone()));

@@ -2,14 +2,14 @@
 
 use crate::config::RunConfig;
 use crate::error::GraphError;
-use crate::graph::{BatchItem, BatchOptions, CompiledGraph, GraphStream};
+use crate::graph::{BatchItem, BatchOptions, CompiledGraph, DefaultContext, GraphStream};
 use crate::io::{GraphInput, GraphOutput, OutputSchema};
 use crate::state::State;
 use crate::stream::StreamModes;
 use futures::{Stream, StreamExt};
 use std::marker::PhantomData;
 
-impl<S: State> CompiledGraph<S> {
+impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
     /// This graph, with `invoke` returning the output schema `O` (LangGraph's
     /// `output_schema`): only `O`'s fields of the final state. Nodes still read
     /// and write the whole state, and [`stream`](WithOutput::stream) reports
@@ -51,7 +51,7 @@ impl<S: State> CompiledGraph<S> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn with_output<O: OutputSchema<S>>(self) -> WithOutput<S, O> {
+    pub fn with_output<O: OutputSchema<S>>(self) -> WithOutput<S, O, C> {
         WithOutput {
             graph: self,
             output: PhantomData,
@@ -64,12 +64,12 @@ impl<S: State> CompiledGraph<S> {
 /// [`CompiledGraph::with_output`]; so do [`batch`](Self::batch) and
 /// [`batch_stream`](Self::batch_stream). It dereferences to the graph, for
 /// `get_state`, `update_state` and the rest, which read the whole state.
-pub struct WithOutput<S: State, O> {
-    graph: CompiledGraph<S>,
+pub struct WithOutput<S: State, O, C: ?Sized = crate::context::Untyped> {
+    graph: CompiledGraph<S, C>,
     output: PhantomData<fn() -> O>,
 }
 
-impl<S: State, O> Clone for WithOutput<S, O> {
+impl<S: State, O, C: ?Sized> Clone for WithOutput<S, O, C> {
     fn clone(&self) -> Self {
         WithOutput {
             graph: self.graph.clone(),
@@ -78,7 +78,7 @@ impl<S: State, O> Clone for WithOutput<S, O> {
     }
 }
 
-impl<S: State, O> std::fmt::Debug for WithOutput<S, O> {
+impl<S: State, O, C: ?Sized + 'static> std::fmt::Debug for WithOutput<S, O, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WithOutput")
             .field("graph", &self.graph)
@@ -87,15 +87,22 @@ impl<S: State, O> std::fmt::Debug for WithOutput<S, O> {
     }
 }
 
-impl<S: State, O> std::ops::Deref for WithOutput<S, O> {
-    type Target = CompiledGraph<S>;
+impl<S: State, O, C: ?Sized> WithOutput<S, O, C> {
+    /// The graph, without the output schema.
+    pub fn into_inner(self) -> CompiledGraph<S, C> {
+        self.graph
+    }
+}
 
-    fn deref(&self) -> &CompiledGraph<S> {
+impl<S: State, O, C: ?Sized> std::ops::Deref for WithOutput<S, O, C> {
+    type Target = CompiledGraph<S, C>;
+
+    fn deref(&self) -> &CompiledGraph<S, C> {
         &self.graph
     }
 }
 
-impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
+impl<S: State, O: OutputSchema<S>, C: DefaultContext + ?Sized + 'static> WithOutput<S, O, C> {
     /// Runs the graph as [`CompiledGraph::invoke`] does, and returns `O`'s fields
     /// of the final state, with the interrupts and the breakpoint. A field no node
     /// wrote has its default value (LangGraph leaves the key out, and returns
@@ -106,7 +113,10 @@ impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
         config: &RunConfig,
     ) -> Result<GraphOutput<O>, GraphError> {
         // `O` may name a private field: it is part of this output.
-        let out = self.graph.run_to_end(input, config).await?;
+        let out = self
+            .graph
+            .run_to_end(C::default_context(), input.into(), config)
+            .await?;
         Ok(out.map(|state| O::from_state(&state)))
     }
 
@@ -154,10 +164,5 @@ impl<S: State, O: OutputSchema<S>> WithOutput<S, O> {
         self.graph
             .batch_stream(runs, options)
             .map(|(i, result)| (i, result.map(|out| out.map(|state| O::from_state(&state)))))
-    }
-
-    /// The graph, without the output schema.
-    pub fn into_inner(self) -> CompiledGraph<S> {
-        self.graph
     }
 }

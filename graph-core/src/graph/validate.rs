@@ -76,7 +76,9 @@ fn is_reserved(name: &str) -> bool {
         || name == ":"
 }
 
-pub(crate) fn validate<S: State>(graph: &StateGraph<S>) -> Result<(), GraphError> {
+pub(crate) fn validate<S: State, C: ?Sized + 'static>(
+    graph: &StateGraph<S, C>,
+) -> Result<(), GraphError> {
     let mut errors: Vec<GraphProblem> = graph.errors.clone();
     let mut names: HashSet<&str> = HashSet::new();
 

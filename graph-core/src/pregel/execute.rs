@@ -236,16 +236,18 @@ impl<S: State> Run<S> {
             return None;
         }
         let events = Arc::clone(events);
-        Some(Arc::new(move |ctx: &Context, chunk| {
-            events.emit(StreamEvent::Message {
-                chunk,
-                metadata: MessageMetadata {
-                    node: ctx.node_arc(),
-                    task_id: ctx.task_id().to_owned(),
-                    step: ctx.step(),
-                },
-            })
-        }))
+        Some(Arc::new(
+            move |node: &Arc<str>, task_id: &str, step, chunk| {
+                events.emit(StreamEvent::Message {
+                    chunk,
+                    metadata: MessageMetadata {
+                        node: Arc::clone(node),
+                        task_id: task_id.to_owned(),
+                        step,
+                    },
+                })
+            },
+        ))
     }
 
     /// The cache key of a task whose node has a cache policy (with a cache set).
@@ -405,6 +407,7 @@ impl<S: State> Run<S> {
             step: self.schedule.step,
             stop: self.schedule.stop,
             config: Arc::clone(&self.config),
+            context: self.context.clone(),
             graph_ns: Arc::clone(&self.ns),
             saver: self.persist.saver.as_ref().map(|p| Arc::clone(&p.saver)),
             resuming: self.interrupts.resuming,

@@ -117,6 +117,8 @@ pub(crate) struct Run<S: State> {
     nested: Option<Nested>,
     /// Where nodes with a cache policy keep their results.
     cache: Option<Arc<dyn crate::cache::Cache>>,
+    /// The run's context value (a nested run shares its caller's).
+    context: crate::context::RunContext,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -207,12 +209,19 @@ impl<S: State> Run<S> {
             ns: root_namespace(),
             nested: None,
             cache: None,
+            context: None,
         })
     }
 
     /// The run with the compiled graph's node cache.
     pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The run with its context value, which its nodes and routers read.
+    pub(crate) fn with_context(mut self, context: crate::context::RunContext) -> Self {
+        self.context = context;
         self
     }
 

@@ -42,11 +42,12 @@ impl<S: State> Run<S> {
     }
 
     /// A run of `graph` nested in the task `ctx` belongs to. Its saver is the
-    /// calling graph's (else the subgraph's own), unless `mode` is `Off`.
-    pub(crate) fn nested(
+    /// calling graph's (else the subgraph's own), unless `mode` is `Off`; its
+    /// context value is the calling run's.
+    pub(crate) fn nested<C: ?Sized>(
         graph: Arc<Graph<S>>,
         own_saver: Option<Arc<dyn Checkpointer>>,
-        ctx: &Context,
+        ctx: &Context<C>,
         mode: SubgraphCheckpoints,
     ) -> Result<Self, GraphError> {
         let scope = Arc::clone(ctx.scope());
@@ -69,6 +70,7 @@ impl<S: State> Run<S> {
             p.config.checkpoint_ns = ns.clone();
         }
         run.ns = Arc::from(ns);
+        run.context = scope.context.clone();
         run.interrupts.resume_map = scope
             .resume_map
             .as_deref()

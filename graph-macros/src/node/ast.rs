@@ -19,7 +19,7 @@ pub(crate) struct NodeFn<'a> {
     /// Every other attribute, kept on the `call` fn.
     pub(crate) other_attrs: Vec<Attribute>,
     pub(crate) input: Option<InputParam<'a>>,
-    pub(crate) ctx: Option<Passing>,
+    pub(crate) ctx: Option<CtxParam<'a>>,
     /// The completed return type (`()` when there is none).
     pub(crate) ret: Type,
     /// The return type with each goto type replaced by `NoGoto`: checked against
@@ -36,6 +36,14 @@ pub(crate) struct NodeFn<'a> {
 
 pub(crate) struct InputParam<'a> {
     /// The input type, without the leading `&`.
+    pub(crate) ty: &'a Type,
+    pub(crate) passing: Passing,
+}
+
+/// The context parameter: `ctx: &Context`, `ctx: &Context<UserCtx>`, or by value.
+#[derive(Clone, Copy)]
+pub(crate) struct CtxParam<'a> {
+    /// The context type, without the leading `&` (`Context<UserCtx>`).
     pub(crate) ty: &'a Type,
     pub(crate) passing: Passing,
 }
@@ -163,12 +171,16 @@ fn check_pattern(cx: &Ctxt, pat: &Pat) {
     }
 }
 
+/// `Context` or `Context<UserCtx>` (at the end of any path).
 fn is_context(ty: &Type) -> bool {
     match ungroup(ty) {
-        Type::Path(TypePath { qself: None, path }) => path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "Context" && s.arguments.is_none()),
+        Type::Path(TypePath { qself: None, path }) => path.segments.last().is_some_and(|s| {
+            s.ident == "Context"
+                && matches!(
+                    s.arguments,
+                    PathArguments::None | PathArguments::AngleBracketed(_)
+                )
+        }),
         _ => false,
     }
 }
@@ -216,8 +228,9 @@ const IMPL_TRAIT_INPUT: &str =
      `fn summarise<S: Has<Messages>>(state: &S)`, so the node can be added with \
      `add_node(summarise::<MyState>)`";
 
-/// The passing of a parameter whose type is `Context`, `&Context` or `&mut Context`.
-fn ctx_param(cx: &Ctxt, ty: &Type) -> Option<Passing> {
+/// A parameter whose type is `Context`, `&Context` or `&mut Context` (each with
+/// or without a context type argument).
+fn ctx_param<'a>(cx: &Ctxt, ty: &'a Type) -> Option<CtxParam<'a>> {
     match ty {
         Type::Reference(reference) if is_context(&reference.elem) => {
             if let Some(mutability) = &reference.mutability {
@@ -228,9 +241,15 @@ fn ctx_param(cx: &Ctxt, ty: &Type) -> Option<Passing> {
                 );
                 return None;
             }
-            Some(Passing::ByRef)
+            Some(CtxParam {
+                ty: ungroup(&reference.elem),
+                passing: Passing::ByRef,
+            })
         }
-        _ => Some(Passing::ByValue),
+        _ => Some(CtxParam {
+            ty,
+            passing: Passing::ByValue,
+        }),
     }
 }
 
@@ -485,7 +504,7 @@ mod tests {
             let ty = i.ty;
             (quote!(#ty).to_string(), i.passing == Passing::ByRef)
         });
-        let ctx = node.ctx;
+        let ctx = node.ctx.map(|c| c.passing);
         let errors = match cx.check() {
             Ok(()) => 0,
             Err(err) => err.into_iter().count(),
@@ -511,6 +530,12 @@ mod tests {
 
         let (_, ctx, errors) = model(parse_quote!(
             fn a(_: &Agent, c: &stategraph::Context) {}
+        ));
+        assert!(ctx == Some(Passing::ByRef));
+        assert_eq!(errors, 0);
+
+        let (_, ctx, errors) = model(parse_quote!(
+            fn a(_: &Agent, c: &Context<UserCtx>) {}
         ));
         assert!(ctx == Some(Passing::ByRef));
         assert_eq!(errors, 0);

@@ -45,10 +45,28 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             quote_spanned!(input_ty.span()=> ::std::sync::Arc::unwrap_or_clone(__input))
         }
     };
-    let ctx_arg = match node.ctx {
+    let ctx_arg = match node.ctx.map(|c| c.passing) {
         None => quote!(),
         Some(Passing::ByRef) => quote!(, &__ctx),
         Some(Passing::ByValue) => quote!(, __ctx),
+    };
+    // The task's context as the parameter's type: `Context<C>` itself, or the
+    // untyped `Context`, which fits any graph. The bound is spanned at the
+    // parameter's type, so a node reading another context type than the
+    // graph's is reported there.
+    let (ctx_bound, ctx_convert) = match node.ctx {
+        None => (None, None),
+        Some(param) => {
+            let ty = param.ty;
+            let span = ty.span();
+            let sgs = sg.spanned(span);
+            (
+                Some(quote_spanned!(span=> #ty: #sgs::context::FromContext<__C>,)),
+                Some(quote! {
+                    let __ctx = <#ty as #sg::context::FromContext<__C>>::from_context(__ctx);
+                }),
+            )
+        }
     };
     let await_call = asyncness.map(|_| quote!(.await));
     // A sync body blocks the thread that polls the node: with a timeout, the
@@ -83,7 +101,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
         }
     };
     // Spanned at the fn's name: a future that is not `Send` is reported there.
-    let run_body = quote_spanned!(ident.span()=> ::std::boxed::Box::pin(#future));
+    let run_body = quote_spanned!(ident.span()=> #ctx_convert ::std::boxed::Box::pin(#future));
     let input_assoc = quote_spanned!(input_ty.span()=> type Input = #input_ty;);
 
     let goto_check = (!node.gotos.is_empty()).then(|| {
@@ -141,16 +159,17 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl #node_impl_generics #sg::Node<__S> for #ident #ty_generics
+            impl #node_impl_generics #sg::Node<__S, __C> for #ident #ty_generics
             where
                 #where_preds
+                #ctx_bound
                 #node_of_bound,
                 #state_bound
             {
                 fn run(
                     &self,
                     __input: ::std::sync::Arc<#input_ty>,
-                    __ctx: #sg::Context,
+                    __ctx: #sg::Context<__C>,
                 ) -> #sg::NodeFuture<__S> {
                     #run_body
                 }

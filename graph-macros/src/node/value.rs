@@ -108,6 +108,11 @@ pub(crate) fn with_graph_state(sg: &CratePath, generics: &Generics) -> Generics 
     generics
         .params
         .insert(0, syn::parse_quote!(__S: #sg::State));
+    // The graph's context type: a node implements `Node<S, C>` for every `C`
+    // its context parameter fits.
+    generics
+        .params
+        .insert(1, syn::parse_quote!(__C: ?::core::marker::Sized + 'static));
     generics
 }
 
