@@ -186,7 +186,7 @@ pub use graph_macros::State;
 /// ([`CompiledGraph::with_output`]), it is cloned from the final state. As the
 /// input of a `#[node]` (`fn write(plan: &Plan)`), it is cloned from the state for
 /// each of the node's tasks, and `send(write, Plan { .. })` carries it
-/// ([`view`](crate::view)). Other nodes and streams see the whole state. The schema reads the state's fields, so they must
+/// ([`view`]). Other nodes and streams see the whole state. The schema reads the state's fields, so they must
 /// be visible where it is declared (the same module, or `pub` fields). `#[schema(crate = path)]` tells the expansion where
 /// this crate is ([`State`](macro@State#where-the-macros-find-stategraph)).
 ///
@@ -240,7 +240,7 @@ pub use graph_macros::Goto;
 ///
 /// The first parameter is the node's input: the state (`&S` or `S`), a
 /// [`View`] of it (a `#[derive(Schema)]` struct of some of its fields, cloned
-/// from the state for each task: see [`view`](crate::view)), or a payload
+/// from the state for each task: see [`view`]), or a payload
 /// type for a node started only by [`send`]. An optional second parameter takes the
 /// [`Context`] (`&Context` or `Context`). The return type is the state's update,
 /// `Command<G>` (the macro fills in the update type), `Vec<Command<G>>`, `Send`s,

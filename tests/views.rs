@@ -668,3 +668,43 @@ async fn a_view_node_resumes_from_an_interrupt() {
     let out = app.invoke(Command::resume(true), &thread).await.unwrap();
     assert_eq!(out.drafts, ["rust true"]);
 }
+
+// A view node that routes: `Command<G>` needs the state named, as for a payload
+// node (the view is not the state whose update the command carries).
+// def review(state: TopicView) -> Command[Literal["write", "__end__"]]:
+//     return Command(update={"drafts": ["reviewed " + state["topic"]]},
+//                    goto="write" if state["topic"] == "t" else END)
+// START -> review; app.invoke({"topic": "t", "drafts": []})
+//   write got {'topic': 't'}
+//   {'topic': 't', 'drafts': ['reviewed t', 'draft of t']}
+#[tokio::test]
+async fn a_view_node_routes_with_a_command() {
+    #[derive(Goto, Clone, Copy, Debug)]
+    enum Next {
+        Write,
+        #[goto(end)]
+        Done,
+    }
+    #[node(state = Essay)]
+    fn review(state: &TopicView) -> Command<Next> {
+        let next = if state.topic == "t" {
+            Next::Write
+        } else {
+            Next::Done
+        };
+        Command::goto(next)
+            .update(Essay::update().drafts(vec![format!("reviewed {}", state.topic)]))
+    }
+    let app = StateGraph::<Essay>::new()
+        .add_node(review)
+        .add_node(write)
+        .add_edge(START, review)
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Essay::update().topic("t".into()), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(seen(), ["write got topic=\"t\""]);
+    assert_eq!(out.drafts, ["reviewed t", "draft of t"]);
+}
