@@ -353,7 +353,8 @@ pub(crate) trait Router<S: State>: std::marker::Send + Sync {
 pub(crate) struct BranchFn<F, M, C: ?Sized> {
     f: F,
     path_map: Option<PathMap>,
-    _marker: std::marker::PhantomData<(fn() -> M, fn(&C))>,
+    _marker: std::marker::PhantomData<fn() -> M>,
+    _context: std::marker::PhantomData<fn(&C)>,
 }
 
 impl<F, M, C: ?Sized> BranchFn<F, M, C> {
@@ -362,6 +363,7 @@ impl<F, M, C: ?Sized> BranchFn<F, M, C> {
             f,
             path_map,
             _marker: std::marker::PhantomData,
+            _context: std::marker::PhantomData,
         }
     }
 }
