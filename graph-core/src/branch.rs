@@ -185,8 +185,7 @@ impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> 
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a router of a conditional edge",
     label = "not a router",
-    note = "a router is `Fn(&State) -> R` or `Fn(&State, &Context) -> R`, where `R` is a `#[derive(Goto)]` enum, a node name, a `Send`, a `Vec` of these, or a `Result` of one of these; annotate a closure's parameters (`|s: &MyState|`)",
-    note = "a router that reads the graph's context value takes `&Context<{C}>`"
+    note = "a router is `Fn(&State) -> R` or `Fn(&State, &Context) -> R` (`&Context<Ctx>` in a graph whose context type is `Ctx`), where `R` is a `#[derive(Goto)]` enum, a node name, a `Send`, a `Vec` of these, or a `Result` of one of these; annotate a closure's parameters (`|s: &MyState|`)"
 )]
 pub trait RouterFn<S: State, M, C: ?Sized = Untyped>: std::marker::Send + Sync + 'static {
     /// Runs the router; `ctx` makes the task's context when it needs one.
@@ -353,7 +352,8 @@ pub(crate) trait Router<S: State>: std::marker::Send + Sync {
 pub(crate) struct BranchFn<F, M, C: ?Sized> {
     f: F,
     path_map: Option<PathMap>,
-    _marker: std::marker::PhantomData<(fn() -> M, fn(&C))>,
+    _marker: std::marker::PhantomData<fn() -> M>,
+    _context: std::marker::PhantomData<fn(&C)>,
 }
 
 impl<F, M, C: ?Sized> BranchFn<F, M, C> {
@@ -362,6 +362,7 @@ impl<F, M, C: ?Sized> BranchFn<F, M, C> {
             f,
             path_map,
             _marker: std::marker::PhantomData,
+            _context: std::marker::PhantomData,
         }
     }
 }

@@ -142,9 +142,9 @@ impl Context {
 
     /// The run's context value, untyped: the value the run was given
     /// ([`CompiledGraph::with_context`](crate::CompiledGraph::with_context)),
-    /// or `()` when it was given none. Downcast it with
-    /// [`downcast_ref`](dyn Any::downcast_ref); a node of a graph with a
-    /// context type reads it typed with `&Context<UserCtx>` instead.
+    /// or `()` when it was given none. Downcast it with `downcast_ref`; a node
+    /// of a graph with a context type reads it typed with `&Context<UserCtx>`
+    /// instead.
     pub fn context(&self) -> &Untyped {
         static NONE: () = ();
         match &self.inner.scope.context {

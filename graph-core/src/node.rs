@@ -465,7 +465,10 @@ pub struct InputOnly;
 pub struct WithContext<X: ?Sized = Untyped>(std::marker::PhantomData<fn(&X)>);
 /// Marker for async closures taking the input by `Arc` and the [`Context`]
 /// (`Context<X>`).
-pub struct AsyncFn<Fut, X: ?Sized = Untyped>(std::marker::PhantomData<(Fut, fn(&X))>);
+pub struct AsyncFn<Fut, X: ?Sized = Untyped>(
+    std::marker::PhantomData<Fut>,
+    std::marker::PhantomData<fn(&X)>,
+);
 
 impl<S, C, F, I, R> Node<S, C> for FnNode<F, I, InputOnly>
 where
