@@ -287,6 +287,14 @@ impl Context {
         }
     }
 
+    /// Skips `n` interrupt answers: a task call (`crate::func`) that returns its
+    /// saved result consumed them when it ran.
+    pub(crate) fn skip_answers(&self, n: usize) {
+        if let (Some(pad), true) = (&self.inner.scratchpad, n > 0) {
+            pad.skip(n);
+        }
+    }
+
     /// Whether the caller is listening to the `custom` stream mode.
     pub fn is_streaming_custom(&self) -> bool {
         self.inner.sinks.custom.is_some()

@@ -416,6 +416,7 @@ impl<S: State> Run<S> {
             events: self.stream.nested_events.clone(),
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
             signals: Default::default(),
+            saved_calls: None,
         }
     }
 
@@ -526,8 +527,11 @@ impl<S: State> Run<S> {
         tasks: &mut [Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
         mut answers: Vec<Vec<Blob>>,
+        saved_calls: Option<Arc<[crate::checkpoint::PendingWrite]>>,
     ) -> StepRun<S> {
-        let scope = Arc::new(self.step_scope());
+        let mut scope = self.step_scope();
+        scope.saved_calls = saved_calls;
+        let scope = Arc::new(scope);
         let sinks = StreamSinks {
             custom: self.custom_sink(),
             messages: self.message_sink(),

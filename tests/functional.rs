@@ -1,0 +1,334 @@
+//! The Functional API (`#[task]`, `#[entrypoint]`, `Final`, `func::interrupt`),
+//! checked against Python LangGraph 1.2.22 running the same workflows (each
+//! test's comment records Python's output).
+
+use stategraph::checkpoint::InMemorySaver;
+use stategraph::func::{entrypoint, interrupt, task, Entrypoint, Final, FuncError};
+use stategraph::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// An error and its sources, as one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+// ---- task results reused after interrupts ----
+
+static ESSAY_CALLS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[task]
+async fn write(topic: String) -> String {
+    ESSAY_CALLS.lock().unwrap().push(format!("write {topic}"));
+    format!("essay about {topic}")
+}
+
+#[task]
+fn fact(n: u32) -> u32 {
+    ESSAY_CALLS.lock().unwrap().push(format!("fact {n}"));
+    n * 10
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Reviewed {
+    essay: String,
+    a: String,
+    b: String,
+    facts: Vec<u32>,
+}
+
+#[entrypoint]
+async fn review(topic: String) -> Result<Reviewed, NodeError> {
+    let essay = write(topic).await?;
+    let a: String = interrupt(serde_json::json!({ "essay": essay }))?;
+    let facts = futures::future::try_join_all((0..3).map(fact)).await?;
+    let b: String = interrupt("second")?;
+    Ok(Reviewed { essay, a, b, facts })
+}
+
+/// Python (`@task write`, `@task fact`, an entrypoint with two interrupts):
+/// ```text
+/// run1 {'__interrupt__': [Interrupt(value={'essay': 'essay about cats'}, ..)]}
+/// calls [('write', 'cats')]
+/// run2 {'__interrupt__': [Interrupt(value='second', ..)]}
+/// calls [('write', 'cats'), ('fact', 0), ('fact', 1), ('fact', 2)]
+/// run3 {'essay': 'essay about cats', 'a': 'ok', 'b': 'yes', 'facts': [0, 10, 20]}
+/// calls [('write', 'cats'), ('fact', 0), ('fact', 1), ('fact', 2)]
+/// ```
+#[tokio::test]
+async fn finished_tasks_return_their_saved_results_after_each_interrupt() {
+    let app = Entrypoint::new(review)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("essay");
+    let calls = || ESSAY_CALLS.lock().unwrap().clone();
+
+    let run1 = app.invoke("cats".into(), &config).await.unwrap();
+    assert_eq!(run1.value, None);
+    assert_eq!(
+        run1.interrupts[0].value,
+        serde_json::json!({ "essay": "essay about cats" })
+    );
+    assert_eq!(calls(), ["write cats"]);
+
+    let run2 = app
+        .invoke_command(Command::resume("ok"), &config)
+        .await
+        .unwrap();
+    assert_eq!(run2.interrupts[0].value, "second");
+    assert_eq!(calls(), ["write cats", "fact 0", "fact 1", "fact 2"]);
+
+    let run3 = app
+        .invoke_command(Command::resume("yes"), &config)
+        .await
+        .unwrap();
+    assert!(run3.interrupts.is_empty());
+    assert_eq!(
+        run3.value,
+        Some(Reviewed {
+            essay: "essay about cats".into(),
+            a: "ok".into(),
+            b: "yes".into(),
+            facts: vec![0, 10, 20],
+        })
+    );
+    assert_eq!(calls(), ["write cats", "fact 0", "fact 1", "fact 2"]);
+}
+
+// ---- previous and Final ----
+
+#[entrypoint]
+async fn counter(n: u32, previous: Option<u32>) -> u32 {
+    previous.unwrap_or(0) + n
+}
+
+#[entrypoint]
+async fn delayed(n: u32, previous: Option<u32>) -> Final<u32, u32> {
+    let prev = previous.unwrap_or(0);
+    Final {
+        value: prev,
+        save: prev + n,
+    }
+}
+
+/// Python: `counter.invoke(1), (2), (3)` on one thread → `1 3 6`;
+/// `entrypoint.final(value=prev, save=prev + n)` with 5, 7, 1 → `0 5 12`.
+#[tokio::test]
+async fn previous_carries_the_saved_value_and_final_saves_another_than_it_returns() {
+    let app = Entrypoint::new(counter)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("c");
+    let mut seen = Vec::new();
+    for n in [1, 2, 3] {
+        seen.push(app.invoke(n, &config).await.unwrap().value.unwrap());
+    }
+    assert_eq!(seen, [1, 3, 6]);
+
+    let app = Entrypoint::new(delayed)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let mut seen = Vec::new();
+    for n in [5, 7, 1] {
+        seen.push(app.invoke(n, &config).await.unwrap().value.unwrap());
+    }
+    assert_eq!(seen, [0, 5, 12]);
+    let state = app.get_state(&config).await.unwrap();
+    assert_eq!(state.values.previous, Some(13));
+}
+
+// ---- a failure of a later task ----
+
+static FAIL_CALLS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static FAIL_ON: AtomicBool = AtomicBool::new(true);
+
+#[derive(Debug, thiserror::Error)]
+#[error("boom")]
+struct Boom;
+
+#[task]
+fn tenfold(n: u32) -> u32 {
+    FAIL_CALLS.lock().unwrap().push(format!("tenfold {n}"));
+    n * 10
+}
+
+#[task]
+fn flaky(n: u32) -> Result<u32, Boom> {
+    FAIL_CALLS.lock().unwrap().push(format!("flaky {n}"));
+    if FAIL_ON.load(Ordering::SeqCst) {
+        return Err(Boom);
+    }
+    Ok(n)
+}
+
+#[entrypoint]
+async fn after_failure(n: u32) -> Result<u32, NodeError> {
+    let a = tenfold(n).await?;
+    let b = flaky(n).await?;
+    Ok(a + b)
+}
+
+/// Python: the entrypoint fails with `boom`; `invoke(None)` after the fix
+/// returns `22` with calls `[('fact', 2), ('flaky', 2), ('flaky', 2)]`: the
+/// finished task is not run again.
+#[tokio::test]
+async fn a_rerun_after_a_failure_reuses_the_tasks_that_finished() {
+    let app = Entrypoint::new(after_failure)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("f");
+    let err = app.invoke(2, &config).await.unwrap_err();
+    assert!(chain(&err).contains("boom"), "{err}");
+    FAIL_ON.store(false, Ordering::SeqCst);
+    let out = app.resume(&config).await.unwrap();
+    assert_eq!(out.value, Some(22));
+    assert_eq!(
+        *FAIL_CALLS.lock().unwrap(),
+        ["tenfold 2", "flaky 2", "flaky 2"]
+    );
+}
+
+// ---- determinism guard ----
+
+static FLIP: AtomicBool = AtomicBool::new(false);
+static GUARD_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[task]
+fn left(n: u32) -> u32 {
+    GUARD_RUNS.fetch_add(1, Ordering::SeqCst);
+    n + 1
+}
+
+#[task]
+fn right(n: u32) -> u32 {
+    GUARD_RUNS.fetch_add(1, Ordering::SeqCst);
+    n + 2
+}
+
+#[entrypoint]
+async fn flips(n: u32) -> Result<u32, NodeError> {
+    let first = if FLIP.load(Ordering::SeqCst) {
+        right(n).await?
+    } else {
+        left(n).await?
+    };
+    let ok: bool = interrupt("go on?")?;
+    Ok(if ok { first } else { 0 })
+}
+
+/// LangGraph keys a call by its name too, so a re-run that calls another task
+/// first just runs it; here the position is the key and the mismatch an error.
+#[tokio::test]
+async fn a_rerun_that_calls_other_tasks_fails_with_a_clear_error_and_stays_resumable() {
+    let app = Entrypoint::new(flips)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("g");
+    app.invoke(1, &config).await.unwrap();
+    FLIP.store(true, Ordering::SeqCst);
+    let err = app
+        .invoke_command(Command::resume(true), &config)
+        .await
+        .unwrap_err();
+    let GraphError::NodeFailed { source, .. } = &err else {
+        panic!("{err:?}")
+    };
+    let func = source.downcast_ref::<FuncError>().expect("a FuncError");
+    assert!(
+        matches!(func, FuncError::NonDeterministic { task: "right", position: 0, saved_task, .. } if saved_task == "left"),
+        "{func}"
+    );
+    FLIP.store(false, Ordering::SeqCst);
+    let out = app
+        .invoke_command(Command::resume(true), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.value, Some(2));
+    assert_eq!(GUARD_RUNS.load(Ordering::SeqCst), 1);
+}
+
+// ---- bad input ----
+
+#[tokio::test]
+async fn a_task_called_outside_an_entrypoint_is_a_typed_error() {
+    let err = left(1).await.unwrap_err();
+    assert!(matches!(
+        err.downcast_ref::<FuncError>(),
+        Some(FuncError::OutsideEntrypoint { task: "left" })
+    ));
+}
+
+#[task]
+fn panics(n: u32) -> u32 {
+    if n > 0 {
+        panic!("task exploded");
+    }
+    n
+}
+
+#[entrypoint]
+async fn calls_panicking(n: u32) -> Result<u32, NodeError> {
+    panics(n).await
+}
+
+#[tokio::test]
+async fn a_panicking_task_fails_the_run_with_its_message() {
+    let app = Entrypoint::new(calls_panicking)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let err = app.invoke(1, &RunConfig::thread("p")).await.unwrap_err();
+    assert!(
+        chain(&err).contains("task `panics` panicked: task exploded"),
+        "{err}"
+    );
+}
+
+#[entrypoint]
+async fn asks_a_number(n: u32) -> Result<u32, NodeError> {
+    let more: u32 = interrupt("how many?")?;
+    Ok(n + more)
+}
+
+#[tokio::test]
+async fn a_resume_value_of_the_wrong_type_leaves_the_thread_resumable() {
+    let app = Entrypoint::new(asks_a_number)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("w");
+    app.invoke(1, &config).await.unwrap();
+    let err = app
+        .invoke_command(Command::resume("three"), &config)
+        .await
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("cannot read the resume value"),
+        "{err}"
+    );
+    let out = app
+        .invoke_command(Command::resume(3), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.value, Some(4));
+}
+
+// ---- without a checkpointer, tasks just run ----
+
+#[entrypoint]
+async fn fan_out(n: u32) -> Result<u32, NodeError> {
+    let parts = futures::future::try_join_all((0..n).map(left)).await?;
+    Ok(parts.into_iter().sum())
+}
+
+#[tokio::test]
+async fn parallel_tasks_run_without_a_checkpointer() {
+    let app = Entrypoint::new(fan_out).compile().unwrap();
+    let out = app.invoke(4, &RunConfig::new()).await.unwrap();
+    assert_eq!(out.value, Some(1 + 2 + 3 + 4));
+}
