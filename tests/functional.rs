@@ -332,3 +332,158 @@ async fn parallel_tasks_run_without_a_checkpointer() {
     let out = app.invoke(4, &RunConfig::new()).await.unwrap();
     assert_eq!(out.value, Some(1 + 2 + 3 + 4));
 }
+
+// ---- streaming ----
+
+#[task]
+fn twice(n: u32) -> u32 {
+    n * 2
+}
+
+#[entrypoint]
+async fn doubled_sum(ns: Vec<u32>) -> Result<u32, NodeError> {
+    let calls: Vec<_> = ns.into_iter().map(twice).collect();
+    let mut sum = 0;
+    for call in calls {
+        sum += call.await?;
+    }
+    Ok(sum)
+}
+
+/// Python: `stream([1, 2, 3], stream_mode="updates")` →
+/// `[{'double': 2}, {'double': 4}, {'double': 6}, {'wf': 12}]`;
+/// `stream_mode="values"` → `[12]`.
+#[tokio::test]
+async fn updates_mode_reports_each_task_result_then_the_entrypoint_output() {
+    use futures::StreamExt;
+    let app = Entrypoint::new(doubled_sum)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let events: Vec<String> = app
+        .stream(vec![1, 2, 3], &RunConfig::thread("s"), StreamMode::Updates)
+        .map(|e| match e.unwrap() {
+            StreamEvent::Call { task, value } => format!("{task} {value}"),
+            StreamEvent::Updates { node, updates } => {
+                format!("{node} {:?}", updates[0].output)
+            }
+            other => format!("{other:?}"),
+        })
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [
+            "twice 2",
+            "twice 4",
+            "twice 6",
+            "doubled_sum Some(Some(12))"
+        ]
+    );
+}
+
+// ---- history per durability ----
+
+/// Python (two runs on one thread, `[1, 2]` then `[3]`), `get_state_history`
+/// as `(source, step, values, [task names])`:
+/// ```text
+/// sync 4 [('loop', 2, 6, []), ('input', 1, 6, ['wf']), ('loop', 0, 6, []), ('input', -1, None, ['wf'])]
+/// async 4 (the same)
+/// exit 2 [('loop', 2, 6, []), ('loop', 0, 6, [])]
+/// ```
+/// One difference, deliberate: an entrypoint here is a `StateGraph`, whose
+/// input goes through the `__start__` step, so each run stores one more
+/// checkpoint (`input` → `loop` with the entrypoint next → `loop`) where
+/// LangGraph's entrypoint node reads the input channel directly. Under `exit`
+/// each run stores its last checkpoint only, as in LangGraph.
+#[tokio::test]
+async fn history_has_an_input_and_a_loop_checkpoint_per_run_except_under_exit() {
+    use stategraph::checkpoint::ListOptions;
+    use stategraph::Durability;
+    let every_checkpoint = &[
+        "loop [] Some(6)",
+        "loop [\"doubled_sum\"] Some(6)",
+        "input [\"__start__\"] Some(6)",
+        "loop [] Some(6)",
+        "loop [\"doubled_sum\"] None",
+        "input [\"__start__\"] None",
+    ][..];
+    for (durability, expected) in [
+        (Durability::Sync, every_checkpoint),
+        (Durability::Async, every_checkpoint),
+        (
+            Durability::Exit,
+            &["loop [] Some(6)", "loop [] Some(6)"][..],
+        ),
+    ] {
+        let app = Entrypoint::new(doubled_sum)
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("h").with_durability(durability);
+        app.invoke(vec![1, 2], &config).await.unwrap();
+        app.invoke(vec![3], &config).await.unwrap();
+        let history = app
+            .get_state_history(&config, &ListOptions::default())
+            .await
+            .unwrap();
+        let seen: Vec<String> = history
+            .iter()
+            .map(|s| {
+                let source = s
+                    .metadata
+                    .as_ref()
+                    .map(|m| format!("{:?}", m.source).to_lowercase());
+                format!(
+                    "{} {:?} {:?}",
+                    source.unwrap_or_default(),
+                    s.next,
+                    s.values.output
+                )
+            })
+            .collect();
+        assert_eq!(seen, expected, "{durability:?}");
+    }
+}
+
+// ---- interrupts inside tasks ----
+
+static ASKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[task]
+fn ask(question: String) -> Result<String, NodeError> {
+    ASKED.lock().unwrap().push(question.clone());
+    let answer: String = interrupt(question)?;
+    Ok(answer.to_uppercase())
+}
+
+#[entrypoint]
+async fn asks_twice(_x: String) -> Result<String, NodeError> {
+    let a = ask("first".into()).await?;
+    let b = ask("second".into()).await?;
+    Ok(a + &b)
+}
+
+/// Python: interrupts `first`, then `second`, then returns `AB`; the task ran
+/// `['first', 'first', 'second', 'second']`.
+#[tokio::test]
+async fn an_interrupt_inside_a_task_is_answered_and_the_finished_task_reused() {
+    let app = Entrypoint::new(asks_twice)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let run1 = app.invoke("x".into(), &config).await.unwrap();
+    assert_eq!(run1.interrupts[0].value, "first");
+    let run2 = app
+        .invoke_command(Command::resume("a"), &config)
+        .await
+        .unwrap();
+    assert_eq!(run2.interrupts[0].value, "second");
+    let run3 = app
+        .invoke_command(Command::resume("b"), &config)
+        .await
+        .unwrap();
+    assert_eq!(run3.value.as_deref(), Some("AB"));
+    assert_eq!(
+        *ASKED.lock().unwrap(),
+        ["first", "first", "second", "second"]
+    );
+}

@@ -16,6 +16,8 @@ pub(crate) type MessageSink = Arc<dyn Fn(&Context, serde_json::Value) + Send + S
 pub(crate) struct StreamSinks {
     pub(crate) custom: Option<CustomSink>,
     pub(crate) messages: Option<MessageSink>,
+    /// `updates` mode's results of task calls (`crate::func`).
+    pub(crate) calls: Option<CustomSink>,
 }
 
 /// The context of one task: its step, ids, the run's config, and the custom stream.
@@ -284,6 +286,14 @@ impl Context {
             ns
         } else {
             format!("{ns}|{k}")
+        }
+    }
+
+    /// Reports a finished task call's result on the `updates` stream mode, if
+    /// the caller listens to it.
+    pub(crate) fn emit_call(&self, task: &str, value: impl FnOnce() -> serde_json::Value) {
+        if let Some(sink) = &self.inner.sinks.calls {
+            sink(&Arc::from(task), value());
         }
     }
 

@@ -433,7 +433,10 @@ where
     let asks = child.asks.load(Ordering::Relaxed);
     scope.asks.fetch_add(asks, Ordering::Relaxed);
     let ret = Blob::encode(&value).map_err(|source| FuncError::Result { task: name, source })?;
-    save(&scope.ctx, &id, name, args, asks, ret).await?;
+    save(&scope.ctx, &id, name, args, asks, ret.clone()).await?;
+    scope.ctx.emit_call(name, || {
+        serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
+    });
     Ok(value)
 }
 

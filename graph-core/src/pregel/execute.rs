@@ -230,6 +230,21 @@ impl<S: State> Run<S> {
         }))
     }
 
+    /// Where task calls (`crate::func`) report their results: `updates` mode.
+    fn call_sink(&self) -> Option<CustomSink> {
+        let events = self.stream.events.as_ref()?;
+        if !events.wants(StreamMode::Updates) {
+            return None;
+        }
+        let events = Arc::clone(events);
+        Some(Arc::new(move |task: &Arc<str>, value| {
+            events.emit(StreamEvent::Call {
+                task: Arc::clone(task),
+                value,
+            })
+        }))
+    }
+
     pub(super) fn message_sink(&self) -> Option<MessageSink> {
         let events = self.stream.events.as_ref()?;
         if !events.wants(StreamMode::Messages) {
@@ -535,6 +550,7 @@ impl<S: State> Run<S> {
         let sinks = StreamSinks {
             custom: self.custom_sink(),
             messages: self.message_sink(),
+            calls: self.call_sink(),
         };
         let mut slots: Vec<Option<TaskResult<S>>> = restored
             .into_iter()
