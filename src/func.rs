@@ -64,8 +64,8 @@ use graph_core::checkpoint::{CheckpointConfig, ListOptions};
 use graph_core::graph::GraphStream;
 use graph_core::node::{Node, NodeFuture, NodeSpec};
 use graph_core::{
-    Command, CompiledGraph, Context, GraphError, Interrupt, IntoCheckpointer, NodeError, RunConfig,
-    StateGraph, StateSnapshot, StreamModes, START,
+    Command, CompiledGraph, Context, GraphError, Interrupt, IntoCheckpointer, IntoNodeOutput,
+    NodeError, RunConfig, StateGraph, StateSnapshot, StreamModes, Subgraph, START,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -252,6 +252,41 @@ impl<F: EntrypointFn> CompiledEntrypoint<F> {
         self.graph.get_state_history(config, options).await
     }
 
+    /// The entrypoint as a node named `name` of a graph with state `P` (a
+    /// subgraph): `input` makes its input from the parent's state, `output`
+    /// the node's result (an update of `P`, a `Command`...) from its output.
+    /// An interrupt inside it pauses the parent; a resume continues it, its
+    /// finished task calls returning their saved results.
+    pub fn as_node<P, R>(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        input: impl Fn(&P) -> F::Input + Send + Sync + 'static,
+        output: impl Fn(F::Output) -> R + Send + Sync + 'static,
+    ) -> Subgraph<P, P, StateOf<F>>
+    where
+        P: graph_core::State,
+        R: IntoNodeOutput<P>,
+    {
+        let name = name.into();
+        let entry = self
+            .graph
+            .node_names()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Subgraph::mapped(
+            name,
+            self.graph.clone(),
+            move |parent: &P| Self::input(input(parent)),
+            move |done: StateOf<F>| match done.output {
+                Some(value) => output(value).into_output(),
+                None => Err(NodeError::msg(format!(
+                    "entrypoint `{entry}` ended without an output"
+                ))),
+            },
+        )
+    }
+
     /// Writes `values` into the thread's state as the entrypoint's node (e.g. a
     /// new `previous`).
     pub async fn update_state(
@@ -283,9 +318,10 @@ impl<F: EntrypointFn> Node<StateOf<F>> for EntryNode<F> {
             )))));
         };
         let previous = state.previous.clone();
-        let body = self.0.call(input, previous, ctx.clone());
+        // The engine runs the body in the node's scope of task calls.
+        let body = self.0.call(input, previous, ctx);
         Box::pin(async move {
-            let done = graph_core::func::scoped(ctx, body).await?;
+            let done = body.await?;
             let update = StateOf::<F>::update()
                 .output(Some(done.value))
                 .previous(Some(done.save));

@@ -611,3 +611,86 @@ async fn a_killed_entrypoint_resumes_without_running_finished_tasks_again() {
         "every later task exactly once, in order"
     );
 }
+
+// ---- interop with the Graph API ----
+
+static NODE_TASK_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[task]
+async fn summarise(text: String) -> String {
+    NODE_TASK_RUNS.fetch_add(1, Ordering::SeqCst);
+    format!("summary of {text}")
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Doc {
+    text: String,
+    summary: String,
+    approved: bool,
+}
+
+#[node]
+async fn summarise_and_approve(doc: &Doc) -> Result<DocUpdate, NodeError> {
+    let summary = summarise(doc.text.clone()).await?;
+    let approved: bool = interrupt(format!("approve {summary:?}?"))?;
+    Ok(Doc::update().summary(summary).approved(approved))
+}
+
+/// LangGraph: a `@task` called from a graph node is saved in the node's
+/// checkpoint; the node re-runs on resume and the task returns its result.
+#[tokio::test]
+async fn a_task_called_from_a_graph_node_is_reused_when_the_node_resumes() {
+    let app = StateGraph::<Doc>::new()
+        .add_node(summarise_and_approve)
+        .add_edge(START, summarise_and_approve)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("node");
+    let paused = app
+        .invoke(Doc::update().text("notes".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(paused.interrupts[0].value, "approve \"summary of notes\"?");
+    let done = app.invoke(Command::resume(true), &config).await.unwrap();
+    assert_eq!(done.summary, "summary of notes");
+    assert!(done.approved);
+    assert_eq!(NODE_TASK_RUNS.load(Ordering::SeqCst), 1);
+}
+
+static SUB_TASK_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[task]
+fn shout(text: String) -> String {
+    SUB_TASK_RUNS.fetch_add(1, Ordering::SeqCst);
+    text.to_uppercase()
+}
+
+#[entrypoint]
+async fn shout_after_ok(text: String) -> Result<String, NodeError> {
+    let loud = shout(text).await?;
+    let ok: bool = interrupt(format!("send {loud}?"))?;
+    Ok(if ok { loud } else { String::new() })
+}
+
+#[tokio::test]
+async fn an_entrypoint_runs_as_a_subgraph_node_and_resumes_through_its_parent() {
+    let entry = Entrypoint::new(shout_after_ok).compile().unwrap();
+    let app = StateGraph::<Doc>::new()
+        .add_node(entry.as_node(
+            "shout",
+            |doc: &Doc| doc.text.clone(),
+            |loud: String| Doc::update().summary(loud),
+        ))
+        .add_edge(START, "shout")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("sub");
+    let paused = app
+        .invoke(Doc::update().text("hi".into()), &config)
+        .await
+        .unwrap();
+    assert_eq!(paused.interrupts[0].value, "send HI?");
+    let done = app.invoke(Command::resume(true), &config).await.unwrap();
+    assert_eq!(done.summary, "HI");
+    assert_eq!(SUB_TASK_RUNS.load(Ordering::SeqCst), 1);
+}

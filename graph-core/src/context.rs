@@ -38,6 +38,8 @@ struct TaskInfo {
     scratchpad: Option<Arc<Scratchpad>>,
     /// How many graphs this attempt ran nested in it so far.
     nested_calls: AtomicU32,
+    /// How many task calls (`crate::func`) this attempt made so far.
+    task_calls: AtomicU32,
 }
 
 impl TaskInfo {
@@ -65,6 +67,7 @@ impl Context {
                 attempt: 1,
                 scratchpad,
                 nested_calls: AtomicU32::new(0),
+                task_calls: AtomicU32::new(0),
             }),
         }
     }
@@ -75,6 +78,9 @@ impl Context {
         if let Some(pad) = &i.scratchpad {
             pad.restart();
         }
+        // The attempt's task calls count from zero again (the engine numbers
+        // them on this context, which the attempts share).
+        i.task_calls.store(0, Ordering::Relaxed);
         Context {
             inner: Arc::new(TaskInfo {
                 node: Arc::clone(&i.node),
@@ -84,6 +90,7 @@ impl Context {
                 attempt,
                 scratchpad: i.scratchpad.clone(),
                 nested_calls: AtomicU32::new(0),
+                task_calls: AtomicU32::new(0),
             }),
         }
     }
@@ -295,6 +302,11 @@ impl Context {
         if let Some(sink) = &self.inner.sinks.calls {
             sink(&Arc::from(task), value());
         }
+    }
+
+    /// The number of this task's next task call (`crate::func`).
+    pub(crate) fn next_task_call(&self) -> u32 {
+        self.inner.task_calls.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Skips `n` interrupt answers: a task call (`crate::func`) that returns its

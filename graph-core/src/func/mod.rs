@@ -58,45 +58,95 @@ pub(crate) const RETURN: &str = "__return__";
 pub(crate) const CALL: &str = "__call__";
 
 tokio::task_local! {
-    /// The task call scope of the running entrypoint (or task).
-    static CURRENT: Arc<CallScope>;
+    /// The task call scope of the running node (or task call).
+    static CURRENT: Scope;
 }
 
-/// Where task calls are numbered: the entrypoint's task, or a running task call
-/// (whose own calls are numbered under it, so parallel tasks calling tasks
-/// number deterministically).
+/// Where task calls are numbered: a running node's task (an entrypoint is
+/// one), or a running task call, whose own calls are numbered under it (so
+/// parallel tasks calling tasks number deterministically).
+#[derive(Clone)]
+enum Scope {
+    Node(Context),
+    Call(Arc<CallScope>),
+}
+
+/// A running task call, as the scope of the calls it makes.
 struct CallScope {
     ctx: Context,
-    /// The id of the task whose calls these are.
-    parent: String,
+    /// The call's id.
+    id: String,
     /// The next call's number.
     calls: AtomicU32,
-    /// How many interrupt answers this scope's code consumed (stored with a
-    /// call's result, so that a call returning its saved result skips them).
+    /// How many interrupt answers the call's code consumed (stored with its
+    /// result, so that the call returning its saved result skips them).
     asks: AtomicUsize,
 }
 
-impl CallScope {
-    fn child(&self, parent: String) -> Self {
-        CallScope {
-            ctx: self.ctx.clone(),
-            parent,
-            calls: AtomicU32::new(0),
-            asks: AtomicUsize::new(0),
+impl Scope {
+    fn ctx(&self) -> &Context {
+        match self {
+            Scope::Node(ctx) => ctx,
+            Scope::Call(call) => &call.ctx,
+        }
+    }
+
+    /// The id of the task whose calls these are.
+    fn parent(&self) -> &str {
+        match self {
+            Scope::Node(ctx) => ctx.task_id(),
+            Scope::Call(call) => &call.id,
+        }
+    }
+
+    /// The number of the next call.
+    fn next_call(&self) -> u32 {
+        match self {
+            Scope::Node(ctx) => ctx.next_task_call(),
+            Scope::Call(call) => call.calls.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Code of this scope consumed `n` interrupt answers.
+    fn asked(&self, n: usize) {
+        if let Scope::Call(call) = self {
+            call.asks.fetch_add(n, Ordering::Relaxed);
         }
     }
 }
 
-/// Runs `fut` (an entrypoint's body, or a graph node's) so that the task calls
-/// it makes are numbered, saved and reused under `ctx`'s task.
+/// Runs `fut` so that the task calls it makes are numbered, saved and reused
+/// under `ctx`'s task. The engine runs every node this way; call it for a
+/// future the node spawns (`tokio::spawn` does not carry the scope along).
 pub fn scoped<F: Future>(ctx: Context, fut: F) -> impl Future<Output = F::Output> {
-    let scope = Arc::new(CallScope {
-        parent: ctx.task_id().to_owned(),
-        ctx,
-        calls: AtomicU32::new(0),
-        asks: AtomicUsize::new(0),
-    });
-    CURRENT.scope(scope, fut)
+    CURRENT.scope(Scope::Node(ctx), fut)
+}
+
+/// A node's future, polled inside its task's call scope (no allocation: the
+/// scope is set around each poll).
+pub(crate) struct Scoped<F> {
+    fut: F,
+    ctx: Option<Context>,
+}
+
+impl<F> Scoped<F> {
+    pub(crate) fn new(fut: F, ctx: Option<Context>) -> Self {
+        Scoped { fut, ctx }
+    }
+}
+
+impl<F: Future + Unpin> Future for Scoped<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        match &this.ctx {
+            Some(ctx) => CURRENT.sync_scope(Scope::Node(ctx.clone()), || {
+                Pin::new(&mut this.fut).poll(cx)
+            }),
+            None => Pin::new(&mut this.fut).poll(cx),
+        }
+    }
 }
 
 /// A failure of a task call, as the call's `Err` (a [`NodeError`] whose
@@ -334,15 +384,15 @@ where
     B: Attempts<Fut>,
     Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
 {
-    let Ok(scope) = CURRENT.try_with(Arc::clone) else {
+    let Ok(scope) = CURRENT.try_with(Scope::clone) else {
         return TaskFuture {
             inner: Box::pin(std::future::ready(Err(NodeError::from(
                 FuncError::OutsideEntrypoint { task: name },
             )))),
         };
     };
-    let position = scope.calls.fetch_add(1, Ordering::Relaxed);
-    let id = call_id(&scope.parent, position);
+    let position = scope.next_call();
+    let id = call_id(scope.parent(), position);
     TaskFuture {
         inner: Box::pin(run_call(scope, id, position, name, args, options, body)),
     }
@@ -358,7 +408,7 @@ fn call_id(parent: &str, position: u32) -> String {
 }
 
 async fn run_call<T, B, Fut>(
-    scope: Arc<CallScope>,
+    scope: Scope,
     id: String,
     position: u32,
     name: &'static str,
@@ -373,10 +423,15 @@ where
 {
     let args =
         crate::ids::format_hex(args.map_err(|source| FuncError::Arguments { task: name, source })?);
-    if let Some(saved) = saved(&scope.ctx, &id) {
+    if let Some(saved) = saved(scope.ctx(), &id) {
         return reuse(&scope, name, position, &args, saved);
     }
-    let child = Arc::new(scope.child(id.clone()));
+    let child = Arc::new(CallScope {
+        ctx: scope.ctx().clone(),
+        id: id.clone(),
+        calls: AtomicU32::new(0),
+        asks: AtomicUsize::new(0),
+    });
     let policy = options.retry.clone();
     let mut attempt = 1;
     let value = loop {
@@ -386,7 +441,8 @@ where
                 "task `{name}` cannot run again: give it a retry policy in #[task(retry = ..)]"
             )));
         };
-        let fut = AssertUnwindSafe(CURRENT.scope(Arc::clone(&child), body)).catch_unwind();
+        let fut =
+            AssertUnwindSafe(CURRENT.scope(Scope::Call(Arc::clone(&child)), body)).catch_unwind();
         let outcome = match options.timeout {
             Some(limit) => match tokio::time::timeout(limit, fut).await {
                 Ok(outcome) => outcome,
@@ -410,7 +466,7 @@ where
             }
         };
         // A pause is never retried.
-        if scope.ctx.signalled() {
+        if scope.ctx().signalled() {
             return Err(error);
         }
         if attempt == 1 && policy.is_none() {
@@ -431,10 +487,10 @@ where
         attempt += 1;
     };
     let asks = child.asks.load(Ordering::Relaxed);
-    scope.asks.fetch_add(asks, Ordering::Relaxed);
+    scope.asked(asks);
     let ret = Blob::encode(&value).map_err(|source| FuncError::Result { task: name, source })?;
-    save(&scope.ctx, &id, name, args, asks, ret.clone()).await?;
-    scope.ctx.emit_call(name, || {
+    save(scope.ctx(), &id, name, args, asks, ret.clone()).await?;
+    scope.ctx().emit_call(name, || {
         serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
     });
     Ok(value)
@@ -465,7 +521,7 @@ fn saved<'a>(ctx: &'a Context, id: &str) -> Option<(&'a PendingWrite, Option<&'a
 }
 
 fn reuse<T: DeserializeOwned>(
-    scope: &CallScope,
+    scope: &Scope,
     name: &'static str,
     position: u32,
     args: &str,
@@ -483,8 +539,8 @@ fn reuse<T: DeserializeOwned>(
             .into());
         }
         // The answers the call consumed when it ran are skipped now.
-        scope.asks.fetch_add(record.asks, Ordering::Relaxed);
-        scope.ctx.skip_answers(record.asks);
+        scope.asked(record.asks);
+        scope.ctx().skip_answers(record.asks);
     }
     tracing::debug!(task = name, position, "task call returns its saved result");
     ret.value.decode().map_err(|source| {
@@ -544,17 +600,17 @@ where
     A: DeserializeOwned,
 {
     let scope = CURRENT
-        .try_with(Arc::clone)
+        .try_with(Scope::clone)
         .map_err(|_| FuncError::InterruptOutsideEntrypoint)?;
-    let answer = scope.ctx.interrupt(question)?;
-    scope.asks.fetch_add(1, Ordering::Relaxed);
+    let answer = scope.ctx().interrupt(question)?;
+    scope.asked(1);
     Ok(answer)
 }
 
 /// The [`Context`] of the running entrypoint (the node it runs as), for its
 /// tasks: its thread, config, custom stream. `None` outside an entrypoint.
 pub fn context() -> Option<Context> {
-    CURRENT.try_with(|s| s.ctx.clone()).ok()
+    CURRENT.try_with(|s| s.ctx().clone()).ok()
 }
 
 /// What an entrypoint returns: `value` is the run's output, `save` the value
