@@ -694,3 +694,47 @@ async fn an_entrypoint_runs_as_a_subgraph_node_and_resumes_through_its_parent() 
     assert_eq!(done.summary, "HI");
     assert_eq!(SUB_TASK_RUNS.load(Ordering::SeqCst), 1);
 }
+
+// ---- retry and timeout per task ----
+
+static RETRIED: AtomicUsize = AtomicUsize::new(0);
+
+fn retry_twice() -> stategraph::RetryPolicy {
+    stategraph::RetryPolicy::new()
+        .max_attempts(3)
+        .initial_interval(std::time::Duration::ZERO)
+        .jitter(false)
+        .retry_on(|_| true)
+}
+
+#[task(retry = retry_twice())]
+fn unreliable(label: String) -> Result<String, Boom> {
+    if RETRIED.fetch_add(1, Ordering::SeqCst) < 2 {
+        return Err(Boom);
+    }
+    Ok(label)
+}
+
+#[task(name = "sleepy", timeout = std::time::Duration::from_millis(20))]
+async fn sleeps(ms: u64) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    ms
+}
+
+#[entrypoint]
+async fn retries_and_times_out(label: String) -> Result<(String, String), NodeError> {
+    let got = unreliable(label).await?;
+    let fast = sleeps(0).await?;
+    let slow = sleeps(10_000).await.map_err(|e| e.to_string());
+    Ok((format!("{got} {fast}"), slow.unwrap_err()))
+}
+
+#[tokio::test]
+async fn a_task_retries_under_its_policy_and_fails_past_its_timeout() {
+    let app = Entrypoint::new(retries_and_times_out).compile().unwrap();
+    let out = app.invoke("x".into(), &RunConfig::new()).await.unwrap();
+    let (got, slow) = out.value.unwrap();
+    assert_eq!(got, "x 0");
+    assert_eq!(RETRIED.load(Ordering::SeqCst), 3);
+    assert!(slow.contains("sleepy"), "{slow}");
+}
