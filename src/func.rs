@@ -56,9 +56,7 @@ pub use graph_core::func::{
 pub use graph_macros::{entrypoint, task};
 
 #[doc(hidden)]
-pub use graph_core::func::{
-    __args_hash, __assert_task_argument, __assert_task_result, __call, __once, __repeat,
-};
+pub use graph_core::func::{__ArgsHash, __Codec, __call, __once, __repeat, __task_result};
 
 use graph_core::checkpoint::{CheckpointConfig, ListOptions};
 use graph_core::graph::GraphStream;

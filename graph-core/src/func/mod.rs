@@ -303,12 +303,58 @@ struct CallRecord {
     asks: usize,
 }
 
-/// The hash of a task's arguments (xxh3-128 of their JSON form).
+/// The hash of a task's arguments (xxh3-128 of their JSON forms), fed one
+/// argument at a time so that a type that is not `Serialize` is reported at
+/// its own span.
 #[doc(hidden)]
-pub fn __args_hash<A: Serialize + ?Sized>(args: &A) -> Result<u128, serde_json::Error> {
-    let mut hasher = crate::cache::KeyHasher::new();
-    serde_json::to_writer(&mut hasher, args)?;
-    Ok(hasher.finish())
+pub struct __ArgsHash {
+    hasher: crate::cache::KeyHasher,
+    failed: Option<serde_json::Error>,
+}
+
+impl __ArgsHash {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        __ArgsHash {
+            hasher: crate::cache::KeyHasher::new(),
+            failed: None,
+        }
+    }
+
+    /// Adds one argument.
+    pub fn add<T: Serialize + Send + 'static>(&mut self, arg: &T) {
+        if self.failed.is_none() {
+            if let Err(e) = serde_json::to_writer(&mut self.hasher, arg) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// The hash, or why an argument did not serialise.
+    pub fn finish(self) -> Result<u128, serde_json::Error> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(self.hasher.finish()),
+        }
+    }
+}
+
+/// How a task's result is stored and read back: made by
+/// [`__task_result`] where `#[task]` checks the result type, so that a type
+/// that is not serde is reported once, at the fn's return type.
+#[doc(hidden)]
+pub struct __Codec<T> {
+    encode: fn(&T) -> Result<Blob, serde_json::Error>,
+    decode: fn(&Blob) -> Result<T, serde_json::Error>,
+}
+
+/// The codec of a task result type `T` (which must be serde).
+#[doc(hidden)]
+pub fn __task_result<T: Serialize + DeserializeOwned + Send + 'static>() -> __Codec<T> {
+    __Codec {
+        encode: |value| Blob::encode(value),
+        decode: Blob::decode,
+    }
 }
 
 /// The attempts of a task call's body: one ([`__once`]) or as many as its retry
@@ -361,14 +407,6 @@ where
     Repeat(body)
 }
 
-/// `#[task]`'s check of a result type, at the type's span.
-#[doc(hidden)]
-pub fn __assert_task_result<T: Serialize + DeserializeOwned + Send + 'static>() {}
-
-/// `#[task]`'s check of an argument type, at the type's span.
-#[doc(hidden)]
-pub fn __assert_task_argument<T: Serialize + Send + 'static>() {}
-
 /// A call of task `name` whose arguments hash to `args`: its saved result, or
 /// `body` run under `options` (a retry runs it again) and its result saved.
 /// The call is numbered now, in call order. `#[task]` expands to this.
@@ -376,11 +414,12 @@ pub fn __assert_task_argument<T: Serialize + Send + 'static>() {}
 pub fn __call<T, B, Fut>(
     name: &'static str,
     args: Result<u128, serde_json::Error>,
+    codec: __Codec<T>,
     options: TaskOptions,
     body: B,
 ) -> TaskFuture<T>
 where
-    T: Serialize + DeserializeOwned + Send + 'static,
+    T: Send + 'static,
     B: Attempts<Fut>,
     Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
 {
@@ -394,7 +433,9 @@ where
     let position = scope.next_call();
     let id = call_id(scope.parent(), position);
     TaskFuture {
-        inner: Box::pin(run_call(scope, id, position, name, args, options, body)),
+        inner: Box::pin(run_call(
+            scope, id, position, name, args, codec, options, body,
+        )),
     }
 }
 
@@ -407,24 +448,26 @@ fn call_id(parent: &str, position: u32) -> String {
     crate::ids::format_uuid(&hasher.digest128().to_be_bytes())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_call<T, B, Fut>(
     scope: Scope,
     id: String,
     position: u32,
     name: &'static str,
     args: Result<u128, serde_json::Error>,
+    codec: __Codec<T>,
     options: TaskOptions,
     mut body: B,
 ) -> Result<T, NodeError>
 where
-    T: Serialize + DeserializeOwned + Send + 'static,
+    T: Send + 'static,
     B: Attempts<Fut>,
     Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
 {
     let args =
         crate::ids::format_hex(args.map_err(|source| FuncError::Arguments { task: name, source })?);
     if let Some(saved) = saved(scope.ctx(), &id) {
-        return reuse(&scope, name, position, &args, saved);
+        return reuse(&scope, name, position, &args, codec.decode, saved);
     }
     let child = Arc::new(CallScope {
         ctx: scope.ctx().clone(),
@@ -488,7 +531,7 @@ where
     };
     let asks = child.asks.load(Ordering::Relaxed);
     scope.asked(asks);
-    let ret = Blob::encode(&value).map_err(|source| FuncError::Result { task: name, source })?;
+    let ret = (codec.encode)(&value).map_err(|source| FuncError::Result { task: name, source })?;
     save(scope.ctx(), &id, name, args, asks, ret.clone()).await?;
     scope.ctx().emit_call(name, || {
         serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
@@ -520,11 +563,12 @@ fn saved<'a>(ctx: &'a Context, id: &str) -> Option<(&'a PendingWrite, Option<&'a
     Some((ret, record))
 }
 
-fn reuse<T: DeserializeOwned>(
+fn reuse<T>(
     scope: &Scope,
     name: &'static str,
     position: u32,
     args: &str,
+    decode: fn(&Blob) -> Result<T, serde_json::Error>,
     (ret, record): (&PendingWrite, Option<&PendingWrite>),
 ) -> Result<T, NodeError> {
     let record: Option<CallRecord> = record.and_then(|r| r.value.decode().ok());
@@ -543,7 +587,7 @@ fn reuse<T: DeserializeOwned>(
         scope.ctx().skip_answers(record.asks);
     }
     tracing::debug!(task = name, position, "task call returns its saved result");
-    ret.value.decode().map_err(|source| {
+    decode(&ret.value).map_err(|source| {
         FuncError::SavedResult {
             task: name,
             expected: std::any::type_name::<T>(),

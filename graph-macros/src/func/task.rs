@@ -149,10 +149,12 @@ fn expand_task(f: &ItemFn, params: &[Param<'_>], args: &Args) -> TokenStream {
     let block = &f.block;
     let idents: Vec<&Ident> = params.iter().map(|p| p.ident).collect();
     let tys: Vec<&Type> = params.iter().map(|p| p.ty).collect();
-    let arg_checks = tys
-        .iter()
-        .map(|ty| quote_spanned!(ty.span()=> #func::__assert_task_argument::<#ty>();));
-    let ok_check = quote_spanned!(ok_ty.span()=> #func::__assert_task_result::<#ok_ty>(););
+    // Each check at the span of the type it checks, reported once there.
+    let hash_args = params.iter().map(|p| {
+        let (ident, ty) = (p.ident, p.ty);
+        quote_spanned!(ty.span()=> __args.add::<#ty>(&#ident);)
+    });
+    let codec = quote_spanned!(ok_ty.span()=> #func::__task_result::<#ok_ty>());
     let awaited = if asyncness.is_some() {
         quote!(__task_body(#(#idents),*).await)
     } else {
@@ -186,10 +188,9 @@ fn expand_task(f: &ItemFn, params: &[Param<'_>], args: &Args) -> TokenStream {
         #vis fn #ident(#(#idents: #tys),*) -> #func::TaskFuture<#ok_ty> {
             #[allow(clippy::unused_async, clippy::needless_pass_by_value)]
             #asyncness fn __task_body(#(#idents: #tys),*) #output #block
-            #(#arg_checks)*
-            #ok_check
-            let __args = #func::__args_hash(&(#(&#idents,)*));
-            #func::__call(#name, __args, #options, #body)
+            let mut __args = #func::__ArgsHash::new();
+            #(#hash_args)*
+            #func::__call(#name, __args.finish(), #codec, #options, #body)
         }
     }
 }
