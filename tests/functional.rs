@@ -528,6 +528,16 @@ async fn crash_app(db: &std::path::Path) -> stategraph::func::CompiledEntrypoint
     Entrypoint::new(long_run).compile_with(saver).unwrap()
 }
 
+/// Kills and reaps the child if the test fails before it does.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The child process: runs the entrypoint until it is killed.
 #[tokio::test]
 #[ignore = "the child process of `a_killed_entrypoint_resumes_without_running_finished_tasks_again`"]
@@ -548,32 +558,33 @@ async fn a_killed_entrypoint_resumes_without_running_finished_tasks_again() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("func-crash.db");
     let log = dir.path().join("func-crash.db.log");
-    let mut child = Process::new(std::env::current_exe().unwrap())
-        .args([
-            "functional_crash_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env(CHILD_DB, &db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        Process::new(std::env::current_exe().unwrap())
+            .args([
+                "functional_crash_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env(CHILD_DB, &db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let started = std::time::Instant::now();
     loop {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         let ran = std::fs::read_to_string(&log).map_or(0, |l| l.lines().count());
         if ran >= 10 {
-            child.kill().unwrap();
-            child.wait().unwrap();
+            child.0.kill().unwrap();
+            child.0.wait().unwrap();
             break;
         }
-        if started.elapsed() > std::time::Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the child made no progress");
-        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the child made no progress"
+        );
     }
     let ran_before: Vec<u32> = std::fs::read_to_string(&log)
         .unwrap()
