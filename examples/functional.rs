@@ -1,7 +1,7 @@
 //! The Functional API: an essay workflow written as one async fn, made durable.
 //!
-//! `write_essay` (a task) drafts the essay; three `fact_check` tasks run in
-//! parallel on its claims; then the workflow asks a human to approve with
+//! `write_essay` (a task) drafts the essay; the `fact_check` tasks run in
+//! parallel, one per claim; then the workflow asks a human to approve with
 //! `interrupt(..)` and the run stops. The thread is stored in `functional.db`
 //! (SQLite), so the process can exit. Running the program again with the
 //! answer resumes the thread: the entrypoint runs again from its start, and
