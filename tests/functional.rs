@@ -749,3 +749,59 @@ async fn a_task_retries_under_its_policy_and_fails_past_its_timeout() {
     assert_eq!(RETRIED.load(Ordering::SeqCst), 3);
     assert!(slow.contains("sleepy"), "{slow}");
 }
+
+// ---- every durability on SQLite ----
+
+static DURABLE_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[task]
+async fn durable_step(n: u32) -> u32 {
+    DURABLE_RUNS.fetch_add(1, Ordering::SeqCst);
+    n + 1
+}
+
+#[entrypoint]
+async fn durable(n: u32) -> Result<u32, NodeError> {
+    let a = durable_step(n).await?;
+    let b = durable_step(a).await?;
+    let ok: bool = interrupt("ok?")?;
+    Ok(if ok { b } else { 0 })
+}
+
+/// LangGraph stores a task's writes as it finishes under `sync` and `async`,
+/// and at the pause under `exit`: under each, the resumed run reuses both.
+/// Python on `SqliteSaver` (`durability`, first output, resumed output, task
+/// runs):
+/// ```text
+/// sync dict_keys(['__interrupt__']) 3 2
+/// async dict_keys(['__interrupt__']) 3 2
+/// exit dict_keys(['__interrupt__']) 3 2
+/// ```
+#[tokio::test]
+async fn on_sqlite_every_durability_reuses_the_tasks_after_an_interrupt() {
+    use stategraph::Durability;
+    let dir = tempfile::tempdir().unwrap();
+    let saver = stategraph::sqlite::SqliteSaver::open(dir.path().join("d.db"))
+        .await
+        .unwrap();
+    let app = Entrypoint::new(durable).compile_with(saver).unwrap();
+    for (i, durability) in [Durability::Sync, Durability::Async, Durability::Exit]
+        .into_iter()
+        .enumerate()
+    {
+        let config = RunConfig::thread(format!("d{i}")).with_durability(durability);
+        let before = DURABLE_RUNS.load(Ordering::SeqCst);
+        let paused = app.invoke(1, &config).await.unwrap();
+        assert_eq!(paused.interrupts.len(), 1, "{durability:?}");
+        let done = app
+            .invoke_command(Command::resume(true), &config)
+            .await
+            .unwrap();
+        assert_eq!(done.value, Some(3), "{durability:?}");
+        assert_eq!(
+            DURABLE_RUNS.load(Ordering::SeqCst) - before,
+            2,
+            "{durability:?}"
+        );
+    }
+}
