@@ -100,7 +100,51 @@ def make_chain(n: int, saver: str | None):
     return run_once, check
 
 
+# functional_{tasks,fanout}_<n>[_ckpt_memory] ----------------------------------
+# The Functional API: an entrypoint awaiting n tasks one after another
+# ("tasks"), or calling n tasks and then awaiting them all ("fanout"); each task
+# returns its argument plus one. With a saver, durability "sync" (each task's
+# result stored as it finishes). Check: the sum.
+
+
+def make_functional(n: int, parallel: bool, saver: bool):
+    from langgraph.func import entrypoint, task
+
+    @task
+    def add_one(i: int) -> int:
+        return i + 1
+
+    checkpointer = InMemorySaver() if saver else None
+
+    @entrypoint(checkpointer=checkpointer)
+    def workflow(count: int) -> int:
+        if parallel:
+            calls = [add_one(i) for i in range(count)]
+            return sum(c.result() for c in calls)
+        total = 0
+        for i in range(count):
+            total += add_one(i).result()
+        return total
+
+    def run_once():
+        config = {
+            "configurable": {"thread_id": str(uuid.uuid4())},
+            "recursion_limit": RECURSION_LIMIT,
+        }
+        kwargs = {"durability": "sync"} if saver else {}
+        return workflow.invoke(n, config, **kwargs)
+
+    def check(out):
+        expect(out == n * (n + 1) // 2, f"sum {out}")
+
+    return run_once, check
+
+
 WORKLOADS = {
+    "functional_tasks_1000": lambda: make_functional(1000, False, False),
+    "functional_tasks_1000_ckpt_memory": lambda: make_functional(1000, False, True),
+    "functional_fanout_1000": lambda: make_functional(1000, True, False),
+    "functional_fanout_1000_ckpt_memory": lambda: make_functional(1000, True, True),
     "chain_10000": lambda: make_chain(10_000, None),
     "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
     "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),

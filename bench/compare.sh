@@ -16,7 +16,8 @@
 #
 # Needs python3; installs langgraph==1.2.22 with pip if it is missing. The anchor
 # script is looked up in $PYTHON_ANCHOR, then ../shared/bench/python_anchor.py;
-# the Python side of the workloads added here since (chain_*) is bench/anchor.py.
+# the Python side of the workloads added here since (chain_*, functional_*) is
+# bench/anchor.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -13,6 +13,8 @@
 //! 5. [Interrupts](interrupts): human in the loop, breakpoints.
 //! 6. [Subgraphs](subgraphs): shared and mapped state, namespaces.
 //! 7. [Streaming](streaming): stream modes, subgraph events.
+//! 8. [The Functional API](functional): `#[entrypoint]`, `#[task]`, durable
+//!    task results, the same agent in both APIs.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -43,4 +45,8 @@ pub mod subgraphs {
 
 pub mod streaming {
     #![doc = include_str!("../docs/guide/streaming.md")]
+}
+
+pub mod functional {
+    #![doc = include_str!("../docs/guide/functional.md")]
 }

@@ -94,6 +94,7 @@
 
 pub use graph_core::*;
 
+pub mod func;
 pub mod guide;
 
 /// Derives [`State`](trait@State) for a struct: each field becomes a channel.

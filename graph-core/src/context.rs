@@ -64,6 +64,8 @@ pub(crate) type MessageSink = Arc<dyn Fn(&Arc<str>, &str, i64, serde_json::Value
 pub(crate) struct StreamSinks {
     pub(crate) custom: Option<CustomSink>,
     pub(crate) messages: Option<MessageSink>,
+    /// `updates` mode's results of task calls (`crate::func`).
+    pub(crate) calls: Option<CustomSink>,
 }
 
 /// The context of one task: its step, ids, the run's config, the stream, and
@@ -98,6 +100,8 @@ struct TaskInfo {
     scratchpad: Option<Arc<Scratchpad>>,
     /// How many graphs this attempt ran nested in it so far.
     nested_calls: AtomicU32,
+    /// How many task calls (`crate::func`) this attempt made so far.
+    task_calls: AtomicU32,
 }
 
 impl TaskInfo {
@@ -125,6 +129,7 @@ impl Context {
                 attempt: 1,
                 scratchpad,
                 nested_calls: AtomicU32::new(0),
+                task_calls: AtomicU32::new(0),
             }),
             _context: PhantomData,
         }
@@ -189,6 +194,9 @@ impl<C: ?Sized> Context<C> {
         if let Some(pad) = &i.scratchpad {
             pad.restart();
         }
+        // The attempt's task calls count from zero again (the engine numbers
+        // them on this context, which the attempts share).
+        i.task_calls.store(0, Ordering::Relaxed);
         Context {
             inner: Arc::new(TaskInfo {
                 node: Arc::clone(&i.node),
@@ -198,6 +206,7 @@ impl<C: ?Sized> Context<C> {
                 attempt,
                 scratchpad: i.scratchpad.clone(),
                 nested_calls: AtomicU32::new(0),
+                task_calls: AtomicU32::new(0),
             }),
             _context: PhantomData,
         }
@@ -398,6 +407,27 @@ impl<C: ?Sized> Context<C> {
             ns
         } else {
             format!("{ns}|{k}")
+        }
+    }
+
+    /// Reports a finished task call's result on the `updates` stream mode, if
+    /// the caller listens to it.
+    pub(crate) fn emit_call(&self, task: &str, value: impl FnOnce() -> serde_json::Value) {
+        if let Some(sink) = &self.inner.sinks.calls {
+            sink(&Arc::from(task), value());
+        }
+    }
+
+    /// The number of this task's next task call (`crate::func`).
+    pub(crate) fn next_task_call(&self) -> u32 {
+        self.inner.task_calls.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Skips `n` interrupt answers: a task call (`crate::func`) that returns its
+    /// saved result consumed them when it ran.
+    pub(crate) fn skip_answers(&self, n: usize) {
+        if let (Some(pad), true) = (&self.inner.scratchpad, n > 0) {
+            pad.skip(n);
         }
     }
 

@@ -344,6 +344,15 @@ impl Scratchpad {
         Some(answer)
     }
 
+    /// Passes over `n` answers, as if `n` calls had taken them.
+    pub(crate) fn skip(&self, n: usize) {
+        let mut state = self.lock();
+        state.calls += n;
+        if state.answers.len() >= state.calls {
+            state.used_answers = true;
+        }
+    }
+
     /// Forgets the answer just taken (it did not fit the node's type): the task
     /// stores no answer it could not read.
     pub(crate) fn reject_last(&self) {

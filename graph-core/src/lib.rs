@@ -55,6 +55,7 @@
 // - draw: a graph's drawing, as Mermaid or DOT
 // - scope: what a running step shares with its tasks (signals, resume values)
 // - context: the Context a node receives
+// - func: the Functional API's task calls, saved and reused by call order
 // - node: what a node is and what it returns
 // - branch: routers of conditional edges
 // - compiled: the compiled form of a graph, as the engine runs it
@@ -82,6 +83,7 @@ pub mod context;
 mod draw;
 pub mod error;
 pub mod field;
+pub mod func;
 pub mod graph;
 pub(crate) mod ids;
 pub mod interrupt;

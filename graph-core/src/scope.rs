@@ -94,6 +94,9 @@ pub(crate) struct StepScope {
     pub(crate) depth: usize,
     /// The control signals the step's tasks raised.
     pub(crate) signals: Signals,
+    /// The stored results of task calls (`crate::func`) a resumed step's
+    /// entrypoint may reuse: the loaded checkpoint's writes of that kind.
+    pub(crate) saved_calls: Option<Arc<[crate::checkpoint::PendingWrite]>>,
 }
 
 impl StepScope {

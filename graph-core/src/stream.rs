@@ -216,6 +216,14 @@ pub enum StreamEvent<S: State> {
         /// Its updates.
         updates: Vec<S::Update>,
     },
+    /// `updates` mode: a task call of the Functional API (`#[task]`) finished
+    /// with this result (LangGraph's `{task_name: result}` update).
+    Call {
+        /// The task.
+        task: Arc<str>,
+        /// Its result, as JSON.
+        value: serde_json::Value,
+    },
     /// A value a node emitted with `write_custom`.
     Custom {
         /// The node.
@@ -322,7 +330,9 @@ impl<S: State> StreamEvent<S> {
     pub fn mode(&self) -> StreamMode {
         match self {
             StreamEvent::Values(_) | StreamEvent::ValuesAtInterrupt { .. } => StreamMode::Values,
-            StreamEvent::Updates { .. } | StreamEvent::Interrupt(_) => StreamMode::Updates,
+            StreamEvent::Updates { .. } | StreamEvent::Interrupt(_) | StreamEvent::Call { .. } => {
+                StreamMode::Updates
+            }
             StreamEvent::Custom { .. } => StreamMode::Custom,
             StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
@@ -378,6 +388,11 @@ where
                 .debug_struct("Updates")
                 .field("node", node)
                 .field("updates", updates)
+                .finish(),
+            StreamEvent::Call { task, value } => f
+                .debug_struct("Call")
+                .field("task", task)
+                .field("value", value)
                 .finish(),
             StreamEvent::Custom { node, value } => f
                 .debug_struct("Custom")

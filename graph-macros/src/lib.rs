@@ -11,6 +11,7 @@ mod case;
 mod crate_path;
 mod ctxt;
 mod fallback;
+mod func;
 mod goto;
 mod node;
 mod schema;
@@ -43,6 +44,20 @@ pub fn derive_goto(input: TokenStream) -> TokenStream {
 pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
     let (name, tokens) = node::expand(args.into(), item.into());
     debug("#[node]", &name, tokens)
+}
+
+/// Makes a fn a task of the Functional API: see `stategraph::func`.
+#[proc_macro_attribute]
+pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (name, tokens) = func::task(args.into(), item.into());
+    debug("#[task]", &name, tokens)
+}
+
+/// Makes an async fn an entrypoint of the Functional API: see `stategraph::func`.
+#[proc_macro_attribute]
+pub fn entrypoint(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (name, tokens) = func::entrypoint(args.into(), item.into());
+    debug("#[entrypoint]", &name, tokens)
 }
 
 #[proc_macro_attribute]

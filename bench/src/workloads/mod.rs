@@ -3,6 +3,7 @@
 mod chain;
 mod checkpoint_cost;
 mod fanout;
+mod functional;
 mod interrupt_resume;
 mod react_agent;
 mod sendfan;
@@ -30,6 +31,10 @@ pub const NAMES: &[&str] = &[
     "chain_10000",
     "chain_10000_ckpt_memory",
     "chain_10000_ckpt_sqlite",
+    "functional_tasks_1000",
+    "functional_tasks_1000_ckpt_memory",
+    "functional_fanout_1000",
+    "functional_fanout_1000_ckpt_memory",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -48,6 +53,10 @@ pub fn build(name: &str) -> Option<Workload> {
         "chain_10000" => Some(chain::build(10_000, chain::Saver::None)),
         "chain_10000_ckpt_memory" => Some(chain::build(10_000, chain::Saver::Memory)),
         "chain_10000_ckpt_sqlite" => Some(chain::build(10_000, chain::Saver::Sqlite)),
+        "functional_tasks_1000" => Some(functional::build(1000, false, false)),
+        "functional_tasks_1000_ckpt_memory" => Some(functional::build(1000, false, true)),
+        "functional_fanout_1000" => Some(functional::build(1000, true, false)),
+        "functional_fanout_1000_ckpt_memory" => Some(functional::build(1000, true, true)),
         // Chains of other lengths, to see how the cost grows (run only by name).
         _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
     }

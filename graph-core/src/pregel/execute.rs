@@ -14,7 +14,9 @@ use crate::stream::{MessageMetadata, StreamEvent, StreamMode};
 use crate::unwind;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 
 enum Failure {
@@ -152,9 +154,9 @@ fn timed_out(node: &str, limit: std::time::Duration, abandoned: bool) -> NodeErr
 }
 
 /// Polls a node's future once, catching a panic; `None` when it is still pending.
-async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutput<S>, Failure>> {
+async fn poll_once<S: State>(fut: &mut TaskFuture<S>) -> Option<Result<NodeOutput<S>, Failure>> {
     futures::future::poll_fn(|cx| {
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *fut).poll(cx)));
         std::task::Poll::Ready(match polled {
             Ok(std::task::Poll::Ready(Ok(out))) => Some(Ok(out)),
             Ok(std::task::Poll::Ready(Err(e))) => Some(Err(Failure::Error(e))),
@@ -165,13 +167,16 @@ async fn poll_once<S: State>(fut: &mut NodeFuture<S>) -> Option<Result<NodeOutpu
     .await
 }
 
-async fn guarded<S: State>(fut: NodeFuture<S>) -> Result<NodeOutput<S>, Failure> {
+async fn guarded<S: State>(fut: TaskFuture<S>) -> Result<NodeOutput<S>, Failure> {
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(e)) => Err(Failure::Error(e)),
         Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
     }
 }
+
+/// A node's future, run in its task's scope of task calls (`crate::func`).
+type TaskFuture<S> = crate::func::Scoped<NodeFuture<S>>;
 
 /// Aborts spawned tasks when dropped.
 struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
@@ -225,6 +230,21 @@ impl<S: State> Run<S> {
         Some(Arc::new(move |node: &Arc<str>, value| {
             events.emit(StreamEvent::Custom {
                 node: Arc::clone(node),
+                value,
+            })
+        }))
+    }
+
+    /// Where task calls (`crate::func`) report their results: `updates` mode.
+    fn call_sink(&self) -> Option<CustomSink> {
+        let events = self.stream.events.as_ref()?;
+        if !events.wants(StreamMode::Updates) {
+            return None;
+        }
+        let events = Arc::clone(events);
+        Some(Arc::new(move |task: &Arc<str>, value| {
+            events.emit(StreamEvent::Call {
+                task: Arc::clone(task),
                 value,
             })
         }))
@@ -419,6 +439,7 @@ impl<S: State> Run<S> {
             events: self.stream.nested_events.clone(),
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
             signals: Default::default(),
+            saved_calls: None,
         }
     }
 
@@ -462,7 +483,7 @@ impl<S: State> Run<S> {
         scope: &Arc<StepScope>,
         answers: Vec<Blob>,
         pad: &mut Option<Arc<Scratchpad>>,
-    ) -> Result<NodeFuture<S>, Failure> {
+    ) -> Result<TaskFuture<S>, Failure> {
         let spec = &self.graph.nodes[task.node];
         let (Some(runner), Some(input)) = (spec.runner.as_ref(), task.input.take()) else {
             // `__start__`: forwards the input to the state fields.
@@ -470,7 +491,7 @@ impl<S: State> Run<S> {
             if let Some(updates) = &self.start_input {
                 out.updates.extend(updates.iter().cloned());
             }
-            return Ok(Box::pin(std::future::ready(Ok(out))));
+            return Ok(TaskFuture::new(Box::pin(std::future::ready(Ok(out))), None));
         };
         if !answers.is_empty() || self.interrupts.null_resume.is_some() {
             *pad = Some(Arc::new(Scratchpad::new(
@@ -486,6 +507,7 @@ impl<S: State> Run<S> {
             sinks.clone(),
             pad.clone(),
         );
+        let node_ctx = ctx.clone();
         let span = tracing::debug_span!(
             "task",
             node = %spec.name,
@@ -506,9 +528,12 @@ impl<S: State> Run<S> {
             // Wrapped only when a subscriber listens: the hot path pays nothing.
             Ok(Ok(fut)) if !span.is_disabled() => {
                 use tracing::Instrument;
-                Ok(Box::pin(fut.instrument(span)))
+                Ok(TaskFuture::new(
+                    Box::pin(fut.instrument(span)),
+                    Some(node_ctx),
+                ))
             }
-            Ok(Ok(fut)) => Ok(fut),
+            Ok(Ok(fut)) => Ok(TaskFuture::new(fut, Some(node_ctx))),
             Ok(Err(e)) => Err(Failure::Error(e)),
             Err(panic) => Err(Failure::Panic(unwind::message(&*panic))),
         }
@@ -529,18 +554,22 @@ impl<S: State> Run<S> {
         tasks: &mut [Task<S>],
         restored: Vec<Option<TaskWrites<S>>>,
         mut answers: Vec<Vec<Blob>>,
+        saved_calls: Option<Arc<[crate::checkpoint::PendingWrite]>>,
     ) -> StepRun<S> {
-        let scope = Arc::new(self.step_scope());
+        let mut scope = self.step_scope();
+        scope.saved_calls = saved_calls;
+        let scope = Arc::new(scope);
         let sinks = StreamSinks {
             custom: self.custom_sink(),
             messages: self.message_sink(),
+            calls: self.call_sink(),
         };
         let mut slots: Vec<Option<TaskResult<S>>> = restored
             .into_iter()
             .map(|r| r.map(TaskResult::Restored))
             .collect();
         let mut pads: Vec<Option<Arc<Scratchpad>>> = Vec::new();
-        let mut pending: Vec<(usize, NodeFuture<S>)> = Vec::new();
+        let mut pending: Vec<(usize, TaskFuture<S>)> = Vec::new();
         let mut failure: Option<(usize, Failure)> = None;
         // Cache keys of the tasks that missed the cache, to store their output.
         let mut cache_keys: Vec<Option<u128>> = Vec::new();

@@ -337,6 +337,11 @@ impl<S: State> Run<S> {
             }
             _ => (tasks.iter().map(|_| None).collect(), Vec::new()),
         };
+        // The stored results of task calls (`crate::func`), for the tasks'
+        // entrypoints to reuse (not when replaying: those run again).
+        let saved_calls = (!start.replaying)
+            .then(|| crate::func::saved_calls(&start.pending))
+            .flatten();
         start.pending.clear();
         if self.should_interrupt(&self.interrupts.before, &tasks) {
             return self.stop_before(&tasks, restored).await.map(Next::Paused);
@@ -346,7 +351,7 @@ impl<S: State> Run<S> {
         let span =
             tracing::debug_span!("superstep", step = self.schedule.step, tasks = tasks.len());
         let mut step = self
-            .execute(&mut tasks, restored, answers)
+            .execute(&mut tasks, restored, answers, saved_calls)
             .instrument(span.clone())
             .await;
         if let Some(failure) = step.failure.take() {

@@ -182,6 +182,7 @@ impl<S: State> Run<S> {
             StreamSinks {
                 custom: self.custom_sink(),
                 messages: self.message_sink(),
+                calls: None,
             },
             None,
         )

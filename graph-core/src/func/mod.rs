@@ -1,0 +1,725 @@
+//! The runtime of the Functional API (LangGraph's `@task` / `@entrypoint`):
+//! ordinary control flow made durable by saving each task call's result.
+//!
+//! An entrypoint runs as the one node of a graph; every call of a `#[task]` made
+//! while it runs is numbered in call order (under the task that made it). When
+//! a call finishes, its result is stored as a pending write of the checkpoint
+//! the entrypoint started from, under a task id derived from the caller's id
+//! and the call's number, with the task's name and a hash of its arguments. When
+//! the thread runs again (`Command::resume` after an interrupt, or after a
+//! crash or a failure), the entrypoint starts over and each call that already
+//! finished returns its stored result without running; a call whose name or
+//! arguments differ from the stored one at that position fails with
+//! [`FuncError::NonDeterministic`] instead of returning another call's result.
+//!
+//! The macros `#[task]` and `#[entrypoint]` (in the facade) expand to this
+//! module's `__call` and [`EntrypointFn`]; user code sees [`TaskFuture`],
+//! [`Final`] and [`interrupt`].
+//!
+//! ```
+//! use stategraph::func::{entrypoint, task, Entrypoint};
+//! use stategraph::prelude::*;
+//!
+//! #[task]
+//! async fn double(n: u32) -> u32 {
+//!     n * 2
+//! }
+//!
+//! #[entrypoint]
+//! async fn sum_of_doubles(ns: Vec<u32>) -> Result<u32, NodeError> {
+//!     let doubled = futures::future::try_join_all(ns.into_iter().map(double)).await?;
+//!     Ok(doubled.into_iter().sum())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), GraphError> {
+//! let app = Entrypoint::new(sum_of_doubles).compile()?;
+//! let out = app.invoke(vec![1, 2, 3], &RunConfig::new()).await?;
+//! assert_eq!(out.value, Some(12));
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::checkpoint::{Blob, CheckpointConfig, CheckpointError, PendingWrite};
+use crate::context::Context;
+use crate::error::NodeError;
+use futures::FutureExt;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+
+/// The channel of a task call's result in the checkpoint's pending writes.
+pub(crate) const RETURN: &str = "__return__";
+/// The channel of a task call's identity (name, argument hash, answers used).
+pub(crate) const CALL: &str = "__call__";
+
+tokio::task_local! {
+    /// The task call scope of the running node (or task call).
+    static CURRENT: Scope;
+}
+
+/// Where task calls are numbered: a running node's task (an entrypoint is
+/// one), or a running task call, whose own calls are numbered under it (so
+/// parallel tasks calling tasks number deterministically).
+#[derive(Clone)]
+enum Scope {
+    Node(Context),
+    Call(Arc<CallScope>),
+}
+
+/// A running task call, as the scope of the calls it makes.
+struct CallScope {
+    ctx: Context,
+    /// The call's id.
+    id: String,
+    /// The next call's number.
+    calls: AtomicU32,
+    /// How many interrupt answers the call's code consumed (stored with its
+    /// result, so that the call returning its saved result skips them).
+    asks: AtomicUsize,
+}
+
+impl Scope {
+    fn ctx(&self) -> &Context {
+        match self {
+            Scope::Node(ctx) => ctx,
+            Scope::Call(call) => &call.ctx,
+        }
+    }
+
+    /// The id of the task whose calls these are.
+    fn parent(&self) -> &str {
+        match self {
+            Scope::Node(ctx) => ctx.task_id(),
+            Scope::Call(call) => &call.id,
+        }
+    }
+
+    /// The number of the next call.
+    fn next_call(&self) -> u32 {
+        match self {
+            Scope::Node(ctx) => ctx.next_task_call(),
+            Scope::Call(call) => call.calls.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Code of this scope consumed `n` interrupt answers.
+    fn asked(&self, n: usize) {
+        if let Scope::Call(call) = self {
+            call.asks.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs `fut` so that the task calls it makes are numbered, saved and reused
+/// under `ctx`'s task. The engine runs every node this way; call it for a
+/// future the node spawns (`tokio::spawn` does not carry the scope along).
+pub fn scoped<F: Future>(ctx: Context, fut: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(Scope::Node(ctx), fut)
+}
+
+/// A node's future, polled inside its task's call scope (no allocation: the
+/// scope is set around each poll).
+pub(crate) struct Scoped<F> {
+    fut: F,
+    ctx: Option<Context>,
+}
+
+impl<F> Scoped<F> {
+    pub(crate) fn new(fut: F, ctx: Option<Context>) -> Self {
+        Scoped { fut, ctx }
+    }
+}
+
+impl<F: Future + Unpin> Future for Scoped<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        match &this.ctx {
+            Some(ctx) => CURRENT.sync_scope(Scope::Node(ctx.clone()), || {
+                Pin::new(&mut this.fut).poll(cx)
+            }),
+            None => Pin::new(&mut this.fut).poll(cx),
+        }
+    }
+}
+
+/// A failure of a task call, as the call's `Err` (a [`NodeError`] whose
+/// source is this value; the run fails with it unless the caller handles it).
+/// In each case the thread stays resumable: nothing wrong was stored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FuncError {
+    /// A task was called where no entrypoint or graph node runs (a spawned
+    /// tokio task, a plain `main`).
+    #[error(
+        "task `{task}` was called outside an entrypoint or a graph node: call it from the body \
+         of an #[entrypoint] (or a node, or another task), not from a spawned task or plain code"
+    )]
+    OutsideEntrypoint {
+        /// The task.
+        task: &'static str,
+    },
+    /// `interrupt` was called where no entrypoint or graph node runs.
+    #[error(
+        "interrupt was called outside an entrypoint, a task or a graph node: it pauses the run \
+         that calls it, so call it from their bodies"
+    )]
+    InterruptOutsideEntrypoint,
+    /// The re-run called tasks in another order than the run that saved their
+    /// results: the code is not deterministic.
+    #[error(
+        "call #{position} of the re-run entrypoint is `{task}`{}, but the saved run's call \
+         #{position} was `{saved_task}`{}; the entrypoint must call its tasks in the same order \
+         with the same arguments on every run (move non-deterministic code, such as time or \
+         randomness, into a task)",
+        if *.args_differ && task == saved_task { " with other arguments" } else { "" },
+        if *.args_differ && task == saved_task { " with the saved arguments" } else { "" }
+    )]
+    NonDeterministic {
+        /// The task called now.
+        task: &'static str,
+        /// Its position among the calls of its caller (from 0).
+        position: u32,
+        /// The task the saved run called at that position.
+        saved_task: String,
+        /// Whether the arguments' hashes differ.
+        args_differ: bool,
+    },
+    /// The task's arguments failed to serialise (for the determinism check).
+    #[error("the arguments of task `{task}` cannot be serialised: {source}")]
+    Arguments {
+        /// The task.
+        task: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The task's result failed to serialise, so it cannot be saved.
+    #[error("the result of task `{task}` cannot be serialised to be saved: {source}")]
+    Result {
+        /// The task.
+        task: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The saved result does not deserialise as the task's result type (the
+    /// task's type changed since the run that saved it).
+    #[error(
+        "the saved result of task `{task}` cannot be read as a `{expected}`: {source}; the task's \
+         result type changed since the run that saved it"
+    )]
+    SavedResult {
+        /// The task.
+        task: &'static str,
+        /// The result type.
+        expected: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The task panicked.
+    #[error("task `{task}` panicked: {message}")]
+    Panicked {
+        /// The task.
+        task: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// Saving the task's result failed.
+    #[error("saving the result of task `{task}` failed: {source}")]
+    Save {
+        /// The task.
+        task: &'static str,
+        /// The saver's error.
+        #[source]
+        source: CheckpointError,
+    },
+}
+
+/// The future of a task call: its result, once the task ran or its saved
+/// result was found. Await it (alone, or with others: `futures::join!`,
+/// `try_join_all`) from the entrypoint or task that called it.
+#[must_use = "a task call does nothing unless awaited"]
+pub struct TaskFuture<T> {
+    inner: Pin<Box<dyn Future<Output = Result<T, NodeError>> + Send>>,
+}
+
+impl<T> Future for TaskFuture<T> {
+    type Output = Result<T, NodeError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+impl<T> std::fmt::Debug for TaskFuture<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskFuture").finish_non_exhaustive()
+    }
+}
+
+/// A task's options: `#[task(retry = .., timeout = ..)]`.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TaskOptions {
+    /// Retries of a failed attempt.
+    pub retry: Option<crate::retry::RetryPolicy>,
+    /// The time limit of each attempt.
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl TaskOptions {
+    /// No retry, no timeout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a retry policy.
+    pub fn retry(mut self, policy: crate::retry::RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// With a timeout per attempt.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+}
+
+/// What a call saves beside its result, to recognise it on a re-run.
+#[derive(Serialize, Deserialize)]
+struct CallRecord {
+    name: String,
+    args: String,
+    #[serde(default)]
+    asks: usize,
+}
+
+/// The hash of a task's arguments (xxh3-128 of their JSON forms), fed one
+/// argument at a time so that a type that is not `Serialize` is reported at
+/// its own span.
+#[doc(hidden)]
+pub struct __ArgsHash {
+    hasher: crate::cache::KeyHasher,
+    failed: Option<serde_json::Error>,
+}
+
+impl __ArgsHash {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        __ArgsHash {
+            hasher: crate::cache::KeyHasher::new(),
+            failed: None,
+        }
+    }
+
+    /// Adds one argument.
+    pub fn add<T: Serialize + Send + 'static>(&mut self, arg: &T) {
+        if self.failed.is_none() {
+            if let Err(e) = serde_json::to_writer(&mut self.hasher, arg) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// The hash, or why an argument did not serialise.
+    pub fn finish(self) -> Result<u128, serde_json::Error> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(self.hasher.finish()),
+        }
+    }
+}
+
+/// How a task's result is stored and read back: made by
+/// [`__task_result`] where `#[task]` checks the result type, so that a type
+/// that is not serde is reported once, at the fn's return type.
+#[doc(hidden)]
+pub struct __Codec<T> {
+    encode: fn(&T) -> Result<Blob, serde_json::Error>,
+    decode: fn(&Blob) -> Result<T, serde_json::Error>,
+}
+
+/// The codec of a task result type `T` (which must be serde).
+#[doc(hidden)]
+pub fn __task_result<T: Serialize + DeserializeOwned + Send + 'static>() -> __Codec<T> {
+    __Codec {
+        encode: |value| Blob::encode(value),
+        decode: Blob::decode,
+    }
+}
+
+/// The attempts of a task call's body: one ([`__once`]) or as many as its retry
+/// policy asks ([`__repeat`], whose arguments are cloned for each).
+#[doc(hidden)]
+pub trait Attempts<Fut>: Send + 'static {
+    /// The next attempt, if the body can run again.
+    fn next_attempt(&mut self) -> Option<Fut>;
+}
+
+#[doc(hidden)]
+pub struct Once<B>(Option<B>);
+
+impl<B, Fut> Attempts<Fut> for Once<B>
+where
+    B: FnOnce() -> Fut + Send + 'static,
+{
+    fn next_attempt(&mut self) -> Option<Fut> {
+        self.0.take().map(|body| body())
+    }
+}
+
+#[doc(hidden)]
+pub struct Repeat<B>(B);
+
+impl<B, Fut> Attempts<Fut> for Repeat<B>
+where
+    B: FnMut() -> Fut + Send + 'static,
+{
+    fn next_attempt(&mut self) -> Option<Fut> {
+        Some((self.0)())
+    }
+}
+
+/// A body that runs once (no retry policy).
+#[doc(hidden)]
+pub fn __once<B, Fut>(body: B) -> Once<B>
+where
+    B: FnOnce() -> Fut + Send + 'static,
+{
+    Once(Some(body))
+}
+
+/// A body that may run again (a retry policy).
+#[doc(hidden)]
+pub fn __repeat<B, Fut>(body: B) -> Repeat<B>
+where
+    B: FnMut() -> Fut + Send + 'static,
+{
+    Repeat(body)
+}
+
+/// A call of task `name` whose arguments hash to `args`: its saved result, or
+/// `body` run under `options` (a retry runs it again) and its result saved.
+/// The call is numbered now, in call order. `#[task]` expands to this.
+#[doc(hidden)]
+pub fn __call<T, B, Fut>(
+    name: &'static str,
+    args: Result<u128, serde_json::Error>,
+    codec: __Codec<T>,
+    options: TaskOptions,
+    body: B,
+) -> TaskFuture<T>
+where
+    T: Send + 'static,
+    B: Attempts<Fut>,
+    Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
+{
+    let Ok(scope) = CURRENT.try_with(Scope::clone) else {
+        return TaskFuture {
+            inner: Box::pin(std::future::ready(Err(NodeError::from(
+                FuncError::OutsideEntrypoint { task: name },
+            )))),
+        };
+    };
+    let position = scope.next_call();
+    let id = call_id(scope.parent(), position);
+    TaskFuture {
+        inner: Box::pin(run_call(
+            scope, id, position, name, args, codec, options, body,
+        )),
+    }
+}
+
+/// The id of call `position` of the task `parent`: a UUID-formed xxh3-128.
+fn call_id(parent: &str, position: u32) -> String {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(parent.as_bytes());
+    hasher.update(b"\0call\0");
+    hasher.update(&position.to_be_bytes());
+    crate::ids::format_uuid(&hasher.digest128().to_be_bytes())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_call<T, B, Fut>(
+    scope: Scope,
+    id: String,
+    position: u32,
+    name: &'static str,
+    args: Result<u128, serde_json::Error>,
+    codec: __Codec<T>,
+    options: TaskOptions,
+    mut body: B,
+) -> Result<T, NodeError>
+where
+    T: Send + 'static,
+    B: Attempts<Fut>,
+    Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
+{
+    let args =
+        crate::ids::format_hex(args.map_err(|source| FuncError::Arguments { task: name, source })?);
+    if let Some(saved) = saved(scope.ctx(), &id) {
+        return reuse(&scope, name, position, &args, codec.decode, saved);
+    }
+    let child = Arc::new(CallScope {
+        ctx: scope.ctx().clone(),
+        id: id.clone(),
+        calls: AtomicU32::new(0),
+        asks: AtomicUsize::new(0),
+    });
+    let policy = options.retry.clone();
+    let mut attempt = 1;
+    let value = loop {
+        child.calls.store(0, Ordering::Relaxed);
+        let Some(body) = body.next_attempt() else {
+            return Err(NodeError::msg(format!(
+                "task `{name}` cannot run again: give it a retry policy in #[task(retry = ..)]"
+            )));
+        };
+        let fut =
+            AssertUnwindSafe(CURRENT.scope(Scope::Call(Arc::clone(&child)), body)).catch_unwind();
+        let outcome = match options.timeout {
+            Some(limit) => match tokio::time::timeout(limit, fut).await {
+                Ok(outcome) => outcome,
+                Err(_) => Ok(Err(NodeError::from(crate::error::NodeTimeout {
+                    node: name.to_owned(),
+                    limit,
+                    abandoned: false,
+                }))),
+            },
+            None => fut.await,
+        };
+        let error = match outcome {
+            Ok(Ok(value)) => break value,
+            Ok(Err(e)) => e,
+            Err(panic) => {
+                return Err(FuncError::Panicked {
+                    task: name,
+                    message: crate::unwind::message(&*panic),
+                }
+                .into())
+            }
+        };
+        // A pause is never retried.
+        if scope.ctx().signalled() {
+            return Err(error);
+        }
+        if attempt == 1 && policy.is_none() {
+            return Err(error);
+        }
+        let wait = match &policy {
+            Some(policy) => crate::unwind::catch(|| policy.next_wait(attempt, &error))
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        let Some(wait) = wait else {
+            return Err(error);
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        attempt += 1;
+    };
+    let asks = child.asks.load(Ordering::Relaxed);
+    scope.asked(asks);
+    let ret = (codec.encode)(&value).map_err(|source| FuncError::Result { task: name, source })?;
+    save(scope.ctx(), &id, name, args, asks, ret.clone()).await?;
+    scope.ctx().emit_call(name, || {
+        serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
+    });
+    Ok(value)
+}
+
+/// The writes of task calls among a loaded checkpoint's pending writes, if any.
+pub(crate) fn saved_calls(pending: &[PendingWrite]) -> Option<Arc<[PendingWrite]>> {
+    if !pending.iter().any(|w| w.channel == RETURN) {
+        return None;
+    }
+    Some(
+        pending
+            .iter()
+            .filter(|w| w.channel == RETURN || w.channel == CALL)
+            .cloned()
+            .collect(),
+    )
+}
+
+/// The saved writes of call `id`, if the run continues a checkpoint that has them.
+fn saved<'a>(ctx: &'a Context, id: &str) -> Option<(&'a PendingWrite, Option<&'a PendingWrite>)> {
+    let writes = ctx.scope().saved_calls.as_deref()?;
+    let ret = writes
+        .iter()
+        .find(|w| w.task_id == id && w.channel == RETURN)?;
+    let record = writes.iter().find(|w| w.task_id == id && w.channel == CALL);
+    Some((ret, record))
+}
+
+fn reuse<T>(
+    scope: &Scope,
+    name: &'static str,
+    position: u32,
+    args: &str,
+    decode: fn(&Blob) -> Result<T, serde_json::Error>,
+    (ret, record): (&PendingWrite, Option<&PendingWrite>),
+) -> Result<T, NodeError> {
+    let record: Option<CallRecord> = record.and_then(|r| r.value.decode().ok());
+    if let Some(record) = &record {
+        if record.name != name || record.args != args {
+            return Err(FuncError::NonDeterministic {
+                task: name,
+                position,
+                saved_task: record.name.clone(),
+                args_differ: record.args != args,
+            }
+            .into());
+        }
+        // The answers the call consumed when it ran are skipped now.
+        scope.asked(record.asks);
+        scope.ctx().skip_answers(record.asks);
+    }
+    tracing::debug!(task = name, position, "task call returns its saved result");
+    decode(&ret.value).map_err(|source| {
+        FuncError::SavedResult {
+            task: name,
+            expected: std::any::type_name::<T>(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Stores call `id`'s result as pending writes of the checkpoint the step
+/// started from (nothing without a checkpointer).
+async fn save(
+    ctx: &Context,
+    id: &str,
+    name: &'static str,
+    args: String,
+    asks: usize,
+    ret: Blob,
+) -> Result<(), NodeError> {
+    let step = ctx.scope();
+    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.thread_id()) else {
+        return Ok(());
+    };
+    let record = CallRecord {
+        name: name.to_owned(),
+        args,
+        asks,
+    };
+    let record =
+        Blob::encode(&record).map_err(|source| FuncError::Result { task: name, source })?;
+    let config = CheckpointConfig {
+        thread_id: thread_id.to_owned(),
+        checkpoint_ns: step.graph_ns.to_string(),
+        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint)),
+    };
+    saver
+        .put_writes(
+            &config,
+            vec![(CALL.to_owned(), record), (RETURN.to_owned(), ret)],
+            id,
+        )
+        .await
+        .map_err(|source| FuncError::Save { task: name, source }.into())
+}
+
+/// Pauses the running entrypoint (or task, or node) until it is resumed with
+/// `Command::resume(answer)`; returns the answer, as
+/// [`Context::interrupt`] does. On resume the entrypoint runs again from its
+/// start: the tasks that finished return their saved results, and this call
+/// returns the answer. Several calls in one run are answered in order.
+pub fn interrupt<Q, A>(question: Q) -> Result<A, NodeError>
+where
+    Q: Serialize,
+    A: DeserializeOwned,
+{
+    let scope = CURRENT
+        .try_with(Scope::clone)
+        .map_err(|_| FuncError::InterruptOutsideEntrypoint)?;
+    let answer = scope.ctx().interrupt(question)?;
+    scope.asked(1);
+    Ok(answer)
+}
+
+/// The [`Context`] of the running entrypoint (the node it runs as), for its
+/// tasks: its thread, config, custom stream. `None` outside an entrypoint.
+pub fn context() -> Option<Context> {
+    CURRENT.try_with(|s| s.ctx().clone()).ok()
+}
+
+/// What an entrypoint returns: `value` is the run's output, `save` the value
+/// the next run on the same thread gets as `previous` (LangGraph's
+/// `entrypoint.final`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Final<T, S> {
+    /// The output of this run.
+    pub value: T,
+    /// What the next run on the thread receives as `previous`.
+    pub save: S,
+}
+
+/// The future of an entrypoint's body.
+pub type EntryFuture<O, S> = Pin<Box<dyn Future<Output = Result<Final<O, S>, NodeError>> + Send>>;
+
+/// A function made an entrypoint by `#[entrypoint]`: its input, output and
+/// saved (`previous`) types, and its body.
+pub trait EntrypointFn: Send + Sync + 'static {
+    /// The input.
+    type Input: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The output.
+    type Output: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// What a run saves for the next (`previous`); the output unless it returns [`Final`].
+    type Save: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+
+    /// The entrypoint's name (its node's name in the graph it compiles to).
+    fn name(&self) -> &'static str;
+
+    /// Runs the body.
+    fn call(
+        &self,
+        input: Self::Input,
+        previous: Option<Self::Save>,
+        ctx: Context,
+    ) -> EntryFuture<Self::Output, Self::Save>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_differ_by_parent_and_position() {
+        let a = call_id("t", 0);
+        assert_ne!(a, call_id("t", 1));
+        assert_ne!(a, call_id("u", 0));
+        assert_eq!(a, call_id("t", 0));
+        assert_eq!(a.len(), 36);
+    }
+
+    #[test]
+    fn a_non_determinism_error_names_both_calls() {
+        let e = FuncError::NonDeterministic {
+            task: "b",
+            position: 1,
+            saved_task: "a".into(),
+            args_differ: true,
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(
+                "call #1 of the re-run entrypoint is `b`, but the saved run's call #1 was `a`"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,11 @@
+use stategraph::func::task;
+
+struct Conn;
+
+#[task]
+fn query(conn: Conn) -> u32 {
+    let _ = conn;
+    1
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use stategraph::func::task;
+
+struct Handle;
+
+#[task]
+fn open() -> Handle {
+    Handle
+}
+
+fn main() {}
