@@ -376,7 +376,7 @@ fn read_stored(
                  AND (expires_at IS NULL OR expires_at > ?3)",
             )
             .and_then(|mut s| {
-                s.query_row(params![prefix, key, now], |r| r.get(0))
+                s.query_row(params![prefix, key, now], |r| value_text(r, 0))
                     .optional()
             })
             .map_err(|e| storage(format!("cannot read `{key}` in `{prefix}`"), e))?;
@@ -475,7 +475,7 @@ impl Job {
                     .query_row(
                         "SELECT value FROM store WHERE prefix = ?1 AND key = ?2",
                         params![put.namespace.to_dotted(), put.key],
-                        |r| r.get(0),
+                        |r| value_text(r, 0),
                     )
                     .optional()
                     .map_err(|e| storage(format!("cannot read `{}`", put.key), e))?;
@@ -579,7 +579,7 @@ fn read_item(
         .and_then(|mut s| {
             s.query_row(params![prefix, key, now_text], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    value_text(r, 0)?,
                     r.get::<_, Option<String>>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<f64>>(3)?,
@@ -768,7 +768,7 @@ impl RawRow {
         Ok(RawRow {
             prefix: row.get(0)?,
             key: row.get(1)?,
-            value: row.get(2)?,
+            value: value_text(row, 2)?,
             created_at: row.get(3)?,
             updated_at: row.get(4)?,
             ttl_minutes: row.get(5)?,
@@ -938,6 +938,28 @@ fn list_namespaces(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(op.apply(namespaces))
+}
+
+/// The JSON text of a `value` column: TEXT as this crate writes it, or BLOB
+/// as LangGraph does (`orjson.dumps` gives bytes).
+fn value_text(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    use rusqlite::types::{FromSqlError, ValueRef};
+    match row.get_ref(i)? {
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+            String::from_utf8(bytes.to_vec()).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    i,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                )
+            })
+        }
+        other => Err(rusqlite::Error::FromSqlConversionFailure(
+            i,
+            other.data_type(),
+            Box::new(FromSqlError::InvalidType),
+        )),
+    }
 }
 
 /// A storage failure of the store, with what was being done.
