@@ -63,6 +63,14 @@ pub enum PgError {
         /// The highest version this crate knows.
         supported: i64,
     },
+    /// The pgvector extension is installed in a schema that is not on the
+    /// connection's `search_path`, so its `vector` type cannot be named.
+    #[error(
+        "pgvector is installed in this database, but in a schema that is not on the \
+         search_path; add that schema (often `public`) to search_path, e.g. \
+         `options=-c search_path=myschema,public` in the connection string"
+    )]
+    PgvectorNotOnSearchPath,
     /// A stored row could not be decoded.
     #[error("thread `{thread_id}`, checkpoint `{checkpoint_id}`: cannot decode {what}: {source}")]
     Corrupt {

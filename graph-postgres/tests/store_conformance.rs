@@ -10,10 +10,31 @@ mod common;
 use graph_core::store::{conformance, HashEmbeddings, IndexConfig, StoreConfig};
 use graph_postgres::{PostgresStore, VectorSearch};
 
+/// A fresh schema for a store, with `public` after it on the search path:
+/// where pgvector, when the server has it, is installed (once per database,
+/// its types must be visible from every test's schema).
+async fn store_config(name: &str) -> (tokio_postgres::Config, String) {
+    let (mut pg, schema) = common::fresh_config(name).await;
+    common::client(&schema)
+        .await
+        .batch_execute(
+            "BEGIN; SELECT pg_advisory_xact_lock(7411); \
+             DO $$ BEGIN \
+                IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN \
+                    CREATE EXTENSION IF NOT EXISTS vector SCHEMA public; \
+                END IF; \
+             END $$; COMMIT",
+        )
+        .await
+        .expect("install pgvector in public");
+    pg.options(format!("-c search_path={schema},public"));
+    (pg, schema)
+}
+
 #[tokio::test]
 async fn postgres_store_passes_the_conformance_suite() {
     conformance::run_all(|config| async move {
-        let (pg, _schema) = common::fresh_config("store").await;
+        let (pg, _schema) = store_config("store").await;
         PostgresStore::connect_with(pg, config)
             .await
             .expect("open the store")
@@ -25,7 +46,7 @@ async fn postgres_store_passes_the_conformance_suite() {
 /// has the extension, and then LangGraph's layout.
 #[tokio::test]
 async fn vector_search_follows_the_server() {
-    let (pg, schema) = common::fresh_config("store_mode").await;
+    let (pg, schema) = store_config("store_mode").await;
     let client = common::client(&schema).await;
     let has_pgvector: bool = client
         .query_one(

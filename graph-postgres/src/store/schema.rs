@@ -129,6 +129,18 @@ pub(super) async fn prepare(
                 .await
                 .map_err(PgError::query("cannot look for the pgvector extension"))?
                 .get::<_, bool>(0);
+            let installed_elsewhere = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')
+                        AND to_regtype('vector') IS NULL",
+                    &[],
+                )
+                .await
+                .map_err(PgError::query("cannot look for the pgvector extension"))?
+                .get::<_, bool>(0);
+            if installed_elsewhere {
+                return Err(PgError::PgvectorNotOnSearchPath);
+            }
             if available {
                 let version = version(&tx, "vector_migrations").await?;
                 let first = usize::try_from(version + 1).unwrap_or(0);
