@@ -275,17 +275,22 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
 /// model**: it hashes each lower-cased word (runs of letters and digits) into
 /// one of `dims` buckets with a sign (the "hashing trick") and normalises the
 /// sum, so two texts are similar exactly when they share words, weighted by
-/// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated).
+/// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated),
+/// and with few dimensions two unrelated words may share a bucket (a few
+/// hundred dimensions make that rare). Word: xxh3-64 of its UTF-8 bytes;
+/// bucket: the hash's high bits (`(h * dims) >> 64`); sign: its lowest bit.
 ///
 /// ```
 /// use graph_core::store::{cosine_similarity, Embeddings, HashEmbeddings};
 ///
-/// # futures::executor::block_on(async {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), graph_core::store::EmbeddingError> {
 /// let e = HashEmbeddings::new(64);
-/// let v = e.embed_documents(&["I am vegetarian".into(), "sunny weather".into()]).await.unwrap();
-/// let q = e.embed_query("vegetarian restaurant").await.unwrap();
+/// let v = e.embed_documents(&["I am vegetarian".into(), "sunny weather".into()]).await?;
+/// let q = e.embed_query("vegetarian restaurant").await?;
 /// assert!(cosine_similarity(&q, &v[0]) > cosine_similarity(&q, &v[1]));
-/// # });
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashEmbeddings {
@@ -306,8 +311,9 @@ impl HashEmbeddings {
             .filter(|w| !w.is_empty())
         {
             let h = xxhash_rust::xxh3::xxh3_64(word.to_lowercase().as_bytes());
-            let bucket = (h % self.dims as u64) as usize;
-            v[bucket] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+            // The hash's high bits pick the bucket, its low bit the sign.
+            let bucket = ((u128::from(h) * self.dims as u128) >> 64) as usize;
+            v[bucket] += if h & 1 == 0 { 1.0 } else { -1.0 };
         }
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 {
