@@ -56,6 +56,7 @@ pub use ttl::{TtlConfig, TtlSweeper};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// How a store is set up: semantic search and expiry. Every backend takes one.
 #[derive(Clone, Debug, Default)]
@@ -209,6 +210,25 @@ fn wrong_result(op: &str, got: &OpResult) -> StoreError {
     StoreError::InvalidInput(format!(
         "the store's batch answered a {op} with {got:?}; its batch returns results out of order"
     ))
+}
+
+/// A store value or a shared one (`Arc<dyn Store>`), as
+/// [`CompileOptions::store`](crate::CompileOptions::store) takes it.
+pub trait IntoStore {
+    /// The shared store.
+    fn into_store(self) -> Arc<dyn Store>;
+}
+
+impl<S: Store> IntoStore for S {
+    fn into_store(self) -> Arc<dyn Store> {
+        Arc::new(self)
+    }
+}
+
+impl IntoStore for Arc<dyn Store> {
+    fn into_store(self) -> Arc<dyn Store> {
+        self
+    }
 }
 
 /// Typed access to any [`Store`]: values in and out through serde.
