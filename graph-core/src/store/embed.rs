@@ -277,8 +277,9 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
 /// sum, so two texts are similar exactly when they share words, weighted by
 /// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated),
 /// and with few dimensions two unrelated words may share a bucket (a few
-/// hundred dimensions make that rare). Word: xxh3-64 of its UTF-8 bytes;
-/// bucket: the hash's high bits (`(h * dims) >> 64`); sign: its lowest bit.
+/// hundred dimensions make that rare). Exactly: each word's xxh3-64 hash `h`
+/// (of its lower-cased UTF-8 bytes) adds `+1` (top bit clear) or `-1` (top
+/// bit set) to bucket `h % dims`; the sum is divided by its length.
 ///
 /// ```
 /// use graph_core::store::{cosine_similarity, Embeddings, HashEmbeddings};
@@ -286,7 +287,7 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), graph_core::store::EmbeddingError> {
 /// let e = HashEmbeddings::new(64);
-/// let v = e.embed_documents(&["I am vegetarian".into(), "sunny weather".into()]).await?;
+/// let v = e.embed_documents(&["I am vegetarian".into(), "cold rainy day".into()]).await?;
 /// let q = e.embed_query("vegetarian restaurant").await?;
 /// assert!(cosine_similarity(&q, &v[0]) > cosine_similarity(&q, &v[1]));
 /// # Ok(())
@@ -311,9 +312,8 @@ impl HashEmbeddings {
             .filter(|w| !w.is_empty())
         {
             let h = xxhash_rust::xxh3::xxh3_64(word.to_lowercase().as_bytes());
-            // The hash's high bits pick the bucket, its low bit the sign.
-            let bucket = ((u128::from(h) * self.dims as u128) >> 64) as usize;
-            v[bucket] += if h & 1 == 0 { 1.0 } else { -1.0 };
+            let bucket = (h % self.dims as u64) as usize;
+            v[bucket] += if h >> 63 == 0 { 1.0 } else { -1.0 };
         }
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 {
