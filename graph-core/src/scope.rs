@@ -92,6 +92,9 @@ pub(crate) struct StepScope {
     pub(crate) depth: usize,
     /// The control signals the step's tasks raised.
     pub(crate) signals: Signals,
+    /// The long-term memory the graph was compiled with (the root graph's,
+    /// for nested graphs).
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl StepScope {

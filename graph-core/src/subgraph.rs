@@ -213,7 +213,8 @@ impl<C: State> CompiledGraph<C> {
         mode: SubgraphCheckpoints,
     ) -> Result<C, NodeError> {
         let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?
-            .with_cache(self.cache.clone());
+            .with_cache(self.cache.clone())
+            .with_store(self.store.clone());
         let GraphOutput {
             state,
             interrupts,

@@ -26,6 +26,8 @@ pub struct CompiledGraph<S: State> {
     namespaced: bool,
     /// Where nodes with a cache policy keep their results.
     pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
+    /// The long-term memory nodes reach through their context.
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
@@ -36,6 +38,7 @@ impl<S: State> Clone for CompiledGraph<S> {
             drawing: Arc::clone(&self.drawing),
             namespaced: self.namespaced,
             cache: self.cache.clone(),
+            store: self.store.clone(),
         }
     }
 }
@@ -53,6 +56,7 @@ impl<S: State> CompiledGraph<S> {
         graph: Graph<S>,
         saver: Option<Arc<dyn Checkpointer>>,
         cache: Option<Arc<dyn crate::cache::Cache>>,
+        store: Option<Arc<dyn crate::store::Store>>,
         drawing: Drawing,
     ) -> Self {
         CompiledGraph {
@@ -61,7 +65,14 @@ impl<S: State> CompiledGraph<S> {
             drawing: Arc::new(drawing),
             namespaced: false,
             cache,
+            store,
         }
+    }
+
+    /// The store the graph was compiled with
+    /// ([`CompileOptions::store`](crate::CompileOptions::store)).
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.store.as_ref()
     }
 
     /// This graph with `cache`.
@@ -289,7 +300,8 @@ impl<S: State> CompiledGraph<S> {
             None,
             self.saver.clone(),
         )?
-        .with_cache(self.cache.clone());
+        .with_cache(self.cache.clone())
+        .with_store(self.store.clone());
         let out = run.run(input.into()).await?;
         Ok(GraphOutput {
             state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
@@ -425,8 +437,11 @@ impl<S: State> CompiledGraph<S> {
         let config = config.clone();
         let saver = self.saver.clone();
         let cache = self.cache.clone();
+        let store = self.store.clone();
         let run = async move {
-            let run = Run::new(graph, config, Some(sink), saver)?.with_cache(cache);
+            let run = Run::new(graph, config, Some(sink), saver)?
+                .with_cache(cache)
+                .with_store(store);
             run.run(input).await.map(drop)
         };
         GraphStream {

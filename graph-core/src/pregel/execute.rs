@@ -416,6 +416,7 @@ impl<S: State> Run<S> {
             events: self.stream.nested_events.clone(),
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
             signals: Default::default(),
+            store: self.store.clone(),
         }
     }
 

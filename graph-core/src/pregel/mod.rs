@@ -117,6 +117,8 @@ pub(crate) struct Run<S: State> {
     nested: Option<Nested>,
     /// Where nodes with a cache policy keep their results.
     cache: Option<Arc<dyn crate::cache::Cache>>,
+    /// The long-term memory the nodes reach through their context.
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -207,12 +209,22 @@ impl<S: State> Run<S> {
             ns: root_namespace(),
             nested: None,
             cache: None,
+            store: None,
         })
     }
 
     /// The run with the compiled graph's node cache.
     pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The run with the compiled graph's store (a nested run keeps the one of
+    /// the graph it runs in, if that has one).
+    pub(crate) fn with_store(mut self, store: Option<Arc<dyn crate::store::Store>>) -> Self {
+        if self.store.is_none() {
+            self.store = store;
+        }
         self
     }
 

@@ -275,17 +275,23 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
 /// model**: it hashes each lower-cased word (runs of letters and digits) into
 /// one of `dims` buckets with a sign (the "hashing trick") and normalises the
 /// sum, so two texts are similar exactly when they share words, weighted by
-/// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated).
+/// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated),
+/// and with few dimensions two unrelated words may share a bucket (a few
+/// hundred dimensions make that rare). Exactly: each word's xxh3-64 hash `h`
+/// (of its lower-cased UTF-8 bytes) adds `+1` (top bit clear) or `-1` (top
+/// bit set) to bucket `h % dims`; the sum is divided by its length.
 ///
 /// ```
 /// use graph_core::store::{cosine_similarity, Embeddings, HashEmbeddings};
 ///
-/// # futures::executor::block_on(async {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), graph_core::store::EmbeddingError> {
 /// let e = HashEmbeddings::new(64);
-/// let v = e.embed_documents(&["I am vegetarian".into(), "sunny weather".into()]).await.unwrap();
-/// let q = e.embed_query("vegetarian restaurant").await.unwrap();
+/// let v = e.embed_documents(&["I am vegetarian".into(), "cold rainy day".into()]).await?;
+/// let q = e.embed_query("vegetarian restaurant").await?;
 /// assert!(cosine_similarity(&q, &v[0]) > cosine_similarity(&q, &v[1]));
-/// # });
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashEmbeddings {

@@ -119,6 +119,12 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A node asked for the store of a graph compiled without one.
+    #[error(
+        "this graph has no store; compile it with one: \
+         `compile_with(CompileOptions::new().store(InMemoryStore::new()))`"
+    )]
+    NoStore,
     /// The call itself is invalid (for the store it was made on).
     #[error("invalid store call: {0}")]
     InvalidInput(String),

@@ -36,6 +36,7 @@ mod error;
 mod fields;
 mod filter;
 mod item;
+mod memory;
 mod namespace;
 mod op;
 mod ttl;
@@ -48,12 +49,14 @@ pub use error::StoreError;
 pub use fields::FieldPath;
 pub use filter::{Condition, Filter, Operator};
 pub use item::{Item, SearchItem};
+pub use memory::InMemoryStore;
 pub use namespace::{Namespace, NamespacePattern};
 pub use op::{GetOp, ListNamespacesOp, Op, OpResult, PutIndex, PutOp, SearchOp, Ttl};
 pub use ttl::{TtlConfig, TtlSweeper};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// How a store is set up: semantic search and expiry. Every backend takes one.
 #[derive(Clone, Debug, Default)]
@@ -207,6 +210,25 @@ fn wrong_result(op: &str, got: &OpResult) -> StoreError {
     StoreError::InvalidInput(format!(
         "the store's batch answered a {op} with {got:?}; its batch returns results out of order"
     ))
+}
+
+/// A store value or a shared one (`Arc<dyn Store>`), as
+/// [`CompileOptions::store`](crate::CompileOptions::store) takes it.
+pub trait IntoStore {
+    /// The shared store.
+    fn into_store(self) -> Arc<dyn Store>;
+}
+
+impl<S: Store> IntoStore for S {
+    fn into_store(self) -> Arc<dyn Store> {
+        Arc::new(self)
+    }
+}
+
+impl IntoStore for Arc<dyn Store> {
+    fn into_store(self) -> Arc<dyn Store> {
+        self
+    }
 }
 
 /// Typed access to any [`Store`]: values in and out through serde.
