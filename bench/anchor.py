@@ -6,6 +6,7 @@ harness rules and output format, so that bench/compare.sh can put both sides of
 every workload in one table.
 
 Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2
+    sqlite-vec (and pysqlite3-binary where Python's sqlite3 cannot load extensions)
 
 Usage:
     python3 bench/anchor.py --list
@@ -100,10 +101,127 @@ def make_chain(n: int, saver: str | None):
     return run_once, check
 
 
+# store_put_10k_* and store_search_10k_* ----------------------------------------
+# 10 000 items ({"text", "kind", "n"}) with 64-dimension vectors: put one at a
+# time into a fresh store (InMemoryStore, or SqliteStore on a file), or searched
+# 100 times with a query and the filter {"kind": "fact"}, 10 results each. The
+# embedding model looks precomputed vectors up (the same LCG numbers as the Rust
+# side), so the store is what is measured.
+
+STORE_ITEMS = 10_000
+STORE_DIMS = 64
+STORE_QUERIES = 100
+STORE_KINDS = ["note", "fact", "todo", "quote"]
+
+
+def store_vectors(count: int, seed: int) -> list[list[float]]:
+    s = seed
+    out = []
+    for _ in range(count):
+        v = []
+        for _ in range(STORE_DIMS):
+            s = (s * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+            v.append((s >> 40) / float(1 << 24) - 0.5)
+        out.append(v)
+    return out
+
+
+def store_text(i: int) -> str:
+    return f"document {i} about topic {i % 97}"
+
+
+def store_item(i: int) -> dict:
+    return {"text": store_text(i), "kind": STORE_KINDS[i % len(STORE_KINDS)], "n": i}
+
+
+def make_store_factory(backend: str):
+    table = dict(zip((store_text(i) for i in range(STORE_ITEMS)), store_vectors(STORE_ITEMS, 1)))
+    table.update(zip((f"query {q}" for q in range(STORE_QUERIES)), store_vectors(STORE_QUERIES, 2)))
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [table[t] for t in texts]
+
+    index = {"dims": STORE_DIMS, "embed": embed, "fields": ["text"], "text_fields": ["text"]}
+    directory = tempfile.mkdtemp(prefix="stategraph-anchor-store-")
+    runs = [0]
+
+    def open_store():
+        if backend == "memory":
+            from langgraph.store.memory import InMemoryStore
+
+            return InMemoryStore(index=index)
+        import sqlite3 as stdlib_sqlite3
+
+        if not hasattr(stdlib_sqlite3.connect(":memory:"), "enable_load_extension"):
+            import pysqlite3
+
+            sys.modules["sqlite3"] = pysqlite3
+        from langgraph.store.sqlite import SqliteStore
+
+        runs[0] += 1
+        conn = sys.modules["sqlite3"].connect(
+            os.path.join(directory, f"store-{runs[0]}.db"),
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        store = SqliteStore(conn, index=index)
+        store.setup()
+        return store
+
+    return open_store
+
+
+def make_store_put(backend: str):
+    open_store = make_store_factory(backend)
+    ns = ("bench", "docs")
+    values = [store_item(i) for i in range(STORE_ITEMS)]
+
+    def run_once():
+        store = open_store()
+        for i, value in enumerate(values):
+            store.put(ns, f"doc-{i}", value)
+        return store
+
+    def check(store):
+        found = store.search(ns, limit=STORE_ITEMS + 1)
+        expect(len(found) == STORE_ITEMS, f"{len(found)} items")
+        last = store.get(ns, f"doc-{STORE_ITEMS - 1}")
+        expect(last is not None and last.value == store_item(STORE_ITEMS - 1), "the last item")
+
+    return run_once, check
+
+
+def make_store_search(backend: str):
+    store = make_store_factory(backend)()
+    ns = ("bench", "docs")
+    for i in range(STORE_ITEMS):
+        store.put(ns, f"doc-{i}", store_item(i))
+
+    def run_once():
+        return [
+            store.search(ns, query=f"query {q}", filter={"kind": "fact"}, limit=10)
+            for q in range(STORE_QUERIES)
+        ]
+
+    def check(results):
+        expect(len(results) == STORE_QUERIES, f"{len(results)} searches")
+        for found in results:
+            expect(len(found) == 10, f"{len(found)} results")
+            expect(all(i.value["kind"] == "fact" for i in found), "an item outside the filter")
+            scores = [i.score for i in found]
+            expect(all(a >= b for a, b in zip(scores, scores[1:])), f"scores {scores}")
+
+    return run_once, check
+
+
 WORKLOADS = {
     "chain_10000": lambda: make_chain(10_000, None),
     "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
     "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),
+    "store_put_10k_memory": lambda: make_store_put("memory"),
+    "store_put_10k_sqlite": lambda: make_store_put("sqlite"),
+    "store_search_10k_memory": lambda: make_store_search("memory"),
+    "store_search_10k_sqlite": lambda: make_store_search("sqlite"),
 }
 
 

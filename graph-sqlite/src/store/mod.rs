@@ -792,8 +792,9 @@ impl RawRow {
     }
 }
 
-/// A search with a query: every vector under the prefix scored, each item's
-/// best score kept, best first; then filtered and paged.
+/// A search with a query: every vector under the prefix scored (one pass
+/// over `store_vectors`, no join), best first; then each item at its best
+/// vector (its first in that order), if it is live, filtered and paged.
 fn search_query(
     tx: &Transaction<'_>,
     op: &SearchOp,
@@ -801,60 +802,65 @@ fn search_query(
     now_text: &str,
     refresh: Option<SystemTime>,
 ) -> Result<Vec<SearchItem>, StoreError> {
-    let mut sql = String::from(
-        "SELECT s.rowid, sv.embedding FROM store s
-         JOIN store_vectors sv ON sv.prefix = s.prefix AND sv.key = s.key
-         WHERE (s.expires_at IS NULL OR s.expires_at > ?)",
-    );
-    let mut args: Vec<String> = vec![now_text.to_owned()];
-    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "s.prefix") {
-        sql.push_str(" AND ");
+    let fail = |e| storage("cannot search".into(), e);
+    let mut sql = String::from("SELECT rowid, embedding FROM store_vectors");
+    let mut args: Vec<String> = Vec::new();
+    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "prefix") {
+        sql.push_str(" WHERE ");
         sql.push_str(&condition);
         args.extend(params);
     }
-    let mut best: HashMap<i64, f64> = HashMap::new();
+    let mut ranked: Vec<Ranked> = Vec::new();
     {
-        let mut stmt = tx
-            .prepare_cached(&sql)
-            .map_err(|e| storage("cannot search".into(), e))?;
+        let mut stmt = tx.prepare_cached(&sql).map_err(fail)?;
         let mut rows = stmt
             .query(rusqlite::params_from_iter(&args))
-            .map_err(|e| storage("cannot search".into(), e))?;
-        while let Some(row) = rows
-            .next()
-            .map_err(|e| storage("cannot search".into(), e))?
-        {
-            let rowid: i64 = row.get(0).map_err(|e| storage("cannot search".into(), e))?;
+            .map_err(fail)?;
+        while let Some(row) = rows.next().map_err(fail)? {
+            let rowid: i64 = row.get(0).map_err(fail)?;
             let blob = row
                 .get_ref(1)
                 .and_then(|v| v.as_blob().map_err(Into::into))
-                .map_err(|e| storage("cannot search".into(), e))?;
+                .map_err(fail)?;
             let Some(score) = row::blob_similarity(blob, query) else {
                 return Err(bad_vector(tx, rowid, blob.len(), query.len()));
             };
-            let score = if score.is_nan() { 0.0 } else { score };
-            best.entry(rowid)
-                .and_modify(|s| *s = s.max(score))
-                .or_insert(score);
+            ranked.push(Ranked(if score.is_nan() { 0.0 } else { score }, rowid));
         }
     }
-    let mut ranked: Vec<(i64, f64)> = best.into_iter().collect();
-    ranked.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    let mut stmt = tx
+    // Best first, popped only as far as the page needs (heapify is linear).
+    let mut ranked = std::collections::BinaryHeap::from(ranked);
+    let mut owner = tx
+        .prepare_cached("SELECT prefix, key FROM store_vectors WHERE rowid = ?1")
+        .map_err(fail)?;
+    let mut item_of = tx
         .prepare_cached(
-            "SELECT prefix, key, value, created_at, updated_at, ttl_minutes FROM store WHERE rowid = ?1",
+            "SELECT prefix, key, value, created_at, updated_at, ttl_minutes FROM store
+             WHERE prefix = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
         )
-        .map_err(|e| storage("cannot search".into(), e))?;
+        .map_err(fail)?;
+    let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
     let mut found = Vec::new();
     let mut skip = op.offset;
     let mut refreshed = Vec::new();
-    for (rowid, score) in ranked {
+    while let Some(Ranked(score, rowid)) = ranked.pop() {
         if found.len() >= op.limit {
             break;
         }
-        let raw = stmt
-            .query_row([rowid], RawRow::read)
-            .map_err(|e| storage("cannot search".into(), e))?;
+        let id: (String, String) = owner
+            .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(fail)?;
+        if seen.contains(&id) {
+            continue;
+        }
+        // An item deleted by LangGraph leaves its vectors (it does not enable
+        // foreign keys); an expired one is not returned.
+        let raw = item_of
+            .query_row(params![id.0, id.1, now_text], RawRow::read)
+            .optional()
+            .map_err(fail)?;
+        seen.insert(id);
+        let Some(raw) = raw else { continue };
         let item = raw.decode()?;
         if !passes(&op.filter, &item)? {
             continue;
@@ -879,11 +885,29 @@ fn search_query(
     Ok(found)
 }
 
+/// A vector's score and rowid, ordered by score, then (ties) the later row.
+#[derive(PartialEq)]
+struct Ranked(f64, i64);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
 /// The error for a stored vector of another size than the query's.
 fn bad_vector(tx: &Transaction<'_>, rowid: i64, bytes: usize, dims: usize) -> StoreError {
     let (prefix, key) = tx
         .query_row(
-            "SELECT prefix, key FROM store WHERE rowid = ?1",
+            "SELECT prefix, key FROM store_vectors WHERE rowid = ?1",
             [rowid],
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
         )
