@@ -30,3 +30,46 @@ async fn file_store_passes_the_conformance_suite() {
     })
     .await;
 }
+
+/// An embedding model that does not answer in time: the put fails with
+/// `EmbeddingError::Timeout` and nothing of it is written (embeddings are
+/// computed before the write transaction).
+#[tokio::test]
+async fn a_timed_out_embedding_writes_nothing() {
+    use futures::future::BoxFuture;
+    use graph_core::store::{
+        EmbeddingError, Embeddings, IndexConfig, Namespace, Store, StoreConfig, StoreError,
+    };
+    use std::time::Duration;
+
+    struct Slow;
+    impl Embeddings for Slow {
+        fn embed_documents<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(texts.iter().map(|_| vec![1.0; 4]).collect())
+            })
+        }
+    }
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = IndexConfig::new(4, Slow).timeout(Duration::from_millis(50));
+    let store = SqliteStore::open(dir.path().join("s.sqlite"), StoreConfig::new().index(index))
+        .await
+        .expect("open");
+    let ns = Namespace::new(["docs"]).expect("namespace");
+    let put = store
+        .put(&ns, "k", serde_json::json!({"text": "hello"}))
+        .await;
+    assert!(
+        matches!(
+            put,
+            Err(StoreError::Embedding(EmbeddingError::Timeout { .. }))
+        ),
+        "{put:?}"
+    );
+    assert!(store.get(&ns, "k").await.expect("get").is_none());
+}
