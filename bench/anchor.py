@@ -5,7 +5,7 @@ workloads; this script implements the ones added since, with the same
 harness rules and output format, so that bench/compare.sh can put both sides of
 every workload in one table.
 
-Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2
+Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2 numpy
 
 Usage:
     python3 bench/anchor.py --list
@@ -100,7 +100,101 @@ def make_chain(n: int, saver: str | None):
     return run_once, check
 
 
+# store_put_10k_memory and store_search_10k_memory -------------------------------
+# LangGraph's InMemoryStore with an index of 64 dimensions over `text` (numpy
+# installed, as LangGraph recommends: it computes the cosine similarities). The
+# data, as bench/src/workloads/store.rs: item i is key f"item-{i}" in
+# ("bench", "items") with {"text": f"item {i}", "group": i % 10, "rank": i};
+# text f"item {i}" embeds to the vector of seed i, f"query {k}" to that of seed
+# 100000 + k, component j of seed s being ((s * 7919 + j * 104729) % 10007) /
+# 10007 - 0.5; the embedder looks vectors up. Search k (0..100): query
+# f"query {k}", filter {"group": k % 10}, limit 10, under ("bench",).
+
+STORE_ITEMS = 10_000
+STORE_QUERIES = 100
+STORE_DIMS = 64
+
+
+def store_vector(seed: int) -> list[float]:
+    return [((seed * 7919 + j * 104729) % 10007) / 10007 - 0.5 for j in range(STORE_DIMS)]
+
+
+def store_table() -> dict:
+    table = {f"item {i}": store_vector(i) for i in range(STORE_ITEMS)}
+    table.update({f"query {k}": store_vector(100_000 + k) for k in range(STORE_QUERIES)})
+    return table
+
+
+def new_store(table: dict):
+    from langgraph.store.memory import InMemoryStore
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [table[t] for t in texts]
+
+    return InMemoryStore(index={"dims": STORE_DIMS, "embed": embed, "fields": ["text"]})
+
+
+def fill_store(store) -> None:
+    ns = ("bench", "items")
+    for i in range(STORE_ITEMS):
+        store.put(ns, f"item-{i}", {"text": f"item {i}", "group": i % 10, "rank": i})
+
+
+def make_store_put():
+    table = store_table()
+
+    def run_once():
+        store = new_store(table)
+        fill_store(store)
+        return store
+
+    def check(store):
+        n = len(store._data[("bench", "items")])
+        expect(n == STORE_ITEMS, f"{n} items")
+
+    return run_once, check
+
+
+def make_store_search():
+    import math
+
+    table = store_table()
+    store = new_store(table)
+    fill_store(store)
+
+    def cos(a, b):
+        return sum(x * y for x, y in zip(a, b)) / (
+            math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        )
+
+    best = []
+    for k in range(STORE_QUERIES):
+        q = store_vector(100_000 + k)
+        i = max((i for i in range(STORE_ITEMS) if i % 10 == k % 10), key=lambda i: cos(q, store_vector(i)))
+        best.append(f"item-{i}")
+
+    def run_once():
+        return [
+            store.search(("bench",), query=f"query {k}", filter={"group": k % 10}, limit=10)
+            for k in range(STORE_QUERIES)
+        ]
+
+    def check(results):
+        expect(len(results) == STORE_QUERIES, f"{len(results)} searches")
+        for k, found in enumerate(results):
+            expect(len(found) == 10, f"search {k}: {len(found)} items")
+            expect(found[0].key == best[k], f"search {k}: best {found[0].key} expected {best[k]}")
+            expect(all(i.value["group"] == k % 10 for i in found), f"search {k}: outside the filter")
+            expect(
+                all(a.score >= b.score for a, b in zip(found, found[1:])), f"search {k}: order"
+            )
+
+    return run_once, check
+
+
 WORKLOADS = {
+    "store_put_10k_memory": make_store_put,
+    "store_search_10k_memory": make_store_search,
     "chain_10000": lambda: make_chain(10_000, None),
     "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
     "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),

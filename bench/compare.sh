@@ -28,6 +28,10 @@ fi
 python3 -c "import langgraph.checkpoint.sqlite" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check "langgraph==1.2.22" \
         "langgraph-checkpoint-sqlite==3.1.2"
+# The store_* workloads: LangGraph's InMemoryStore computes similarities with
+# numpy when it is installed (and warns that it is slow without it).
+python3 -c "import numpy" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check numpy
 own_anchor=bench/anchor.py
 
 args=()

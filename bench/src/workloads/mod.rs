@@ -7,6 +7,7 @@ mod interrupt_resume;
 mod react_agent;
 mod sendfan;
 mod seq;
+mod store;
 mod wide_state;
 
 use crate::harness::Workload;
@@ -30,6 +31,8 @@ pub const NAMES: &[&str] = &[
     "chain_10000",
     "chain_10000_ckpt_memory",
     "chain_10000_ckpt_sqlite",
+    "store_put_10k_memory",
+    "store_search_10k_memory",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -48,6 +51,8 @@ pub fn build(name: &str) -> Option<Workload> {
         "chain_10000" => Some(chain::build(10_000, chain::Saver::None)),
         "chain_10000_ckpt_memory" => Some(chain::build(10_000, chain::Saver::Memory)),
         "chain_10000_ckpt_sqlite" => Some(chain::build(10_000, chain::Saver::Sqlite)),
+        "store_put_10k_memory" => Some(store::build_put()),
+        "store_search_10k_memory" => Some(store::build_search()),
         // Chains of other lengths, to see how the cost grows (run only by name).
         _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
     }
