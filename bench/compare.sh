@@ -33,6 +33,10 @@ python3 -c "import langgraph.checkpoint.sqlite, sqlite_vec" 2>/dev/null ||
 python3 -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension' 2>/dev/null ||
     python3 -c "import pysqlite3" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check pysqlite3-binary
+# The store_* workloads: LangGraph's InMemoryStore computes similarities with
+# numpy when it is installed (and warns that it is slow without it).
+python3 -c "import numpy" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check numpy
 own_anchor=bench/anchor.py
 
 args=()

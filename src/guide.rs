@@ -13,6 +13,8 @@
 //! 5. [Interrupts](interrupts): human in the loop, breakpoints.
 //! 6. [Subgraphs](subgraphs): shared and mapped state, namespaces.
 //! 7. [Streaming](streaming): stream modes, subgraph events.
+//! 8. [Long-term memory](memory): the store, semantic search, TTL, the store
+//!    in the graph.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -43,4 +45,8 @@ pub mod subgraphs {
 
 pub mod streaming {
     #![doc = include_str!("../docs/guide/streaming.md")]
+}
+
+pub mod memory {
+    #![doc = include_str!("../docs/guide/memory.md")]
 }

@@ -8,6 +8,7 @@ mod react_agent;
 mod sendfan;
 mod seq;
 mod store;
+mod store_sqlite;
 mod wide_state;
 
 use crate::harness::Workload;
@@ -53,10 +54,10 @@ pub fn build(name: &str) -> Option<Workload> {
         "chain_10000" => Some(chain::build(10_000, chain::Saver::None)),
         "chain_10000_ckpt_memory" => Some(chain::build(10_000, chain::Saver::Memory)),
         "chain_10000_ckpt_sqlite" => Some(chain::build(10_000, chain::Saver::Sqlite)),
-        "store_put_10k_memory" => Some(store::build_put(store::Backend::Memory)),
-        "store_put_10k_sqlite" => Some(store::build_put(store::Backend::Sqlite)),
-        "store_search_10k_memory" => Some(store::build_search(store::Backend::Memory)),
-        "store_search_10k_sqlite" => Some(store::build_search(store::Backend::Sqlite)),
+        "store_put_10k_memory" => Some(store::build_put()),
+        "store_search_10k_memory" => Some(store::build_search()),
+        "store_put_10k_sqlite" => Some(store_sqlite::build_put()),
+        "store_search_10k_sqlite" => Some(store_sqlite::build_search()),
         // Chains of other lengths, to see how the cost grows (run only by name).
         _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
     }

@@ -171,8 +171,22 @@ impl IndexConfig {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        // Most calls (a put of one item) have no repeated text: sent as they are.
+        let repeated = if texts.len() <= 16 {
+            texts
+                .iter()
+                .enumerate()
+                .any(|(i, t)| texts[..i].contains(t))
+        } else {
+            let mut seen = hashbrown::HashSet::with_capacity(texts.len());
+            !texts.iter().all(|t| seen.insert(t.as_str()))
+        };
+        if !repeated {
+            let vectors = self.call(self.embeddings.embed_documents(texts)).await?;
+            return self.checked(vectors, texts.len());
+        }
         let mut unique: Vec<String> = Vec::with_capacity(texts.len());
-        let mut position = std::collections::HashMap::with_capacity(texts.len());
+        let mut position = hashbrown::HashMap::with_capacity(texts.len());
         let slots: Vec<usize> = texts
             .iter()
             .map(|t| {
@@ -183,16 +197,26 @@ impl IndexConfig {
             })
             .collect();
         let vectors = self.call(self.embeddings.embed_documents(&unique)).await?;
-        if vectors.len() != unique.len() {
+        let vectors = self.checked(vectors, unique.len())?;
+        Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+    }
+
+    /// `vectors` if there are `expected` of them, each of `dims` dimensions.
+    fn checked(
+        &self,
+        vectors: Vec<Vec<f32>>,
+        expected: usize,
+    ) -> Result<Vec<Vec<f32>>, StoreError> {
+        if vectors.len() != expected {
             return Err(StoreError::Embedding(EmbeddingError::WrongCount {
-                expected: unique.len(),
+                expected,
                 got: vectors.len(),
             }));
         }
         for v in &vectors {
             self.check_dims(v)?;
         }
-        Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+        Ok(vectors)
     }
 
     /// Embeds a search query, checking its size and the timeout.

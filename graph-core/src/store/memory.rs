@@ -8,9 +8,10 @@ use super::op::{GetOp, ListNamespacesOp, Op, OpResult, PutOp, SearchOp};
 use super::ttl::{TtlConfig, TtlSweeper};
 use super::{Store, StoreConfig, StoreError};
 use futures::future::BoxFuture;
+use hashbrown::HashMap;
 use serde_json::{Map, Value};
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -221,20 +222,26 @@ impl InMemoryStore {
             }
         }
         // The puts that take effect: the last one of each key.
-        let mut last_put: HashMap<(&Namespace, &str), usize> = HashMap::new();
-        for (i, op) in ops.iter().enumerate() {
-            if let Op::Put(put) = op {
-                last_put.insert((&put.namespace, put.key.as_str()), i);
-            }
-        }
         let mut effective = vec![false; ops.len()];
-        for i in last_put.into_values() {
-            effective[i] = true;
+        if let [Op::Put(_)] = ops.as_slice() {
+            effective[0] = true;
+        } else {
+            let mut last_put: HashMap<(&Namespace, &str), usize> = HashMap::new();
+            for (i, op) in ops.iter().enumerate() {
+                if let Op::Put(put) = op {
+                    last_put.insert((&put.namespace, put.key.as_str()), i);
+                }
+            }
+            for i in last_put.into_values() {
+                effective[i] = true;
+            }
         }
         let mut vectors = match index {
             Some(index) => self.embed_puts(index, &ops, &effective).await?,
-            None => HashMap::new(),
-        };
+            None => Vec::new(),
+        }
+        .into_iter();
+        let mut next_vectors = vectors.next();
 
         let now = SystemTime::now();
         if !effective.contains(&true) {
@@ -246,7 +253,16 @@ impl InMemoryStore {
         drop(queries);
         for (i, op) in ops.into_iter().enumerate() {
             if let (Op::Put(put), true) = (op, effective[i]) {
-                let v = vectors.remove(&i).unwrap_or_default();
+                let v = match next_vectors.take() {
+                    Some((at, v)) if at == i => {
+                        next_vectors = vectors.next();
+                        v
+                    }
+                    other => {
+                        next_vectors = other;
+                        Vec::new()
+                    }
+                };
                 apply_put(&mut data, put, v, &self.inner.config.ttl, now);
             }
         }
@@ -260,7 +276,7 @@ impl InMemoryStore {
         index: &IndexConfig,
         ops: &[Op],
         effective: &[bool],
-    ) -> Result<HashMap<usize, Vec<Vector>>, StoreError> {
+    ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
         let mut planned: Vec<(usize, String, u64, Option<Box<[f32]>>)> = Vec::new();
         let mut to_embed: Vec<String> = Vec::new();
         {
@@ -299,7 +315,8 @@ impl InMemoryStore {
             }
         }
         let mut fresh = index.embed_documents(&to_embed).await?.into_iter();
-        let mut out: HashMap<usize, Vec<Vector>> = HashMap::new();
+        // In op order, one entry per put with texts.
+        let mut out: Vec<(usize, Vec<Vector>)> = Vec::new();
         for (i, field, text_hash, reused) in planned {
             let values = match reused {
                 Some(v) => v,
@@ -309,12 +326,16 @@ impl InMemoryStore {
                     .into_boxed_slice(),
             };
             let norm = norm(&values);
-            out.entry(i).or_default().push(Vector {
+            let vector = Vector {
                 field,
                 text_hash,
                 values,
                 norm,
-            });
+            };
+            match out.last_mut() {
+                Some((at, vectors)) if *at == i => vectors.push(vector),
+                _ => out.push((i, vec![vector])),
+            }
         }
         Ok(out)
     }
@@ -466,29 +487,73 @@ fn apply_put(
     };
     data.seq += 1;
     let seq = data.seq;
-    let items = data.namespaces.entry(namespace).or_default();
-    let created_at = items
-        .get(&key)
-        .filter(|e| !e.expired(nanos(now)))
-        .map_or(now, |e| e.created_at);
     let ttl = ttl_config.resolve(ttl);
-    items.insert(
-        key,
-        Entry {
-            value,
-            created_at,
-            updated_at: now,
-            seq,
-            ttl,
-            expires_at: AtomicU64::new(expiry(ttl, now)),
-            vectors,
-        },
-    );
+    let entry = Entry {
+        value,
+        created_at: now,
+        updated_at: now,
+        seq,
+        ttl,
+        expires_at: AtomicU64::new(expiry(ttl, now)),
+        vectors,
+    };
+    let items = match data.namespaces.get_mut(&namespace) {
+        Some(items) => items,
+        None => data.namespaces.entry(namespace).or_default(),
+    };
+    match items.entry(key) {
+        hashbrown::hash_map::Entry::Occupied(mut stored) => {
+            let old = stored.get();
+            // An update keeps the creation time of an item still alive.
+            let created_at = if old.expired(nanos(now)) {
+                now
+            } else {
+                old.created_at
+            };
+            stored.insert(Entry {
+                created_at,
+                ..entry
+            });
+        }
+        hashbrown::hash_map::Entry::Vacant(slot) => {
+            slot.insert(entry);
+        }
+    }
 }
 
 impl Store for InMemoryStore {
     fn batch(&self, ops: Vec<Op>) -> BoxFuture<'_, Result<Vec<OpResult>, StoreError>> {
         Box::pin(self.run_batch(ops))
+    }
+
+    /// A put without the batch around it (no op list, no results): the same
+    /// steps as a batch of one.
+    fn put_with(&self, op: PutOp) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            op.validate()?;
+            let ops = [Op::Put(op)];
+            let vectors = match &self.inner.config.index {
+                Some(index) => self
+                    .embed_puts(index, &ops, &[true])
+                    .await?
+                    .pop()
+                    .map(|(_, v)| v)
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
+            let [Op::Put(op)] = ops else {
+                return Ok(());
+            };
+            let mut data = self.write();
+            apply_put(
+                &mut data,
+                op,
+                vectors,
+                &self.inner.config.ttl,
+                SystemTime::now(),
+            );
+            Ok(())
+        })
     }
 
     fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
