@@ -5,7 +5,8 @@ workloads; this script implements the ones added since, with the same
 harness rules and output format, so that bench/compare.sh can put both sides of
 every workload in one table.
 
-Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2
+Requires: pip install langgraph==1.2.22 langgraph-checkpoint-sqlite==3.1.2 numpy
+    sqlite-vec (and pysqlite3-binary where Python's sqlite3 cannot load extensions)
 
 Usage:
     python3 bench/anchor.py --list
@@ -136,6 +137,203 @@ def make_functional(n: int, parallel: bool, saver: bool):
 
     def check(out):
         expect(out == n * (n + 1) // 2, f"sum {out}")
+# store_put_10k_memory and store_search_10k_memory -------------------------------
+# LangGraph's InMemoryStore with an index of 64 dimensions over `text` (numpy
+# installed, as LangGraph recommends: it computes the cosine similarities). The
+# data, as bench/src/workloads/store.rs: item i is key f"item-{i}" in
+# ("bench", "items") with {"text": f"item {i}", "group": i % 10, "rank": i};
+# text f"item {i}" embeds to the vector of seed i, f"query {k}" to that of seed
+# 100000 + k, component j of seed s being ((s * 7919 + j * 104729) % 10007) /
+# 10007 - 0.5; the embedder looks vectors up. Search k (0..100): query
+# f"query {k}", filter {"group": k % 10}, limit 10, under ("bench",).
+
+STORE_ITEMS = 10_000
+STORE_QUERIES = 100
+STORE_DIMS = 64
+
+
+def store_vector(seed: int) -> list[float]:
+    return [((seed * 7919 + j * 104729) % 10007) / 10007 - 0.5 for j in range(STORE_DIMS)]
+
+
+def store_table() -> dict:
+    table = {f"item {i}": store_vector(i) for i in range(STORE_ITEMS)}
+    table.update({f"query {k}": store_vector(100_000 + k) for k in range(STORE_QUERIES)})
+    return table
+
+
+def new_store(table: dict):
+    from langgraph.store.memory import InMemoryStore
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [table[t] for t in texts]
+
+    return InMemoryStore(index={"dims": STORE_DIMS, "embed": embed, "fields": ["text"]})
+
+
+def fill_store(store) -> None:
+    ns = ("bench", "items")
+    for i in range(STORE_ITEMS):
+        store.put(ns, f"item-{i}", {"text": f"item {i}", "group": i % 10, "rank": i})
+
+
+def make_store_put():
+    table = store_table()
+
+    def run_once():
+        store = new_store(table)
+        fill_store(store)
+        return store
+
+    def check(store):
+        n = len(store._data[("bench", "items")])
+        expect(n == STORE_ITEMS, f"{n} items")
+
+    return run_once, check
+
+
+def make_store_search():
+    import math
+
+    table = store_table()
+    store = new_store(table)
+    fill_store(store)
+
+    def cos(a, b):
+        return sum(x * y for x, y in zip(a, b)) / (
+            math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        )
+
+    best = []
+    for k in range(STORE_QUERIES):
+        q = store_vector(100_000 + k)
+        i = max((i for i in range(STORE_ITEMS) if i % 10 == k % 10), key=lambda i: cos(q, store_vector(i)))
+        best.append(f"item-{i}")
+
+    def run_once():
+        return [
+            store.search(("bench",), query=f"query {k}", filter={"group": k % 10}, limit=10)
+            for k in range(STORE_QUERIES)
+        ]
+
+    def check(results):
+        expect(len(results) == STORE_QUERIES, f"{len(results)} searches")
+        for k, found in enumerate(results):
+            expect(len(found) == 10, f"search {k}: {len(found)} items")
+            expect(found[0].key == best[k], f"search {k}: best {found[0].key} expected {best[k]}")
+            expect(all(i.value["group"] == k % 10 for i in found), f"search {k}: outside the filter")
+            expect(
+                all(a.score >= b.score for a, b in zip(found, found[1:])), f"search {k}: order"
+            )
+
+    return run_once, check
+
+
+# store_put_10k_sqlite and store_search_10k_sqlite -----------------------------
+# 10 000 items ({"text", "kind", "n"}) with 64-dimension vectors: put one at a
+# time into a fresh SqliteStore on a file, or searched
+# 100 times with a query and the filter {"kind": "fact"}, 10 results each. The
+# embedding model looks precomputed vectors up (the same LCG numbers as the Rust
+# side), so the store is what is measured.
+
+SQLITE_ITEMS = 10_000
+SQLITE_DIMS = 64
+SQLITE_QUERIES = 100
+SQLITE_KINDS = ["note", "fact", "todo", "quote"]
+
+
+def sqlite_store_vectors(count: int, seed: int) -> list[list[float]]:
+    s = seed
+    out = []
+    for _ in range(count):
+        v = []
+        for _ in range(SQLITE_DIMS):
+            s = (s * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+            v.append((s >> 40) / float(1 << 24) - 0.5)
+        out.append(v)
+    return out
+
+
+def sqlite_store_text(i: int) -> str:
+    return f"document {i} about topic {i % 97}"
+
+
+def sqlite_store_item(i: int) -> dict:
+    return {"text": sqlite_store_text(i), "kind": SQLITE_KINDS[i % len(SQLITE_KINDS)], "n": i}
+
+
+def make_sqlite_store_factory(backend: str):
+    table = dict(zip((sqlite_store_text(i) for i in range(SQLITE_ITEMS)), sqlite_store_vectors(SQLITE_ITEMS, 1)))
+    table.update(zip((f"query {q}" for q in range(SQLITE_QUERIES)), sqlite_store_vectors(SQLITE_QUERIES, 2)))
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [table[t] for t in texts]
+
+    index = {"dims": SQLITE_DIMS, "embed": embed, "fields": ["text"], "text_fields": ["text"]}
+    directory = tempfile.mkdtemp(prefix="stategraph-anchor-store-")
+    runs = [0]
+
+    def open_store():
+        import sqlite3 as stdlib_sqlite3
+
+        if not hasattr(stdlib_sqlite3.connect(":memory:"), "enable_load_extension"):
+            import pysqlite3
+
+            sys.modules["sqlite3"] = pysqlite3
+        from langgraph.store.sqlite import SqliteStore
+
+        runs[0] += 1
+        conn = sys.modules["sqlite3"].connect(
+            os.path.join(directory, f"store-{runs[0]}.db"),
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        store = SqliteStore(conn, index=index)
+        store.setup()
+        return store
+
+    return open_store
+
+
+def make_sqlite_store_put(backend: str):
+    open_store = make_sqlite_store_factory(backend)
+    ns = ("bench", "docs")
+    values = [sqlite_store_item(i) for i in range(SQLITE_ITEMS)]
+
+    def run_once():
+        store = open_store()
+        for i, value in enumerate(values):
+            store.put(ns, f"doc-{i}", value)
+        return store
+
+    def check(store):
+        found = store.search(ns, limit=SQLITE_ITEMS + 1)
+        expect(len(found) == SQLITE_ITEMS, f"{len(found)} items")
+        last = store.get(ns, f"doc-{SQLITE_ITEMS - 1}")
+        expect(last is not None and last.value == sqlite_store_item(SQLITE_ITEMS - 1), "the last item")
+
+    return run_once, check
+
+
+def make_sqlite_store_search(backend: str):
+    store = make_sqlite_store_factory(backend)()
+    ns = ("bench", "docs")
+    for i in range(SQLITE_ITEMS):
+        store.put(ns, f"doc-{i}", sqlite_store_item(i))
+
+    def run_once():
+        return [
+            store.search(ns, query=f"query {q}", filter={"kind": "fact"}, limit=10)
+            for q in range(SQLITE_QUERIES)
+        ]
+
+    def check(results):
+        expect(len(results) == SQLITE_QUERIES, f"{len(results)} searches")
+        for found in results:
+            expect(len(found) == 10, f"{len(found)} results")
+            expect(all(i.value["kind"] == "fact" for i in found), "an item outside the filter")
+            scores = [i.score for i in found]
+            expect(all(a >= b for a, b in zip(scores, scores[1:])), f"scores {scores}")
 
     return run_once, check
 
@@ -145,6 +343,10 @@ WORKLOADS = {
     "functional_tasks_1000_ckpt_memory": lambda: make_functional(1000, False, True),
     "functional_fanout_1000": lambda: make_functional(1000, True, False),
     "functional_fanout_1000_ckpt_memory": lambda: make_functional(1000, True, True),
+    "store_put_10k_memory": make_store_put,
+    "store_search_10k_memory": make_store_search,
+    "store_put_10k_sqlite": lambda: make_sqlite_store_put("sqlite"),
+    "store_search_10k_sqlite": lambda: make_sqlite_store_search("sqlite"),
     "chain_10000": lambda: make_chain(10_000, None),
     "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
     "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),

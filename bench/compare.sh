@@ -26,9 +26,18 @@ if [ ! -f "$anchor" ]; then
     echo "python anchor not found at $anchor (set PYTHON_ANCHOR)" >&2
     exit 2
 fi
-python3 -c "import langgraph.checkpoint.sqlite" 2>/dev/null ||
+python3 -c "import langgraph.checkpoint.sqlite, sqlite_vec" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check "langgraph==1.2.22" \
-        "langgraph-checkpoint-sqlite==3.1.2"
+        "langgraph-checkpoint-sqlite==3.1.2" "sqlite-vec==0.1.9"
+# LangGraph's SqliteStore (store_*_sqlite) loads the sqlite-vec extension; a
+# Python whose sqlite3 cannot load extensions gets pysqlite3 (bench/anchor.py).
+python3 -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension' 2>/dev/null ||
+    python3 -c "import pysqlite3" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check pysqlite3-binary
+# The store_* workloads: LangGraph's InMemoryStore computes similarities with
+# numpy when it is installed (and warns that it is slow without it).
+python3 -c "import numpy" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check numpy
 own_anchor=bench/anchor.py
 
 args=()
@@ -65,6 +74,8 @@ else
     # which need STATEGRAPH_BENCH_PG_URL) run with --only.
     # The chain_* workloads run with --only too: LangGraph's own cost grows with
     # the square of the chain (chain_10000_ckpt_memory ran over 15 minutes).
+    # So do the store_* ones (LangGraph's store_put_10k_sqlite takes ~90 s a run):
+    #   bench/compare.sh --only store_put_10k_memory,store_put_10k_sqlite,store_search_10k_memory,store_search_10k_sqlite
     names=$("$ours" --list | grep -Fx -f <(echo "$shared_names"))
 fi
 

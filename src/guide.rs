@@ -15,6 +15,8 @@
 //! 7. [Streaming](streaming): stream modes, subgraph events.
 //! 8. [The Functional API](functional): `#[entrypoint]`, `#[task]`, durable
 //!    task results, the same agent in both APIs.
+//! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
+//!    in the graph.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -49,4 +51,8 @@ pub mod streaming {
 
 pub mod functional {
     #![doc = include_str!("../docs/guide/functional.md")]
+}
+
+pub mod memory {
+    #![doc = include_str!("../docs/guide/memory.md")]
 }

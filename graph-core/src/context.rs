@@ -212,6 +212,35 @@ impl<C: ?Sized> Context<C> {
         }
     }
 
+    /// The store the graph was compiled with
+    /// ([`CompileOptions::store`](crate::CompileOptions::store)): long-term
+    /// memory shared across threads, as LangGraph's `runtime.store`. A
+    /// subgraph reaches its parent's. [`StoreError::NoStore`] when the graph
+    /// has none; both errors convert into a node's error with `?`:
+    ///
+    /// ```
+    /// use stategraph::store::{Namespace, StoreExt};
+    /// use stategraph::{Context, NodeError};
+    ///
+    /// async fn remember(ctx: &Context, user: &str, fact: &str) -> Result<(), NodeError> {
+    ///     let ns = Namespace::new(["memories", user])?;
+    ///     ctx.store()?.put(&ns, "latest", serde_json::json!({"fact": fact})).await?;
+    ///     Ok(())
+    /// }
+    /// ```
+    ///
+    /// Writes to the store are not part of the thread's checkpoints: resuming
+    /// or replaying from an earlier checkpoint (time travel) does not undo them.
+    ///
+    /// [`StoreError::NoStore`]: crate::store::StoreError::NoStore
+    pub fn store(&self) -> Result<&Arc<dyn crate::store::Store>, crate::store::StoreError> {
+        self.inner
+            .scope
+            .store
+            .as_ref()
+            .ok_or(crate::store::StoreError::NoStore)
+    }
+
     /// Which attempt this is (1 for the first run; more under a `RetryPolicy`).
     pub fn attempt(&self) -> u32 {
         self.inner.attempt

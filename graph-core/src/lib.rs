@@ -23,6 +23,8 @@
 //! - [`error`], [`command`] ([`Command`], [`Send`]) and [`interrupt`] (pausing a
 //!   run and resuming it).
 //! - [`checkpoint`]: the saver interface and the in-memory saver.
+//! - [`store`]: long-term memory shared across threads (namespaced items,
+//!   filters, semantic search, TTL) and the in-memory store.
 //!
 //! # Features
 //!
@@ -38,6 +40,7 @@
 //
 // - ids: checkpoint and task ids, timestamps, hex and digit formatting
 // - checkpoint: the Checkpointer trait, checkpoint types, savers' shared code
+// - store: long-term memory: the Store trait, items, search, TTL, the in-memory store
 // - interrupt: interrupt values, resume values, breakpoints
 // - spec: a node's name and input type, as edges and Send address it
 // - command: Command, Send, routes, and a command on its way to the parent
@@ -95,6 +98,7 @@ pub(crate) mod scope;
 pub mod snapshot;
 mod spec;
 pub mod state;
+pub mod store;
 pub mod stream;
 pub mod subgraph;
 pub(crate) mod unwind;

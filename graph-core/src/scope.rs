@@ -97,6 +97,9 @@ pub(crate) struct StepScope {
     /// The stored results of task calls (`crate::func`) a resumed step's
     /// entrypoint may reuse: the loaded checkpoint's writes of that kind.
     pub(crate) saved_calls: Option<Arc<[crate::checkpoint::PendingWrite]>>,
+    /// The long-term memory the graph was compiled with (the root graph's,
+    /// for nested graphs).
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl StepScope {

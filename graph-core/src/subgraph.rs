@@ -246,7 +246,8 @@ impl<C: State, X: ?Sized + 'static> CompiledGraph<C, X> {
         mode: SubgraphCheckpoints,
     ) -> Result<C, NodeError> {
         let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?
-            .with_cache(self.cache.clone());
+            .with_cache(self.cache.clone())
+            .with_store(self.store.clone());
         let GraphOutput {
             state,
             interrupts,

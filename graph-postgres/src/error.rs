@@ -48,6 +48,29 @@ pub enum PgError {
         /// The highest version this crate knows.
         supported: i64,
     },
+    /// The store tables were migrated by a newer version of this crate or of
+    /// LangGraph's Postgres store than this one.
+    #[error(
+        "the store tables are at version {found} (table {table}), but this graph-postgres \
+         knows versions up to {supported}; upgrade stategraph, or use another database or \
+         schema (search_path)"
+    )]
+    StoreSchemaTooNew {
+        /// The migrations table.
+        table: &'static str,
+        /// Its highest version.
+        found: i64,
+        /// The highest version this crate knows.
+        supported: i64,
+    },
+    /// The pgvector extension is installed in a schema that is not on the
+    /// connection's `search_path`, so its `vector` type cannot be named.
+    #[error(
+        "pgvector is installed in this database, but in a schema that is not on the \
+         search_path; add that schema (often `public`) to search_path, e.g. \
+         `options=-c search_path=myschema,public` in the connection string"
+    )]
+    PgvectorNotOnSearchPath,
     /// A stored row could not be decoded.
     #[error("thread `{thread_id}`, checkpoint `{checkpoint_id}`: cannot decode {what}: {source}")]
     Corrupt {

@@ -126,11 +126,13 @@ mod lock;
 mod ops;
 mod queue;
 mod schema;
+pub mod store;
 
 pub use deadpool_postgres;
 pub use error::PgError;
 pub use lock::ThreadLock;
 pub use queue::{QueuedRun, RunQueue, RunStatus, RUN_ID_METADATA_KEY};
+pub use store::{PostgresStore, VectorSearch};
 pub use tokio_postgres;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};

@@ -119,6 +119,7 @@ mod encode;
 mod lease;
 mod ops;
 mod schema;
+pub mod store;
 mod worker;
 
 use futures::future::BoxFuture;
@@ -132,6 +133,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use worker::Worker;
+
+pub use store::SqliteStore;
 
 /// The schema version this crate creates and reads (rows of `checkpoint_migrations`).
 pub const SCHEMA_VERSION: i64 = schema::LATEST;
@@ -476,9 +479,9 @@ impl Checkpointer for SqliteSaver {
 
 /// A storage failure with what was being done.
 #[derive(Debug)]
-struct StorageError {
-    context: String,
-    source: Option<rusqlite::Error>,
+pub(crate) struct StorageError {
+    pub(crate) context: String,
+    pub(crate) source: Option<rusqlite::Error>,
 }
 
 impl fmt::Display for StorageError {

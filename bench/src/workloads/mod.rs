@@ -8,6 +8,8 @@ mod interrupt_resume;
 mod react_agent;
 mod sendfan;
 mod seq;
+mod store;
+mod store_sqlite;
 mod wide_state;
 
 use crate::harness::Workload;
@@ -35,6 +37,10 @@ pub const NAMES: &[&str] = &[
     "functional_tasks_1000_ckpt_memory",
     "functional_fanout_1000",
     "functional_fanout_1000_ckpt_memory",
+    "store_put_10k_memory",
+    "store_put_10k_sqlite",
+    "store_search_10k_memory",
+    "store_search_10k_sqlite",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -57,6 +63,10 @@ pub fn build(name: &str) -> Option<Workload> {
         "functional_tasks_1000_ckpt_memory" => Some(functional::build(1000, false, true)),
         "functional_fanout_1000" => Some(functional::build(1000, true, false)),
         "functional_fanout_1000_ckpt_memory" => Some(functional::build(1000, true, true)),
+        "store_put_10k_memory" => Some(store::build_put()),
+        "store_search_10k_memory" => Some(store::build_search()),
+        "store_put_10k_sqlite" => Some(store_sqlite::build_put()),
+        "store_search_10k_sqlite" => Some(store_sqlite::build_search()),
         // Chains of other lengths, to see how the cost grows (run only by name).
         _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
     }

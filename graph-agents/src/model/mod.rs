@@ -5,6 +5,8 @@
 mod fake;
 #[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
+mod openai_embeddings;
 
 pub use fake::FakeChatModel;
 

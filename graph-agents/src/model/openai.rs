@@ -17,11 +17,16 @@
 //! Tool-call arguments that are not valid JSON become
 //! [`InvalidToolCall`](crate::InvalidToolCall)s, answered with an error by the tool
 //! node, so the history stays valid.
+//!
+//! [`OpenAiEmbeddings`] is the embeddings client for the same servers, the
+//! model of a store's semantic search.
 
 /// The HTTP client crate, for [`OpenAiChat::with_client`]: build the `reqwest::Client`
 /// with this version.
 #[doc(no_inline)]
 pub use reqwest;
+
+pub use super::openai_embeddings::OpenAiEmbeddings;
 
 use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
 use crate::error::AgentError;
@@ -184,7 +189,7 @@ fn reply_id() -> String {
 
 /// A failure of the HTTP client, said in words that tell what to do; the
 /// client's error stays whole as the source.
-fn transport(e: reqwest::Error) -> AgentError {
+pub(super) fn transport(e: reqwest::Error) -> AgentError {
     let at = e.url().map(|url| format!(" at {url}")).unwrap_or_default();
     let context = if e.is_timeout() {
         format!(
@@ -212,7 +217,7 @@ fn transport(e: reqwest::Error) -> AgentError {
     }
 }
 
-fn truncate(mut s: String, max: usize) -> String {
+pub(super) fn truncate(mut s: String, max: usize) -> String {
     if s.len() > max {
         let cut = (0..=max)
             .rev()

@@ -34,6 +34,8 @@ pub struct CompiledGraph<S: State, C: ?Sized = Untyped> {
     pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
     /// The type of the context value its runs are given.
     context: PhantomData<fn(&C)>,
+    /// The long-term memory nodes reach through their context.
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl<S: State, C: ?Sized> Clone for CompiledGraph<S, C> {
@@ -45,6 +47,7 @@ impl<S: State, C: ?Sized> Clone for CompiledGraph<S, C> {
             namespaced: self.namespaced,
             cache: self.cache.clone(),
             context: PhantomData,
+            store: self.store.clone(),
         }
     }
 }
@@ -117,6 +120,7 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         graph: Graph<S>,
         saver: Option<Arc<dyn Checkpointer>>,
         cache: Option<Arc<dyn crate::cache::Cache>>,
+        store: Option<Arc<dyn crate::store::Store>>,
         drawing: Drawing,
     ) -> Self {
         CompiledGraph {
@@ -125,6 +129,7 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             drawing: Arc::new(drawing),
             namespaced: false,
             cache,
+            store,
             context: PhantomData,
         }
     }
@@ -170,6 +175,12 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             graph: self,
             context: Some(context.into_context()),
         }
+    }
+
+    /// The store the graph was compiled with
+    /// ([`CompileOptions::store`](crate::CompileOptions::store)).
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.store.as_ref()
     }
 
     /// This graph with `cache`.
@@ -443,7 +454,8 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             self.saver.clone(),
         )?
         .with_cache(self.cache.clone())
-        .with_context(context);
+        .with_context(context)
+        .with_store(self.store.clone());
         let out = run.run(input).await?;
         Ok(GraphOutput {
             state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
@@ -624,10 +636,12 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         let config = config.clone();
         let saver = self.saver.clone();
         let cache = self.cache.clone();
+        let store = self.store.clone();
         let run = async move {
             let run = Run::new(graph, config, Some(sink), saver)?
                 .with_cache(cache)
-                .with_context(context);
+                .with_context(context)
+                .with_store(store);
             run.run(input).await.map(drop)
         };
         GraphStream {
@@ -648,6 +662,7 @@ impl<S: State> CompiledGraph<S> {
             drawing: Arc::clone(&self.drawing),
             namespaced: self.namespaced,
             cache: self.cache.clone(),
+            store: self.store.clone(),
             context: PhantomData,
         }
     }

@@ -143,6 +143,7 @@ impl IntoCheckpointer for Arc<dyn Checkpointer> {
 pub struct CompileOptions {
     saver: Option<Arc<dyn Checkpointer>>,
     cache: Option<Arc<dyn crate::cache::Cache>>,
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl CompileOptions {
@@ -163,6 +164,16 @@ impl CompileOptions {
         self.cache = Some(Arc::new(cache));
         self
     }
+
+    /// Gives every node, router and subgraph of the graph `store`, the
+    /// long-term memory shared across threads, through
+    /// [`Context::store`](crate::Context::store) (LangGraph's
+    /// `compile(store=..)`). Writes to it are not part of any checkpoint:
+    /// time travel does not undo them.
+    pub fn store(mut self, store: impl crate::store::IntoStore) -> Self {
+        self.store = Some(store.into_store());
+        self
+    }
 }
 
 impl std::fmt::Debug for CompileOptions {
@@ -170,6 +181,7 @@ impl std::fmt::Debug for CompileOptions {
         f.debug_struct("CompileOptions")
             .field("checkpointer", &self.saver.is_some())
             .field("cache", &self.cache.is_some())
+            .field("store", &self.store.is_some())
             .finish()
     }
 }
@@ -652,7 +664,11 @@ impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
         mut self,
         options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S, C>, GraphError> {
-        let CompileOptions { saver, cache } = options.into();
+        let CompileOptions {
+            saver,
+            cache,
+            store,
+        } = options.into();
         let mut seen = hashbrown::HashSet::with_capacity(self.edges.len());
         self.edges.retain(|edge| seen.insert(edge.clone()));
         validate::validate(&self)?;
@@ -661,6 +677,7 @@ impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
             build::build(self),
             saver,
             cache,
+            store,
             drawing,
         ))
     }

@@ -440,6 +440,7 @@ impl<S: State> Run<S> {
             depth: self.nested.as_ref().map_or(0, |n| n.depth),
             signals: Default::default(),
             saved_calls: None,
+            store: self.store.clone(),
         }
     }
 

@@ -119,6 +119,8 @@ pub(crate) struct Run<S: State> {
     cache: Option<Arc<dyn crate::cache::Cache>>,
     /// The run's context value (a nested run shares its caller's).
     context: crate::context::RunContext,
+    /// The long-term memory the nodes reach through their context.
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -210,6 +212,7 @@ impl<S: State> Run<S> {
             nested: None,
             cache: None,
             context: None,
+            store: None,
         })
     }
 
@@ -222,6 +225,15 @@ impl<S: State> Run<S> {
     /// The run with its context value, which its nodes and routers read.
     pub(crate) fn with_context(mut self, context: crate::context::RunContext) -> Self {
         self.context = context;
+        self
+    }
+
+    /// The run with the compiled graph's store (a nested run keeps the one of
+    /// the graph it runs in, if that has one).
+    pub(crate) fn with_store(mut self, store: Option<Arc<dyn crate::store::Store>>) -> Self {
+        if self.store.is_none() {
+            self.store = store;
+        }
         self
     }
 

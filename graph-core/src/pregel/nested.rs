@@ -66,6 +66,8 @@ impl<S: State> Run<S> {
             .map(|events| super::EventSink::nested(events, &ns));
         let mut run = Run::new(graph, config, events, saver)?;
         run.stream.nested_events = scope.events.clone();
+        // Subgraphs share the calling graph's store (LangGraph's runtime.store).
+        run.store = scope.store.clone();
         if let Some(p) = &mut run.persist.saver {
             p.config.checkpoint_ns = ns.clone();
         }

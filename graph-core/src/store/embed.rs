@@ -1,0 +1,357 @@
+//! Semantic search: the [`Embeddings`] a store embeds texts with, the
+//! [`IndexConfig`] saying which fields and how many dimensions, cosine
+//! similarity, and [`HashEmbeddings`], a deterministic offline embedder.
+
+use super::error::StoreError;
+use super::fields::FieldPath;
+use super::op::PutIndex;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An embedding model: texts in, one vector per text out (async, batched).
+///
+/// Implement it for a model of your own; `stategraph::agents::openai` has a
+/// client for OpenAI-compatible servers, and [`HashEmbeddings`] is an offline
+/// stand-in for tests and examples.
+pub trait Embeddings: Send + Sync + 'static {
+    /// One vector per text, in order.
+    fn embed_documents<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>>;
+
+    /// The vector of a search query (by default, `embed_documents` of it).
+    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbeddingError>> {
+        Box::pin(async move {
+            let texts = [text.to_owned()];
+            let mut vectors = self.embed_documents(&texts).await?;
+            match vectors.len() {
+                1 => Ok(vectors.swap_remove(0)),
+                got => Err(EmbeddingError::WrongCount { expected: 1, got }),
+            }
+        })
+    }
+}
+
+/// Why texts could not be embedded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbeddingError {
+    /// The model (or the server running it) failed.
+    #[error("the embedding model failed: {0}")]
+    Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The model did not answer in time.
+    #[error(
+        "the embedding model did not answer within {after:?}; check the server, or raise the \
+         timeout (IndexConfig::timeout)"
+    )]
+    Timeout {
+        /// The time allowed.
+        after: Duration,
+    },
+    /// The model returned another number of vectors than texts.
+    #[error("the embedding model returned {got} vectors for {expected} texts")]
+    WrongCount {
+        /// How many texts were sent.
+        expected: usize,
+        /// How many vectors came back.
+        got: usize,
+    },
+    /// A vector has another size than the index's `dims`.
+    #[error(
+        "the embedding model returned a vector of {got} dimensions, the index expects {expected}; \
+         set IndexConfig's dims to the model's output size"
+    )]
+    WrongDimensions {
+        /// The index's `dims`.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
+}
+
+/// Semantic search configuration of a store (LangGraph's `IndexConfig`): the
+/// vectors' size, the model, the fields embedded by default.
+///
+/// ```
+/// use graph_core::store::{HashEmbeddings, IndexConfig};
+///
+/// let index = IndexConfig::new(64, HashEmbeddings::new(64)).fields(["text", "tags[*]"])?;
+/// assert_eq!(index.dims(), 64);
+/// assert_eq!(index.field_paths().len(), 2);
+/// # Ok::<(), graph_core::store::StoreError>(())
+/// ```
+#[derive(Clone)]
+pub struct IndexConfig {
+    dims: usize,
+    embeddings: Arc<dyn Embeddings>,
+    fields: Vec<FieldPath>,
+    timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for IndexConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexConfig")
+            .field("dims", &self.dims)
+            .field("fields", &self.fields)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IndexConfig {
+    /// Vectors of `dims` dimensions from `embeddings`, of the whole value (`$`)
+    /// unless [`fields`](Self::fields) says otherwise.
+    pub fn new(dims: usize, embeddings: impl Embeddings) -> Self {
+        Self::shared(dims, Arc::new(embeddings))
+    }
+
+    /// As [`new`](Self::new), with a model shared with other code.
+    pub fn shared(dims: usize, embeddings: Arc<dyn Embeddings>) -> Self {
+        IndexConfig {
+            dims,
+            embeddings,
+            fields: vec![FieldPath::root()],
+            timeout: None,
+        }
+    }
+
+    /// The paths embedded by default (see [`FieldPath`] for the syntax).
+    pub fn fields<I, S>(mut self, fields: I) -> Result<Self, StoreError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.fields = fields
+            .into_iter()
+            .map(|f| FieldPath::parse(f.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
+    /// Fails a call to the model that takes longer than `timeout`
+    /// ([`EmbeddingError::Timeout`]; nothing is written). Needs a tokio
+    /// runtime with its timer.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The vectors' size.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The model.
+    pub fn embeddings(&self) -> &Arc<dyn Embeddings> {
+        &self.embeddings
+    }
+
+    /// The paths embedded by default.
+    pub fn field_paths(&self) -> &[FieldPath] {
+        &self.fields
+    }
+
+    /// The texts of `value` to embed under `index`, each with its vector's
+    /// field name (LangGraph's: the path, or `path.i` when a path yields
+    /// several texts).
+    pub fn texts_to_embed(&self, value: &Map<String, Value>, index: &PutIndex) -> Vec<IndexedText> {
+        match index {
+            PutIndex::Off => Vec::new(),
+            PutIndex::Default => indexed_texts(value, &self.fields),
+            PutIndex::Fields(paths) => indexed_texts(value, paths),
+        }
+    }
+
+    /// Embeds `texts` in one call (each distinct text once), checking the
+    /// number and size of the vectors and the timeout.
+    pub async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, StoreError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Most calls (a put of one item) have no repeated text: sent as they are.
+        let repeated = if texts.len() <= 16 {
+            texts
+                .iter()
+                .enumerate()
+                .any(|(i, t)| texts[..i].contains(t))
+        } else {
+            let mut seen = hashbrown::HashSet::with_capacity(texts.len());
+            !texts.iter().all(|t| seen.insert(t.as_str()))
+        };
+        if !repeated {
+            let vectors = self.call(self.embeddings.embed_documents(texts)).await?;
+            return self.checked(vectors, texts.len());
+        }
+        let mut unique: Vec<String> = Vec::with_capacity(texts.len());
+        let mut position = hashbrown::HashMap::with_capacity(texts.len());
+        let slots: Vec<usize> = texts
+            .iter()
+            .map(|t| {
+                *position.entry(t.as_str()).or_insert_with(|| {
+                    unique.push(t.clone());
+                    unique.len() - 1
+                })
+            })
+            .collect();
+        let vectors = self.call(self.embeddings.embed_documents(&unique)).await?;
+        let vectors = self.checked(vectors, unique.len())?;
+        Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+    }
+
+    /// `vectors` if there are `expected` of them, each of `dims` dimensions.
+    fn checked(
+        &self,
+        vectors: Vec<Vec<f32>>,
+        expected: usize,
+    ) -> Result<Vec<Vec<f32>>, StoreError> {
+        if vectors.len() != expected {
+            return Err(StoreError::Embedding(EmbeddingError::WrongCount {
+                expected,
+                got: vectors.len(),
+            }));
+        }
+        for v in &vectors {
+            self.check_dims(v)?;
+        }
+        Ok(vectors)
+    }
+
+    /// Embeds a search query, checking its size and the timeout.
+    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>, StoreError> {
+        let vector = self.call(self.embeddings.embed_query(query)).await?;
+        self.check_dims(&vector)?;
+        Ok(vector)
+    }
+
+    fn check_dims(&self, vector: &[f32]) -> Result<(), StoreError> {
+        if vector.len() != self.dims {
+            return Err(StoreError::Embedding(EmbeddingError::WrongDimensions {
+                expected: self.dims,
+                got: vector.len(),
+            }));
+        }
+        Ok(())
+    }
+
+    async fn call<T>(
+        &self,
+        call: BoxFuture<'_, Result<T, EmbeddingError>>,
+    ) -> Result<T, StoreError> {
+        let result = match self.timeout {
+            None => call.await,
+            Some(after) => match tokio::time::timeout(after, call).await {
+                Ok(result) => result,
+                Err(_) => Err(EmbeddingError::Timeout { after }),
+            },
+        };
+        result.map_err(StoreError::Embedding)
+    }
+}
+
+/// One text of an item to embed, and the field name its vector is stored under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedText {
+    /// The vector's field name (`text`, `messages[*].content.1`, `$`).
+    pub field: String,
+    /// The text.
+    pub text: String,
+}
+
+/// The texts at `paths` in `value`, named as LangGraph names their vectors.
+pub fn indexed_texts(value: &Map<String, Value>, paths: &[FieldPath]) -> Vec<IndexedText> {
+    let mut out = Vec::new();
+    for path in paths {
+        let texts = path.texts(value);
+        let several = texts.len() > 1;
+        for (i, text) in texts.into_iter().enumerate() {
+            let field = if several {
+                format!("{}.{i}", path.as_str())
+            } else {
+                path.as_str().to_owned()
+            };
+            out.push(IndexedText { field, text });
+        }
+    }
+    out
+}
+
+/// The cosine similarity of two vectors (0 when either is all zeros), as
+/// LangGraph scores semantic search.
+pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// A deterministic, offline embedder for tests and examples. **Not a language
+/// model**: it hashes each lower-cased word (runs of letters and digits) into
+/// one of `dims` buckets with a sign (the "hashing trick") and normalises the
+/// sum, so two texts are similar exactly when they share words, weighted by
+/// how often. It knows no synonyms ("vegetarian" and "meat" are unrelated),
+/// and with few dimensions two unrelated words may share a bucket (a few
+/// hundred dimensions make that rare). Exactly: each word's xxh3-64 hash `h`
+/// (of its lower-cased UTF-8 bytes) adds `+1` (top bit clear) or `-1` (top
+/// bit set) to bucket `h % dims`; the sum is divided by its length.
+///
+/// ```
+/// use graph_core::store::{cosine_similarity, Embeddings, HashEmbeddings};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), graph_core::store::EmbeddingError> {
+/// let e = HashEmbeddings::new(64);
+/// let v = e.embed_documents(&["I am vegetarian".into(), "cold rainy day".into()]).await?;
+/// let q = e.embed_query("vegetarian restaurant").await?;
+/// assert!(cosine_similarity(&q, &v[0]) > cosine_similarity(&q, &v[1]));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashEmbeddings {
+    dims: usize,
+}
+
+impl HashEmbeddings {
+    /// An embedder of `dims`-dimensional vectors (at least 1).
+    pub fn new(dims: usize) -> Self {
+        HashEmbeddings { dims: dims.max(1) }
+    }
+
+    /// The vector of one text.
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; self.dims];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let h = xxhash_rust::xxh3::xxh3_64(word.to_lowercase().as_bytes());
+            let bucket = (h % self.dims as u64) as usize;
+            v[bucket] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            v.iter_mut().for_each(|x| *x /= norm);
+        }
+        v
+    }
+}
+
+impl Embeddings for HashEmbeddings {
+    fn embed_documents<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| self.embed(t)).collect()) })
+    }
+}

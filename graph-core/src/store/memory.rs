@@ -1,0 +1,582 @@
+//! [`InMemoryStore`]: the store in a map, for tests, examples and programs
+//! whose memory need not outlive them.
+
+use super::embed::IndexConfig;
+use super::item::{Item, SearchItem};
+use super::namespace::Namespace;
+use super::op::{GetOp, ListNamespacesOp, Op, OpResult, PutOp, SearchOp};
+use super::ttl::{TtlConfig, TtlSweeper};
+use super::{Store, StoreConfig, StoreError};
+use futures::future::BoxFuture;
+use hashbrown::HashMap;
+use serde_json::{Map, Value};
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A [`Store`] in memory (LangGraph's `InMemoryStore`), with semantic search
+/// when given an [`IndexConfig`] and expiry ([`TtlConfig`]). Clones share the
+/// same items. Everything is lost when the process ends.
+///
+/// Searches scan the items under the prefix (a query search computes the
+/// cosine similarity of every embedded text), which is fast for the tens of
+/// thousands of items a process keeps in memory.
+///
+/// ```
+/// use graph_core::store::{HashEmbeddings, IndexConfig, InMemoryStore, Namespace, SearchOp, Store, StoreConfig};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), graph_core::store::StoreError> {
+/// let index = IndexConfig::new(64, HashEmbeddings::new(64)).fields(["text"])?;
+/// let store = InMemoryStore::with_config(StoreConfig::new().index(index));
+/// let ns = Namespace::new(["memories", "alice"])?;
+/// store.put(&ns, "diet", json!({"text": "alice is vegetarian"})).await?;
+/// store.put(&ns, "pet", json!({"text": "alice has a cat"})).await?;
+///
+/// let found = store.search(SearchOp::new(ns).query("is alice vegetarian?").limit(1)).await?;
+/// assert_eq!(found[0].key, "diet");
+/// assert!(found[0].score.unwrap() > 0.5);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Default)]
+pub struct InMemoryStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    config: StoreConfig,
+    data: RwLock<Data>,
+}
+
+#[derive(Default)]
+struct Data {
+    namespaces: BTreeMap<Namespace, HashMap<String, Entry>>,
+    /// Orders writes: the most recently updated item has the highest `seq`.
+    seq: u64,
+}
+
+struct Entry {
+    value: Map<String, Value>,
+    created_at: SystemTime,
+    updated_at: SystemTime,
+    seq: u64,
+    ttl: Option<Duration>,
+    /// Nanoseconds since the epoch; `NEVER` when the item does not expire.
+    /// Atomic so that a read under the shared lock can restart it.
+    expires_at: AtomicU64,
+    vectors: Vec<Vector>,
+}
+
+struct Vector {
+    field: String,
+    text_hash: u64,
+    values: Box<[f32]>,
+    norm: f32,
+}
+
+const NEVER: u64 = u64::MAX;
+
+fn nanos(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(NEVER - 1))
+}
+
+fn expiry(ttl: Option<Duration>, now: SystemTime) -> u64 {
+    TtlConfig::expires_at(ttl, now).map_or(NEVER, nanos)
+}
+
+impl Entry {
+    fn expired(&self, now: u64) -> bool {
+        self.expires_at.load(Ordering::Relaxed) <= now
+    }
+
+    fn refresh(&self, now: SystemTime) {
+        if self.ttl.is_some() {
+            self.expires_at
+                .store(expiry(self.ttl, now), Ordering::Relaxed);
+        }
+    }
+
+    fn item(&self, namespace: &Namespace, key: &str) -> Item {
+        Item {
+            namespace: namespace.clone(),
+            key: key.to_owned(),
+            value: self.value.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
+    /// The best cosine similarity of `query` to this item's texts.
+    fn score(&self, query: &[f32], query_norm: f32) -> Option<f64> {
+        let mut best: Option<f32> = None;
+        for v in &self.vectors {
+            let s = if v.norm == 0.0 || query_norm == 0.0 {
+                0.0
+            } else {
+                dot(query, &v.values) / (v.norm * query_norm)
+            };
+            best = Some(best.map_or(s, |b| b.max(s)));
+        }
+        best.map(f64::from)
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators let the compiler vectorise the loop.
+    let mut acc = [0f32; 4];
+    let (ca, ra) = a.as_chunks::<4>();
+    let (cb, rb) = b.as_chunks::<4>();
+    for (x, y) in ca.iter().zip(cb) {
+        for i in 0..4 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+fn norm(v: &[f32]) -> f32 {
+    dot(v, v).sqrt()
+}
+
+fn text_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
+impl InMemoryStore {
+    /// An empty store without semantic search, whose items never expire.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty store with semantic search and expiry as `config` says.
+    pub fn with_config(config: StoreConfig) -> Self {
+        InMemoryStore {
+            inner: Arc::new(Inner {
+                config,
+                data: RwLock::default(),
+            }),
+        }
+    }
+
+    /// The store's configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.inner.config
+    }
+
+    /// How many items the store holds (expired ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.read().namespaces.values().map(HashMap::len).sum()
+    }
+
+    /// Whether the store holds no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Starts a background task deleting expired items every
+    /// [`TtlConfig::sweep_interval`] (5 minutes when unset, as in LangGraph),
+    /// until the returned handle is stopped or dropped. Needs a tokio runtime.
+    pub fn start_ttl_sweeper(&self) -> TtlSweeper {
+        let interval = self
+            .inner
+            .config
+            .ttl
+            .sweep_interval
+            .unwrap_or(Duration::from_secs(5 * 60));
+        TtlSweeper::start(Arc::new(self.clone()), interval)
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Data> {
+        // Nothing below panics between the start and the end of a mutation,
+        // so a poisoned lock still guards consistent data.
+        self.inner.data.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Data> {
+        self.inner.data.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn run_batch(&self, ops: Vec<Op>) -> Result<Vec<OpResult>, StoreError> {
+        for op in &ops {
+            op.validate()?;
+        }
+        let index = self.inner.config.index.as_ref();
+        // Embed the queries, each distinct one once.
+        let mut queries: HashMap<&str, (Vec<f32>, f32)> = HashMap::new();
+        if let Some(index) = index {
+            for op in &ops {
+                if let Op::Search(SearchOp { query: Some(q), .. }) = op {
+                    if !queries.contains_key(q.as_str()) {
+                        let v = index.embed_query(q).await?;
+                        let n = norm(&v);
+                        queries.insert(q.as_str(), (v, n));
+                    }
+                }
+            }
+        }
+        // The puts that take effect: the last one of each key.
+        let mut effective = vec![false; ops.len()];
+        if let [Op::Put(_)] = ops.as_slice() {
+            effective[0] = true;
+        } else {
+            let mut last_put: HashMap<(&Namespace, &str), usize> = HashMap::new();
+            for (i, op) in ops.iter().enumerate() {
+                if let Op::Put(put) = op {
+                    last_put.insert((&put.namespace, put.key.as_str()), i);
+                }
+            }
+            for i in last_put.into_values() {
+                effective[i] = true;
+            }
+        }
+        let mut vectors = match index {
+            Some(index) => self.embed_puts(index, &ops, &effective).await?,
+            None => Vec::new(),
+        }
+        .into_iter();
+        let mut next_vectors = vectors.next();
+
+        let now = SystemTime::now();
+        if !effective.contains(&true) {
+            let data = self.read();
+            return self.read_ops(&data, &ops, &queries, now);
+        }
+        let mut data = self.write();
+        let results = self.read_ops(&data, &ops, &queries, now)?;
+        drop(queries);
+        for (i, op) in ops.into_iter().enumerate() {
+            if let (Op::Put(put), true) = (op, effective[i]) {
+                let v = match next_vectors.take() {
+                    Some((at, v)) if at == i => {
+                        next_vectors = vectors.next();
+                        v
+                    }
+                    other => {
+                        next_vectors = other;
+                        Vec::new()
+                    }
+                };
+                apply_put(&mut data, put, v, &self.inner.config.ttl, now);
+            }
+        }
+        Ok(results)
+    }
+
+    /// The vectors of every effective put with a value, embedding only the
+    /// texts the stored item does not already have under the same field.
+    async fn embed_puts(
+        &self,
+        index: &IndexConfig,
+        ops: &[Op],
+        effective: &[bool],
+    ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
+        let mut planned: Vec<(usize, String, u64, Option<Box<[f32]>>)> = Vec::new();
+        let mut to_embed: Vec<String> = Vec::new();
+        {
+            let data = self.read();
+            for (i, op) in ops.iter().enumerate() {
+                let Op::Put(PutOp {
+                    namespace,
+                    key,
+                    value: Some(value),
+                    index: put_index,
+                    ..
+                }) = op
+                else {
+                    continue;
+                };
+                if !effective[i] {
+                    continue;
+                }
+                let stored = data
+                    .namespaces
+                    .get(namespace)
+                    .and_then(|items| items.get(key.as_str()));
+                for text in index.texts_to_embed(value, put_index) {
+                    let hash = text_hash(&text.text);
+                    let reused = stored.and_then(|e| {
+                        e.vectors
+                            .iter()
+                            .find(|v| v.field == text.field && v.text_hash == hash)
+                            .map(|v| v.values.clone())
+                    });
+                    if reused.is_none() {
+                        to_embed.push(text.text);
+                    }
+                    planned.push((i, text.field, hash, reused));
+                }
+            }
+        }
+        let mut fresh = index.embed_documents(&to_embed).await?.into_iter();
+        // In op order, one entry per put with texts.
+        let mut out: Vec<(usize, Vec<Vector>)> = Vec::new();
+        for (i, field, text_hash, reused) in planned {
+            let values = match reused {
+                Some(v) => v,
+                None => fresh
+                    .next()
+                    .ok_or_else(|| StoreError::InvalidInput("fewer vectors than texts".into()))?
+                    .into_boxed_slice(),
+            };
+            let norm = norm(&values);
+            let vector = Vector {
+                field,
+                text_hash,
+                values,
+                norm,
+            };
+            match out.last_mut() {
+                Some((at, vectors)) if *at == i => vectors.push(vector),
+                _ => out.push((i, vec![vector])),
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_ops(
+        &self,
+        data: &Data,
+        ops: &[Op],
+        queries: &HashMap<&str, (Vec<f32>, f32)>,
+        now: SystemTime,
+    ) -> Result<Vec<OpResult>, StoreError> {
+        let ttl = &self.inner.config.ttl;
+        let now_nanos = nanos(now);
+        ops.iter()
+            .map(|op| {
+                Ok(match op {
+                    Op::Get(get) => OpResult::Get(get_in(data, get, ttl, now, now_nanos)),
+                    Op::Search(search) => {
+                        let query = search
+                            .query
+                            .as_deref()
+                            .and_then(|q| queries.get(q))
+                            .map(|(v, n)| (v.as_slice(), *n));
+                        OpResult::Search(search_in(data, search, query, ttl, now, now_nanos)?)
+                    }
+                    Op::ListNamespaces(list) => {
+                        OpResult::ListNamespaces(list_in(data, list, now_nanos))
+                    }
+                    Op::Put(_) => OpResult::Put,
+                })
+            })
+            .collect()
+    }
+}
+
+fn get_in(
+    data: &Data,
+    op: &GetOp,
+    ttl: &TtlConfig,
+    now: SystemTime,
+    now_nanos: u64,
+) -> Option<Item> {
+    let entry = data.namespaces.get(&op.namespace)?.get(op.key.as_str())?;
+    if entry.expired(now_nanos) {
+        return None;
+    }
+    if ttl.refresh(op.refresh_ttl) {
+        entry.refresh(now);
+    }
+    Some(entry.item(&op.namespace, &op.key))
+}
+
+fn search_in(
+    data: &Data,
+    op: &SearchOp,
+    query: Option<(&[f32], f32)>,
+    ttl: &TtlConfig,
+    now: SystemTime,
+    now_nanos: u64,
+) -> Result<Vec<SearchItem>, StoreError> {
+    let wanted = op.offset.saturating_add(op.limit);
+    // (score, seq, namespace, key, entry) of every match.
+    let mut found: Vec<(Option<f64>, u64, &Namespace, &str, &Entry)> = Vec::new();
+    let under_prefix = data
+        .namespaces
+        .range(op.namespace_prefix.clone()..)
+        .take_while(|(ns, _)| ns.starts_with(&op.namespace_prefix));
+    for (ns, items) in under_prefix {
+        for (key, entry) in items {
+            if entry.expired(now_nanos) || !op.filter.matches(ns, key, &entry.value)? {
+                continue;
+            }
+            let score = match query {
+                Some((q, qn)) => match entry.score(q, qn) {
+                    Some(s) => Some(s),
+                    // Items without embedded texts are not found by a query.
+                    None => continue,
+                },
+                None => None,
+            };
+            found.push((score, entry.seq, ns, key, entry));
+        }
+    }
+    // Best score first, then most recently updated first.
+    let order = |a: &(Option<f64>, u64, &Namespace, &str, &Entry),
+                 b: &(Option<f64>, u64, &Namespace, &str, &Entry)| {
+        match (a.0, b.0) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            _ => CmpOrdering::Equal,
+        }
+        .then(b.1.cmp(&a.1))
+    };
+    if wanted < found.len() {
+        if wanted == 0 {
+            found.clear();
+        } else {
+            found.select_nth_unstable_by(wanted - 1, order);
+            found.truncate(wanted);
+        }
+    }
+    found.sort_unstable_by(order);
+    let refresh = ttl.refresh(op.refresh_ttl);
+    Ok(found
+        .into_iter()
+        .skip(op.offset)
+        .map(|(score, _, ns, key, entry)| {
+            if refresh {
+                entry.refresh(now);
+            }
+            SearchItem {
+                item: entry.item(ns, key),
+                score,
+            }
+        })
+        .collect())
+}
+
+fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace> {
+    op.apply(
+        data.namespaces
+            .iter()
+            .filter(|(_, items)| items.values().any(|e| !e.expired(now_nanos)))
+            .map(|(ns, _)| ns.clone()),
+    )
+}
+
+fn apply_put(
+    data: &mut Data,
+    op: PutOp,
+    vectors: Vec<Vector>,
+    ttl_config: &TtlConfig,
+    now: SystemTime,
+) {
+    let PutOp {
+        namespace,
+        key,
+        value,
+        ttl,
+        ..
+    } = op;
+    let Some(value) = value else {
+        if let Some(items) = data.namespaces.get_mut(&namespace) {
+            items.remove(&key);
+            if items.is_empty() {
+                data.namespaces.remove(&namespace);
+            }
+        }
+        return;
+    };
+    data.seq += 1;
+    let seq = data.seq;
+    let ttl = ttl_config.resolve(ttl);
+    let entry = Entry {
+        value,
+        created_at: now,
+        updated_at: now,
+        seq,
+        ttl,
+        expires_at: AtomicU64::new(expiry(ttl, now)),
+        vectors,
+    };
+    let items = match data.namespaces.get_mut(&namespace) {
+        Some(items) => items,
+        None => data.namespaces.entry(namespace).or_default(),
+    };
+    match items.entry(key) {
+        hashbrown::hash_map::Entry::Occupied(mut stored) => {
+            let old = stored.get();
+            // An update keeps the creation time of an item still alive.
+            let created_at = if old.expired(nanos(now)) {
+                now
+            } else {
+                old.created_at
+            };
+            stored.insert(Entry {
+                created_at,
+                ..entry
+            });
+        }
+        hashbrown::hash_map::Entry::Vacant(slot) => {
+            slot.insert(entry);
+        }
+    }
+}
+
+impl Store for InMemoryStore {
+    fn batch(&self, ops: Vec<Op>) -> BoxFuture<'_, Result<Vec<OpResult>, StoreError>> {
+        Box::pin(self.run_batch(ops))
+    }
+
+    /// A put without the batch around it (no op list, no results): the same
+    /// steps as a batch of one.
+    fn put_with(&self, op: PutOp) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            op.validate()?;
+            let ops = [Op::Put(op)];
+            let vectors = match &self.inner.config.index {
+                Some(index) => self
+                    .embed_puts(index, &ops, &[true])
+                    .await?
+                    .pop()
+                    .map(|(_, v)| v)
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
+            let [Op::Put(op)] = ops else {
+                return Ok(());
+            };
+            let mut data = self.write();
+            apply_put(
+                &mut data,
+                op,
+                vectors,
+                &self.inner.config.ttl,
+                SystemTime::now(),
+            );
+            Ok(())
+        })
+    }
+
+    fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let now = nanos(SystemTime::now());
+            let mut data = self.write();
+            let mut deleted = 0u64;
+            data.namespaces.retain(|_, items| {
+                let before = items.len();
+                items.retain(|_, e| !e.expired(now));
+                deleted += (before - items.len()) as u64;
+                !items.is_empty()
+            });
+            Ok(deleted)
+        })
+    }
+}
+
+impl std::fmt::Debug for InMemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemoryStore")
+            .field("items", &self.len())
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}

@@ -1,0 +1,995 @@
+//! [`SqliteStore`]: a [`Store`] in LangGraph's SQLite store tables.
+//!
+//! ```
+//! use graph_core::store::{Filter, HashEmbeddings, IndexConfig, Namespace, SearchOp, Store, StoreConfig};
+//! use graph_sqlite::SqliteStore;
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let index = IndexConfig::new(64, HashEmbeddings::new(64)).fields(["text"])?;
+//! let store = SqliteStore::open(dir.path().join("store.sqlite"), StoreConfig::new().index(index)).await?;
+//! let alice = Namespace::new(["memories", "alice"])?;
+//! store.put(&alice, "diet", json!({"text": "alice is vegetarian", "kind": "fact"})).await?;
+//! store.put(&alice, "pet", json!({"text": "alice has a cat", "kind": "fact"})).await?;
+//! let found = store
+//!     .search(SearchOp::new(alice).query("vegetarian food").filter(Filter::new().eq("kind", "fact")))
+//!     .await?;
+//! assert_eq!(found[0].key, "diet");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Layout: LangGraph's, unchanged
+//!
+//! The tables are those of `langgraph-checkpoint-sqlite`'s `SqliteStore`, with
+//! its migrations tables (`store_migrations`, `vector_migrations`) at its
+//! versions, so Python's store reads, searches and writes a database this
+//! store created, and the other way round:
+//!
+//! - `store(prefix, key, value, created_at, updated_at, expires_at,
+//!   ttl_minutes)`: the namespace's labels joined by periods, the key, the
+//!   value as JSON text, and the times as text. Times are UTC; this crate
+//!   writes microseconds (`2026-12-02 14:40:00.123456`), LangGraph whole
+//!   seconds (`CURRENT_TIMESTAMP`), and both sort as text.
+//! - `store_vectors(prefix, key, field_name, embedding, ...)`: one row per
+//!   embedded text, the vector as sqlite-vec's `float32` blob (little-endian
+//!   floats). The table is created when the store has an [`IndexConfig`], as
+//!   LangGraph does.
+//!
+//! LangGraph searches the vectors with the sqlite-vec extension's
+//! `vec_distance_cosine`, loaded into its connection. The database itself holds
+//! no sqlite-vec tables, only those blobs, so this crate needs no extension: it
+//! reads the blobs and computes the same cosine distance in Rust (the same
+//! `f32` arithmetic, so the scores are LangGraph's to the bit), keeping the
+//! best-scoring items. A search with a query scans the vectors under the
+//! namespace prefix, as LangGraph's does.
+//!
+//! Differences from LangGraph's store, all in what a read returns: an expired
+//! item is never returned (LangGraph returns it until a sweep deletes it); an
+//! update keeps the item's `created_at` (LangGraph's `INSERT OR REPLACE` resets
+//! it); filters are evaluated with [`Filter`]'s semantics, the same on every
+//! backend (LangGraph's SQLite store compares through `json_extract`, which
+//! differs for nested objects and mixed types); deleting or re-indexing an
+//! item deletes its old vectors (LangGraph leaves them, unused). LangGraph's
+//! SQLite store reads the fields to embed from `index["text_fields"]`, not
+//! `index["fields"]` (which its other stores use): configure both in Python
+//! when sharing an indexed database.
+//!
+//! # Threads
+//!
+//! As the [`SqliteSaver`](crate::SqliteSaver), the store owns one connection
+//! on a thread of its own; each batch is one job there, and one transaction.
+//! Embeddings are computed before the job is sent (a failing model writes
+//! nothing); texts whose vector is already stored under the same field are
+//! not embedded again.
+
+mod row;
+mod schema;
+
+use crate::worker::Worker;
+use futures::future::BoxFuture;
+use graph_core::store::{
+    Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult, PutIndex,
+    PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError, TtlConfig,
+};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// A [`Store`] in a SQLite file (or in memory), in the tables of LangGraph's
+/// Python `SqliteStore` (see the [module docs](self)).
+pub struct SqliteStore {
+    worker: Worker,
+    name: String,
+    index: Option<IndexConfig>,
+    ttl: TtlConfig,
+    vectors: bool,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("database", &self.name)
+            .field("index", &self.index)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path`, creating or migrating the
+    /// store tables. A database migrated by a newer LangGraph or stategraph, or
+    /// holding a `store` table LangGraph did not create, is refused
+    /// ([`StoreError::InvalidInput`]) before anything is written.
+    pub async fn open(path: impl AsRef<Path>, config: StoreConfig) -> Result<Self, StoreError> {
+        Self::start(Some(path.as_ref().to_path_buf()), config).await
+    }
+
+    /// A fresh database in memory, gone when the store is dropped.
+    pub async fn in_memory(config: StoreConfig) -> Result<Self, StoreError> {
+        Self::start(None, config).await
+    }
+
+    async fn start(path: Option<PathBuf>, config: StoreConfig) -> Result<Self, StoreError> {
+        let name = path
+            .as_ref()
+            .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+        let worker = Worker::start(name.clone(), crate::lease::DEFAULT_TTL, {
+            let name = name.clone();
+            move || match &path {
+                Some(path) => Connection::open(path)
+                    .map_err(|e| crate::storage(format!("cannot open `{name}`"), e)),
+                None => Connection::open_in_memory()
+                    .map_err(|e| crate::storage("cannot open an in-memory database".into(), e)),
+            }
+        })
+        .await
+        .map_err(|e| StoreError::Storage(Box::new(e)))?;
+        let mut store = SqliteStore {
+            worker,
+            name: name.clone(),
+            index: config.index,
+            ttl: config.ttl,
+            vectors: false,
+        };
+        let with_index = store.index.is_some();
+        store.vectors = store
+            .run(move |conn| schema::prepare(conn, &name, with_index))
+            .await?;
+        Ok(store)
+    }
+
+    /// Waits for queued operations, then closes the database.
+    pub async fn close(self) -> Result<(), StoreError> {
+        self.worker
+            .close()
+            .await
+            .map_err(|e| StoreError::Storage(Box::new(e)))
+    }
+
+    /// Runs `f` on the connection's thread.
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.worker
+            .run(move |conn| Ok(f(conn)))
+            .await
+            .map_err(|e| StoreError::Storage(Box::new(e)))?
+    }
+
+    async fn run_batch(&self, ops: Vec<Op>) -> Result<Vec<OpResult>, StoreError> {
+        for op in &ops {
+            op.validate()?;
+        }
+        // Every embedding before the first write: the queries, then the texts
+        // of the puts that are not stored already.
+        let mut queries: Vec<Option<Vec<f32>>> = Vec::with_capacity(ops.len());
+        for op in &ops {
+            queries.push(match (op, &self.index) {
+                (Op::Search(SearchOp { query: Some(q), .. }), Some(index)) => {
+                    Some(index.embed_query(q).await?)
+                }
+                _ => None,
+            });
+        }
+        let puts = last_puts(&ops);
+        let mut reuse = true;
+        let ops = std::sync::Arc::new(ops);
+        let queries = std::sync::Arc::new(queries);
+        loop {
+            let writes = self.plan_writes(&ops, &puts, reuse).await?;
+            let job = Job {
+                ops: ops.clone(),
+                queries: queries.clone(),
+                writes,
+                ttl: self.ttl.clone(),
+                vectors: self.vectors,
+            };
+            match self.run(move |conn| job.run(conn)).await? {
+                Some(results) => return Ok(results),
+                // A reused vector's item changed since it was read: embed anew.
+                None if reuse => reuse = false,
+                None => {
+                    return Err(StoreError::InvalidInput(
+                        "an item changed while its batch was written; try again".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// What each put writes: its row, and its vectors, embedded here (or
+    /// reused from the stored item when `reuse` and its text is unchanged).
+    async fn plan_writes(
+        &self,
+        ops: &[Op],
+        puts: &[usize],
+        reuse: bool,
+    ) -> Result<Vec<Write>, StoreError> {
+        let now = SystemTime::now();
+        let mut writes: Vec<Write> = Vec::with_capacity(puts.len());
+        let mut texts: Vec<Vec<IndexedText>> = Vec::with_capacity(puts.len());
+        for &i in puts {
+            let Op::Put(put) = &ops[i] else { continue };
+            let indexed = match (&put.value, &self.index) {
+                (Some(value), Some(index)) => index.texts_to_embed(value, &put.index),
+                _ => Vec::new(),
+            };
+            writes.push(Write {
+                op: i,
+                vectors: Vec::new(),
+                expect_value: None,
+                expires_at: TtlConfig::expires_at(self.ttl.resolve(put.ttl), now),
+                ttl: self.ttl.resolve(put.ttl),
+            });
+            texts.push(indexed);
+        }
+        let Some(index) = &self.index else {
+            return Ok(writes);
+        };
+        // The stored items of the puts with texts, to reuse their vectors.
+        let stored: Vec<Option<Stored>> = if reuse && texts.iter().any(|t| !t.is_empty()) {
+            let keys: Vec<(String, String)> = writes
+                .iter()
+                .zip(&texts)
+                .map(|(w, t)| match (&ops[w.op], t.is_empty()) {
+                    (Op::Put(put), false) => (put.namespace.to_dotted(), put.key.clone()),
+                    _ => (String::new(), String::new()),
+                })
+                .collect();
+            let vectors = self.vectors;
+            self.run(move |conn| read_stored(conn, &keys, vectors))
+                .await?
+        } else {
+            vec![None; writes.len()]
+        };
+        let mut to_embed: Vec<String> = Vec::new();
+        let mut slots: Vec<(usize, String)> = Vec::new();
+        for (w, (write, indexed)) in writes.iter_mut().zip(texts).enumerate() {
+            let Op::Put(put) = &ops[write.op] else {
+                continue;
+            };
+            let old = stored[w].as_ref().map(|s| {
+                let paths = match &put.index {
+                    PutIndex::Fields(paths) => paths.as_slice(),
+                    _ => index.field_paths(),
+                };
+                (s, graph_core::store::indexed_texts(&s.value, paths))
+            });
+            for IndexedText { field, text } in indexed {
+                let kept = old.as_ref().and_then(|(s, old_texts)| {
+                    old_texts
+                        .iter()
+                        .any(|t| t.field == field && t.text == text)
+                        .then(|| s.vectors.get(&field))
+                        .flatten()
+                });
+                match kept {
+                    Some(blob) => {
+                        write.expect_value = old.as_ref().map(|(s, _)| s.text.clone());
+                        write.vectors.push((field, blob.clone()));
+                    }
+                    None => {
+                        slots.push((w, field));
+                        to_embed.push(text);
+                    }
+                }
+            }
+        }
+        let vectors = index.embed_documents(&to_embed).await?;
+        for ((w, field), vector) in slots.into_iter().zip(vectors) {
+            writes[w].vectors.push((field, row::vector_blob(&vector)));
+        }
+        Ok(writes)
+    }
+}
+
+impl Store for SqliteStore {
+    fn batch(&self, ops: Vec<Op>) -> BoxFuture<'_, Result<Vec<OpResult>, StoreError>> {
+        Box::pin(self.run_batch(ops))
+    }
+
+    fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
+        let vectors = self.vectors;
+        Box::pin(self.run(move |conn| {
+            let now = row::timestamp(SystemTime::now());
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| storage("cannot start a sweep".into(), e))?;
+            if vectors {
+                tx.execute(
+                    "DELETE FROM store_vectors WHERE (prefix, key) IN (SELECT prefix, key \
+                     FROM store WHERE expires_at IS NOT NULL AND expires_at <= ?1)",
+                    [&now],
+                )
+                .map_err(|e| storage("cannot sweep expired vectors".into(), e))?;
+            }
+            let deleted = tx
+                .execute(
+                    "DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at <= ?1",
+                    [&now],
+                )
+                .map_err(|e| storage("cannot sweep expired items".into(), e))?;
+            tx.commit()
+                .map_err(|e| storage("cannot commit a sweep".into(), e))?;
+            Ok(deleted as u64)
+        }))
+    }
+}
+
+/// The positions of the puts that take effect: the last put of each key.
+fn last_puts(ops: &[Op]) -> Vec<usize> {
+    let mut last: HashMap<(&Namespace, &str), usize> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Op::Put(put) = op {
+            last.insert((&put.namespace, put.key.as_str()), i);
+        }
+    }
+    let mut puts: Vec<usize> = last.into_values().collect();
+    puts.sort_unstable();
+    puts
+}
+
+/// What one put writes, prepared before its transaction.
+struct Write {
+    /// Its position in the batch.
+    op: usize,
+    /// Its vectors: field name and blob.
+    vectors: Vec<(String, Vec<u8>)>,
+    /// With reused vectors: the stored value they were computed from, which
+    /// the transaction checks is still there.
+    expect_value: Option<String>,
+    expires_at: Option<SystemTime>,
+    ttl: Option<Duration>,
+}
+
+/// A stored item whose vectors a put may reuse.
+#[derive(Clone)]
+struct Stored {
+    text: String,
+    value: Map<String, Value>,
+    vectors: HashMap<String, Vec<u8>>,
+}
+
+/// The live items at `keys` (empty prefix: none wanted), with their vectors.
+fn read_stored(
+    conn: &mut Connection,
+    keys: &[(String, String)],
+    vectors: bool,
+) -> Result<Vec<Option<Stored>>, StoreError> {
+    let now = row::timestamp(SystemTime::now());
+    let mut out = Vec::with_capacity(keys.len());
+    for (prefix, key) in keys {
+        if prefix.is_empty() || !vectors {
+            out.push(None);
+            continue;
+        }
+        let text: Option<String> = conn
+            .prepare_cached(
+                "SELECT value FROM store WHERE prefix = ?1 AND key = ?2 \
+                 AND (expires_at IS NULL OR expires_at > ?3)",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![prefix, key, now], |r| value_text(r, 0))
+                    .optional()
+            })
+            .map_err(|e| storage(format!("cannot read `{key}` in `{prefix}`"), e))?;
+        let Some(text) = text else {
+            out.push(None);
+            continue;
+        };
+        let value = match serde_json::from_str(&text) {
+            Ok(Value::Object(map)) => map,
+            // Not reusable; the put replaces it.
+            _ => {
+                out.push(None);
+                continue;
+            }
+        };
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT field_name, embedding FROM store_vectors WHERE prefix = ?1 AND key = ?2",
+            )
+            .map_err(|e| storage("cannot read vectors".into(), e))?;
+        let vectors = stmt
+            .query_map(params![prefix, key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect::<Result<HashMap<String, Vec<u8>>, _>>())
+            .map_err(|e| {
+                storage(
+                    format!("cannot read the vectors of `{key}` in `{prefix}`"),
+                    e,
+                )
+            })?;
+        out.push(Some(Stored {
+            text,
+            value,
+            vectors,
+        }));
+    }
+    Ok(out)
+}
+
+/// One batch, run on the connection's thread in one transaction.
+struct Job {
+    ops: std::sync::Arc<Vec<Op>>,
+    queries: std::sync::Arc<Vec<Option<Vec<f32>>>>,
+    writes: Vec<Write>,
+    ttl: TtlConfig,
+    vectors: bool,
+}
+
+impl Job {
+    /// The results, or `None` when a reused vector's item changed meanwhile.
+    fn run(self, conn: &mut Connection) -> Result<Option<Vec<OpResult>>, StoreError> {
+        let now = SystemTime::now();
+        let now_text = row::timestamp(now);
+        let writes = !self.writes.is_empty()
+            || self.ops.iter().any(|op| match op {
+                Op::Get(get) => self.ttl.refresh(get.refresh_ttl),
+                Op::Search(search) => self.ttl.refresh(search.refresh_ttl),
+                _ => false,
+            });
+        let behavior = if writes {
+            TransactionBehavior::Immediate
+        } else {
+            TransactionBehavior::Deferred
+        };
+        let tx = conn
+            .transaction_with_behavior(behavior)
+            .map_err(|e| storage("cannot start a transaction".into(), e))?;
+        let mut results = Vec::with_capacity(self.ops.len());
+        for (op, query) in self.ops.iter().zip(self.queries.iter()) {
+            results.push(match op {
+                Op::Get(get) => OpResult::Get(read_item(
+                    &tx,
+                    &get.namespace,
+                    &get.key,
+                    &now_text,
+                    self.ttl.refresh(get.refresh_ttl).then_some(now),
+                )?),
+                Op::Search(search) => {
+                    let refresh = self.ttl.refresh(search.refresh_ttl).then_some(now);
+                    OpResult::Search(match query {
+                        Some(q) => search_query(&tx, search, q, &now_text, refresh)?,
+                        None => search_plain(&tx, search, &now_text, refresh)?,
+                    })
+                }
+                Op::ListNamespaces(list) => {
+                    OpResult::ListNamespaces(list_namespaces(&tx, list, &now_text)?)
+                }
+                Op::Put(_) => OpResult::Put,
+            });
+        }
+        for write in &self.writes {
+            let Op::Put(put) = &self.ops[write.op] else {
+                continue;
+            };
+            if let Some(expected) = &write.expect_value {
+                let current: Option<String> = tx
+                    .query_row(
+                        "SELECT value FROM store WHERE prefix = ?1 AND key = ?2",
+                        params![put.namespace.to_dotted(), put.key],
+                        |r| value_text(r, 0),
+                    )
+                    .optional()
+                    .map_err(|e| storage(format!("cannot read `{}`", put.key), e))?;
+                if current.as_ref() != Some(expected) {
+                    return Ok(None);
+                }
+            }
+            write_put(&tx, put, write, now, &now_text, self.vectors)?;
+        }
+        tx.commit()
+            .map_err(|e| storage("cannot commit the batch".into(), e))?;
+        Ok(Some(results))
+    }
+}
+
+fn write_put(
+    tx: &Transaction<'_>,
+    put: &PutOp,
+    write: &Write,
+    now: SystemTime,
+    now_text: &str,
+    vectors: bool,
+) -> Result<(), StoreError> {
+    let prefix = put.namespace.to_dotted();
+    let fail = |what: &str, e| {
+        storage(
+            format!("cannot {what} `{}` in {}", put.key, put.namespace),
+            e,
+        )
+    };
+    if vectors {
+        tx.prepare_cached("DELETE FROM store_vectors WHERE prefix = ?1 AND key = ?2")
+            .and_then(|mut s| s.execute(params![prefix, put.key]))
+            .map_err(|e| fail("delete the vectors of", e))?;
+    }
+    let Some(value) = &put.value else {
+        tx.prepare_cached("DELETE FROM store WHERE prefix = ?1 AND key = ?2")
+            .and_then(|mut s| s.execute(params![prefix, put.key]))
+            .map_err(|e| fail("delete", e))?;
+        return Ok(());
+    };
+    let text = serde_json::to_string(value).map_err(|source| StoreError::Serialize {
+        type_name: "serde_json::Map",
+        source,
+    })?;
+    let stamp = row::timestamp(now);
+    tx.prepare_cached(
+        "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+         ON CONFLICT (prefix, key) DO UPDATE SET
+            value = excluded.value,
+            created_at = CASE WHEN store.expires_at IS NOT NULL AND store.expires_at <= ?7
+                THEN excluded.created_at ELSE store.created_at END,
+            updated_at = excluded.updated_at,
+            expires_at = excluded.expires_at,
+            ttl_minutes = excluded.ttl_minutes",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            prefix,
+            put.key,
+            text,
+            stamp,
+            write.expires_at.map(row::expiry),
+            write.ttl.map(|t| t.as_secs_f64() / 60.0),
+            now_text,
+        ])
+    })
+    .map_err(|e| fail("write", e))?;
+    if !write.vectors.is_empty() {
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO store_vectors
+                    (prefix, key, field_name, embedding, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+            )
+            .map_err(|e| fail("write the vectors of", e))?;
+        for (field, blob) in &write.vectors {
+            insert
+                .execute(params![prefix, put.key, field, blob, stamp])
+                .map_err(|e| fail("write the vectors of", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The live item `key` in `namespace`, its TTL restarted when `refresh`.
+fn read_item(
+    tx: &Transaction<'_>,
+    namespace: &Namespace,
+    key: &str,
+    now_text: &str,
+    refresh: Option<SystemTime>,
+) -> Result<Option<Item>, StoreError> {
+    let prefix = namespace.to_dotted();
+    let row = tx
+        .prepare_cached(
+            "SELECT value, created_at, updated_at, ttl_minutes FROM store
+             WHERE prefix = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![prefix, key, now_text], |r| {
+                Ok((
+                    value_text(r, 0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<f64>>(3)?,
+                ))
+            })
+            .optional()
+        })
+        .map_err(|e| storage(format!("cannot read `{key}` in {namespace}"), e))?;
+    let Some((value, created, updated, ttl_minutes)) = row else {
+        return Ok(None);
+    };
+    if let (Some(now), Some(minutes)) = (refresh, ttl_minutes) {
+        refresh_ttl(tx, &prefix, key, now, minutes)?;
+    }
+    decode_item(namespace.clone(), key.to_owned(), &value, created, updated).map(Some)
+}
+
+fn refresh_ttl(
+    tx: &Transaction<'_>,
+    prefix: &str,
+    key: &str,
+    now: SystemTime,
+    minutes: f64,
+) -> Result<(), StoreError> {
+    let expires = Duration::try_from_secs_f64(minutes * 60.0)
+        .ok()
+        .and_then(|ttl| now.checked_add(ttl));
+    tx.prepare_cached("UPDATE store SET expires_at = ?3 WHERE prefix = ?1 AND key = ?2")
+        .and_then(|mut s| s.execute(params![prefix, key, expires.map(row::expiry)]))
+        .map_err(|e| {
+            storage(
+                format!("cannot refresh the TTL of `{key}` in `{prefix}`"),
+                e,
+            )
+        })?;
+    Ok(())
+}
+
+fn decode_item(
+    namespace: Namespace,
+    key: String,
+    value: &str,
+    created: Option<String>,
+    updated: Option<String>,
+) -> Result<Item, StoreError> {
+    let corrupt =
+        |what: String, source: Box<dyn std::error::Error + Send + Sync>| StoreError::Corrupt {
+            namespace: namespace.clone(),
+            key: key.clone(),
+            what,
+            source,
+        };
+    let value = match serde_json::from_str::<Value>(value) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => {
+            return Err(corrupt(
+                "its value".into(),
+                format!("the stored value is {other}, not a JSON object").into(),
+            ))
+        }
+        Err(e) => return Err(corrupt("its value".into(), Box::new(e))),
+    };
+    let time = |what: &str, text: Option<String>| -> Result<SystemTime, StoreError> {
+        let text = text.unwrap_or_default();
+        row::parse_timestamp(&text).ok_or_else(|| {
+            corrupt(
+                what.to_owned(),
+                format!("`{text}` is not a `YYYY-MM-DD HH:MM:SS` UTC time").into(),
+            )
+        })
+    };
+    let created_at = time("created_at", created)?;
+    let updated_at = time("updated_at", updated)?;
+    Ok(Item {
+        namespace,
+        key,
+        value,
+        created_at,
+        updated_at,
+    })
+}
+
+/// The SQL condition on `column` selecting `prefix` and the namespaces under
+/// it, with its two parameters (`None` for the root: everything).
+fn prefix_condition(prefix: &Namespace, column: &str) -> Option<(String, [String; 2])> {
+    if prefix.is_empty() {
+        return None;
+    }
+    let dotted = prefix.to_dotted();
+    // GLOB, not LIKE: LIKE ignores ASCII case. Its metacharacters are escaped
+    // as one-character classes.
+    let mut glob = String::with_capacity(dotted.len() + 2);
+    for c in dotted.chars() {
+        match c {
+            '[' => glob.push_str("[[]"),
+            '*' => glob.push_str("[*]"),
+            '?' => glob.push_str("[?]"),
+            c => glob.push(c),
+        }
+    }
+    glob.push_str(".*");
+    Some((format!("({column} = ? OR {column} GLOB ?)"), [dotted, glob]))
+}
+
+/// A search without a query: most recently updated first.
+fn search_plain(
+    tx: &Transaction<'_>,
+    op: &SearchOp,
+    now_text: &str,
+    refresh: Option<SystemTime>,
+) -> Result<Vec<SearchItem>, StoreError> {
+    let mut sql = String::from(
+        "SELECT prefix, key, value, created_at, updated_at, ttl_minutes FROM store
+         WHERE (expires_at IS NULL OR expires_at > ?)",
+    );
+    let mut args: Vec<String> = vec![now_text.to_owned()];
+    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "prefix") {
+        sql.push_str(" AND ");
+        sql.push_str(&condition);
+        args.extend(params);
+    }
+    sql.push_str(" ORDER BY updated_at DESC, rowid DESC");
+    // Without a filter, SQLite pages; with one, rows are read until enough pass.
+    if op.filter.is_empty() {
+        sql.push_str(&format!(" LIMIT {} OFFSET {}", op.limit, op.offset));
+    }
+    let mut stmt = tx
+        .prepare_cached(&sql)
+        .map_err(|e| storage("cannot search".into(), e))?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(&args))
+        .map_err(|e| storage("cannot search".into(), e))?;
+    let mut found = Vec::new();
+    let mut skip = if op.filter.is_empty() { 0 } else { op.offset };
+    let mut refreshed = Vec::new();
+    while found.len() < op.limit {
+        let Some(row) = rows
+            .next()
+            .map_err(|e| storage("cannot search".into(), e))?
+        else {
+            break;
+        };
+        let raw = RawRow::read(row).map_err(|e| storage("cannot search".into(), e))?;
+        let item = raw.decode()?;
+        if !passes(&op.filter, &item)? {
+            continue;
+        }
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        if let (Some(_), Some(minutes)) = (refresh, raw.ttl_minutes) {
+            refreshed.push((raw.prefix, item.key.clone(), minutes));
+        }
+        found.push(SearchItem { item, score: None });
+    }
+    drop(rows);
+    if let Some(now) = refresh {
+        for (prefix, key, minutes) in refreshed {
+            refresh_ttl(tx, &prefix, &key, now, minutes)?;
+        }
+    }
+    Ok(found)
+}
+
+fn passes(filter: &Filter, item: &Item) -> Result<bool, StoreError> {
+    if filter.is_empty() {
+        return Ok(true);
+    }
+    filter.matches(&item.namespace, &item.key, &item.value)
+}
+
+/// One `store` row as read.
+struct RawRow {
+    prefix: String,
+    key: String,
+    value: String,
+    created_at: Option<String>,
+    updated_at: Option<String>,
+    ttl_minutes: Option<f64>,
+}
+
+impl RawRow {
+    /// Reads `prefix, key, value, created_at, updated_at, ttl_minutes`.
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(RawRow {
+            prefix: row.get(0)?,
+            key: row.get(1)?,
+            value: value_text(row, 2)?,
+            created_at: row.get(3)?,
+            updated_at: row.get(4)?,
+            ttl_minutes: row.get(5)?,
+        })
+    }
+
+    fn decode(&self) -> Result<Item, StoreError> {
+        let namespace = Namespace::from_dotted(&self.prefix).map_err(|e| StoreError::Corrupt {
+            namespace: Namespace::root(),
+            key: self.key.clone(),
+            what: format!("its namespace `{}`", self.prefix),
+            source: Box::new(e),
+        })?;
+        decode_item(
+            namespace,
+            self.key.clone(),
+            &self.value,
+            self.created_at.clone(),
+            self.updated_at.clone(),
+        )
+    }
+}
+
+/// A search with a query: every vector under the prefix scored (one pass
+/// over `store_vectors`, no join), best first; then each item at its best
+/// vector (its first in that order), if it is live, filtered and paged.
+fn search_query(
+    tx: &Transaction<'_>,
+    op: &SearchOp,
+    query: &[f32],
+    now_text: &str,
+    refresh: Option<SystemTime>,
+) -> Result<Vec<SearchItem>, StoreError> {
+    let fail = |e| storage("cannot search".into(), e);
+    let mut sql = String::from("SELECT rowid, embedding FROM store_vectors");
+    let mut args: Vec<String> = Vec::new();
+    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "prefix") {
+        sql.push_str(" WHERE ");
+        sql.push_str(&condition);
+        args.extend(params);
+    }
+    let mut ranked: Vec<Ranked> = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(&sql).map_err(fail)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(&args))
+            .map_err(fail)?;
+        while let Some(row) = rows.next().map_err(fail)? {
+            let rowid: i64 = row.get(0).map_err(fail)?;
+            let blob = row
+                .get_ref(1)
+                .and_then(|v| v.as_blob().map_err(Into::into))
+                .map_err(fail)?;
+            let Some(score) = row::blob_similarity(blob, query) else {
+                return Err(bad_vector(tx, rowid, blob.len(), query.len()));
+            };
+            ranked.push(Ranked(if score.is_nan() { 0.0 } else { score }, rowid));
+        }
+    }
+    // Best first, popped only as far as the page needs (heapify is linear).
+    let mut ranked = std::collections::BinaryHeap::from(ranked);
+    let mut owner = tx
+        .prepare_cached("SELECT prefix, key FROM store_vectors WHERE rowid = ?1")
+        .map_err(fail)?;
+    let mut item_of = tx
+        .prepare_cached(
+            "SELECT prefix, key, value, created_at, updated_at, ttl_minutes FROM store
+             WHERE prefix = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
+        )
+        .map_err(fail)?;
+    let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+    let mut found = Vec::new();
+    let mut skip = op.offset;
+    let mut refreshed = Vec::new();
+    while let Some(Ranked(score, rowid)) = ranked.pop() {
+        if found.len() >= op.limit {
+            break;
+        }
+        let id: (String, String) = owner
+            .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(fail)?;
+        if seen.contains(&id) {
+            continue;
+        }
+        // An item deleted by LangGraph leaves its vectors (it does not enable
+        // foreign keys); an expired one is not returned.
+        let raw = item_of
+            .query_row(params![id.0, id.1, now_text], RawRow::read)
+            .optional()
+            .map_err(fail)?;
+        seen.insert(id);
+        let Some(raw) = raw else { continue };
+        let item = raw.decode()?;
+        if !passes(&op.filter, &item)? {
+            continue;
+        }
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        if let (Some(_), Some(minutes)) = (refresh, raw.ttl_minutes) {
+            refreshed.push((raw.prefix, item.key.clone(), minutes));
+        }
+        found.push(SearchItem {
+            item,
+            score: Some(score),
+        });
+    }
+    if let Some(now) = refresh {
+        for (prefix, key, minutes) in refreshed {
+            refresh_ttl(tx, &prefix, &key, now, minutes)?;
+        }
+    }
+    Ok(found)
+}
+
+/// A vector's score and rowid, ordered by score, then (ties) the later row.
+#[derive(PartialEq)]
+struct Ranked(f64, i64);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// The error for a stored vector of another size than the query's.
+fn bad_vector(tx: &Transaction<'_>, rowid: i64, bytes: usize, dims: usize) -> StoreError {
+    let (prefix, key) = tx
+        .query_row(
+            "SELECT prefix, key FROM store_vectors WHERE rowid = ?1",
+            [rowid],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+        )
+        .unwrap_or_default();
+    StoreError::Corrupt {
+        namespace: Namespace::from_dotted(&prefix).unwrap_or_else(|_| Namespace::root()),
+        key,
+        what: "a stored vector".into(),
+        source: format!(
+            "it has {bytes} bytes, the index's {dims} dimensions take {}; the database was \
+             indexed with another `dims`",
+            dims * 4
+        )
+        .into(),
+    }
+}
+
+fn list_namespaces(
+    tx: &Transaction<'_>,
+    op: &ListNamespacesOp,
+    now_text: &str,
+) -> Result<Vec<Namespace>, StoreError> {
+    let mut sql = String::from(
+        "SELECT DISTINCT prefix FROM store WHERE (expires_at IS NULL OR expires_at > ?)",
+    );
+    let mut args: Vec<String> = vec![now_text.to_owned()];
+    if let Some(prefix) = op.prefix.as_ref().filter(|p| !p.has_wildcard()) {
+        if let Ok(ns) = Namespace::new(prefix.labels().to_vec()) {
+            if let Some((condition, params)) = prefix_condition(&ns, "prefix") {
+                sql.push_str(" AND ");
+                sql.push_str(&condition);
+                args.extend(params);
+            }
+        }
+    }
+    let mut stmt = tx
+        .prepare_cached(&sql)
+        .map_err(|e| storage("cannot list namespaces".into(), e))?;
+    let prefixes = stmt
+        .query_map(rusqlite::params_from_iter(&args), |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| storage("cannot list namespaces".into(), e))?;
+    let namespaces = prefixes
+        .iter()
+        .map(|p| {
+            Namespace::from_dotted(p).map_err(|e| StoreError::Corrupt {
+                namespace: Namespace::root(),
+                key: String::new(),
+                what: format!("the namespace `{p}`"),
+                source: Box::new(e),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(op.apply(namespaces))
+}
+
+/// The JSON text of a `value` column: TEXT as this crate writes it, or BLOB
+/// as LangGraph does (`orjson.dumps` gives bytes).
+fn value_text(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    use rusqlite::types::{FromSqlError, ValueRef};
+    match row.get_ref(i)? {
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+            String::from_utf8(bytes.to_vec()).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    i,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                )
+            })
+        }
+        other => Err(rusqlite::Error::FromSqlConversionFailure(
+            i,
+            other.data_type(),
+            Box::new(FromSqlError::InvalidType),
+        )),
+    }
+}
+
+/// A storage failure of the store, with what was being done.
+pub(crate) fn storage(context: String, source: rusqlite::Error) -> StoreError {
+    StoreError::Storage(Box::new(crate::StorageError {
+        context,
+        source: Some(source),
+    }))
+}
