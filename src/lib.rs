@@ -404,8 +404,6 @@ pub mod prelude {
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;
     pub use graph_core::{Component, Has, NodeSet, UpdateOf};
-    // The store's methods (`ctx.store()?.put(..)`, `store.get_typed::<T>(..)`).
-    pub use graph_core::store::{Store as _, StoreExt as _};
     pub use graph_macros::{node, Goto, Schema, State};
     pub use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,7 @@
 //! What a store operation can fail with.
 
 use super::embed::EmbeddingError;
+use super::filter::Operator;
 use super::namespace::Namespace;
 
 /// Errors of a [`Store`](super::Store) operation.
@@ -53,7 +54,7 @@ pub enum StoreError {
         /// The filtered field.
         field: String,
         /// The operator (`$gt`, ...).
-        operator: &'static str,
+        operator: Operator,
         /// The filter's operand, as JSON.
         operand: String,
         /// The stored value, as JSON.

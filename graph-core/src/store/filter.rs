@@ -65,6 +65,12 @@ pub enum Operator {
     Lte,
 }
 
+impl std::fmt::Display for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Operator {
     /// The operator's name in LangGraph's filters (`"$gt"`, ...).
     pub fn as_str(self) -> &'static str {
@@ -240,7 +246,7 @@ impl Filter {
                     for (op, operand) in ops {
                         if !apply(*op, stored, operand).map_err(|found| StoreError::FilterType {
                             field: field.clone(),
-                            operator: op.as_str(),
+                            operator: *op,
                             operand: operand.to_string(),
                             found,
                             namespace: namespace.clone(),

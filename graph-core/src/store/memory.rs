@@ -149,6 +149,15 @@ fn text_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
+/// One text of a put: its vector is reused when the stored item has the same
+/// text under the same field, embedded otherwise.
+struct Planned {
+    op: usize,
+    field: String,
+    text_hash: u64,
+    reused: Option<Box<[f32]>>,
+}
+
 impl InMemoryStore {
     /// An empty store without semantic search, whose items never expire.
     pub fn new() -> Self {
@@ -277,7 +286,7 @@ impl InMemoryStore {
         ops: &[Op],
         effective: &[bool],
     ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
-        let mut planned: Vec<(usize, String, u64, Option<Box<[f32]>>)> = Vec::new();
+        let mut planned: Vec<Planned> = Vec::new();
         let mut to_embed: Vec<String> = Vec::new();
         {
             let data = self.read();
@@ -310,14 +319,25 @@ impl InMemoryStore {
                     if reused.is_none() {
                         to_embed.push(text.text);
                     }
-                    planned.push((i, text.field, hash, reused));
+                    planned.push(Planned {
+                        op: i,
+                        field: text.field,
+                        text_hash: hash,
+                        reused,
+                    });
                 }
             }
         }
         let mut fresh = index.embed_documents(&to_embed).await?.into_iter();
         // In op order, one entry per put with texts.
         let mut out: Vec<(usize, Vec<Vector>)> = Vec::new();
-        for (i, field, text_hash, reused) in planned {
+        for Planned {
+            op: i,
+            field,
+            text_hash,
+            reused,
+        } in planned
+        {
             let values = match reused {
                 Some(v) => v,
                 None => fresh

@@ -144,7 +144,7 @@ impl<'de> serde::Deserialize<'de> for Namespace {
     }
 }
 
-/// A namespace pattern of [`ListNamespaces`](super::ListNamespaces): labels
+/// A namespace pattern of [`ListNamespacesOp`](super::ListNamespacesOp): labels
 /// where `"*"` matches any one label, matched against the start (prefix) or the
 /// end (suffix) of each namespace.
 ///
