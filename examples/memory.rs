@@ -15,14 +15,17 @@
 //! (feature `openai`).
 //!
 //! Run it with `cargo run --example memory` (both conversations), or
-//! `-- learn` and `-- ask` for one of them.
+//! `-- learn` and then, in another process, `-- ask` for one of them; the
+//! store is the SQLite file `memory.sqlite` (or the path given after the step:
+//! `-- ask /tmp/m.sqlite`).
 
 use serde_json::json;
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
 use stategraph::store::{
-    HashEmbeddings, InMemoryStore, IndexConfig, Namespace, SearchOp, Store, StoreConfig, StoreError,
+    HashEmbeddings, IndexConfig, Namespace, SearchOp, Store, StoreConfig, StoreError,
 };
+use stategraph::sqlite::SqliteStore;
 use std::sync::Arc;
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
@@ -96,11 +99,12 @@ async fn respond(turn: &Turn, ctx: &Context) -> Result<TurnUpdate, NodeError> {
     Ok(Turn::update().reply(format!("Try {name} ({why}in {city}).")))
 }
 
-/// The store. In memory here, so the memories last as long as this process;
-/// with the SQLite store they outlive it (a second `-- ask` run finds them):
-/// `Arc::new(stategraph::sqlite::SqliteStore::open("memory.sqlite", config).await?)`.
-async fn open_store(config: StoreConfig) -> Result<Arc<dyn Store>, StoreError> {
-    Ok(Arc::new(InMemoryStore::with_config(config)))
+/// The store: a SQLite file, so the memories outlive the process (a second
+/// `-- ask` run finds what a `-- learn` run stored). LangGraph's Python
+/// `SqliteStore` reads the same file. `InMemoryStore::with_config(config)`
+/// would keep them for this process only.
+async fn open_store(path: &str, config: StoreConfig) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(SqliteStore::open(path, config).await?))
 }
 
 async fn say(app: &CompiledGraph<Turn>, thread: &str, message: &str) -> Result<(), GraphError> {
@@ -114,8 +118,11 @@ async fn say(app: &CompiledGraph<Turn>, thread: &str, message: &str) -> Result<(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let step = std::env::args().nth(1).unwrap_or_default();
+    let path = std::env::args()
+        .nth(2)
+        .unwrap_or_else(|| "memory.sqlite".to_owned());
     let index = IndexConfig::new(256, HashEmbeddings::new(256)).fields(["text"])?;
-    let store = open_store(StoreConfig::new().index(index)).await?;
+    let store = open_store(&path, StoreConfig::new().index(index)).await?;
     let app = StateGraph::<Turn>::new()
         .add_node(learn)
         .add_node(respond)
