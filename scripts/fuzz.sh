@@ -14,7 +14,7 @@
 # fuzz/artifacts/TARGET/ and the script fails; replay it with
 #   cargo fuzz run --sanitizer none TARGET fuzz/artifacts/TARGET/crash-...
 # then commit the input under fuzz/seeds/TARGET/ (replayed by every later run)
-# and add the case to tests/fuzz_decoding.rs, which CI runs.
+# and add the case to tests/it/fuzz_decoding.rs, which CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

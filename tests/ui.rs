@@ -4,11 +4,15 @@
 //! `TRYBUILD=overwrite cargo test --test ui` and review the diff (one case:
 //! `TRYBUILD=overwrite cargo test --test ui -- ui trybuild=<file>.rs`).
 
+/// The failing and the passing cases are two runs: trybuild checks a run of
+/// compile_fail cases alone with one `cargo check` of all of them, but a run that
+/// has a pass case in it builds every case one at a time (a `cargo clean` and a
+/// `cargo build` each, minutes for ~120 cases). The runs share trybuild's project
+/// and its lock, so they take turns.
 #[test]
 fn ui() {
-    let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*/fail/*.rs");
-    t.pass("tests/ui/*/pass/*.rs");
+    trybuild::TestCases::new().compile_fail("tests/ui/*/fail/*.rs");
+    trybuild::TestCases::new().pass("tests/ui/*/pass/*.rs");
 }
 
 /// The text of the first fenced block of `markdown` that opens with `fence` and

@@ -27,6 +27,10 @@
 
 #![forbid(unsafe_code)]
 
+// The macros name this package `::graph_agents` in all its crates, the library
+// too (its unit tests use `#[tool]`): see graph-macros' crate_path.rs.
+extern crate self as graph_agents;
+
 pub mod agent;
 pub mod error;
 pub mod message;

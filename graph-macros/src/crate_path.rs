@@ -16,9 +16,12 @@
 //!    build without Cargo): rustc then reports the unresolved `stategraph`, and
 //!    `crate = path` is the way out.
 //!
-//! Inside the package itself (graph-agents' own `#[tool]`s, say) proc-macro-crate
-//! answers `Itself`: that is `crate` in the library, and `::name` in the doctests,
-//! examples and binaries that link to it (`compiling_the_library`).
+//! Inside the package itself (graph-agents' doctests, say) proc-macro-crate answers
+//! `Itself`: the path is then `::name` of the package's library, which is right in
+//! its doctests (merged edition 2024 ones too), examples and binaries. A library that
+//! uses its own macros in its own code declares `extern crate self as name;` at its
+//! root, so that `::name` resolves there as well. (The macro cannot tell the library
+//! from a merged doctest: both are compiled with the same environment.)
 
 use proc_macro2::{Span, TokenStream};
 use proc_macro_crate::{crate_name, FoundCrate};
@@ -102,40 +105,15 @@ impl ToTokens for CratePath {
 fn found(package: &str, lib: &str) -> Option<Path> {
     let name = match crate_name(package).ok()? {
         FoundCrate::Name(name) => name,
-        FoundCrate::Itself if compiling_the_library(lib) => return Some(syn::parse_quote!(crate)),
         // A doctest, example or binary of the package: the library is a dependency
-        // there, under its own name. (proc-macro-crate already answers `Name` for
-        // integration tests and benches.)
+        // there, under its own name; in the library, `extern crate self as lib;`.
+        // (proc-macro-crate already answers `Name` for integration tests and benches.)
         FoundCrate::Itself => lib.to_owned(),
     };
     // Cargo only allows identifiers here; anything else falls through to the next
     // guess rather than panicking in `Ident::new`.
     let ident: syn::Ident = syn::parse_str(&name).ok()?;
     Some(syn::parse_quote!(::#ident))
-}
-
-/// Whether the crate being compiled is the library of its package (or its unit
-/// tests), where the package's own items are `crate::..`, rather than a doctest,
-/// example or binary that links to that library. Cargo and rustdoc tell through the
-/// environment of the compiler, which the macro shares: a doctest is compiled with
-/// `UNSTABLE_RUSTDOC_TEST_PATH` set (true of every doctest in edition 2021; merged
-/// edition 2024 doctests do not set it, so a crate moving to 2024 that uses its own
-/// macros in doctests needs them marked `standalone_crate`), a binary with
-/// `CARGO_BIN_NAME`, an example under its own `CARGO_CRATE_NAME`.
-fn compiling_the_library(lib: &str) -> bool {
-    is_library(lib, |name| std::env::var(name).ok())
-}
-
-/// `compiling_the_library`, reading the environment through `var`: the crate
-/// being compiled is named `lib` (an example is named after itself).
-fn is_library(lib: &str, var: impl Fn(&str) -> Option<String>) -> bool {
-    let Some(krate) = var("CARGO_CRATE_NAME") else {
-        return false;
-    };
-    krate == lib
-        && var("CARGO_BIN_NAME").is_none()
-        && var("CARGO_TARGET_TMPDIR").is_none()
-        && var("UNSTABLE_RUSTDOC_TEST_PATH").is_none()
 }
 
 const USAGE: &str = "the path of the stategraph crate as your Cargo.toml names it, as in \
@@ -254,36 +232,6 @@ mod tests {
         let (slot, errors) = parse(quote::quote!(crate = sg, crate = other));
         assert_eq!(slot.as_deref(), Some("sg"));
         assert_eq!(errors, ["duplicate `crate` option of #[state]; remove one"]);
-    }
-
-    #[test]
-    fn only_the_library_itself_says_crate() {
-        fn library_with(pairs: &[(&str, &str)]) -> bool {
-            is_library("graph_agents", |name| {
-                let value = pairs.iter().find(|(k, _)| *k == name)?.1;
-                Some(value.to_owned())
-            })
-        }
-        let lib = [
-            ("CARGO_CRATE_NAME", "graph_agents"),
-            ("CARGO_PKG_NAME", "stategraph-agents"),
-        ];
-        assert!(library_with(&lib));
-        // A doctest, a binary, an integration test of the package.
-        for extra in [
-            ("UNSTABLE_RUSTDOC_TEST_PATH", "src/lib.rs"),
-            ("CARGO_BIN_NAME", "stategraph-agents"),
-            ("CARGO_TARGET_TMPDIR", "/tmp"),
-        ] {
-            assert!(!library_with(&[lib[0], lib[1], extra]), "{extra:?}");
-        }
-        // An example: cargo names the crate after the example.
-        assert!(!library_with(&[
-            ("CARGO_CRATE_NAME", "quickstart"),
-            ("CARGO_PKG_NAME", "stategraph-agents"),
-        ]));
-        // Not built by cargo.
-        assert!(!library_with(&[]));
     }
 
     #[test]

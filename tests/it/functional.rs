@@ -558,10 +558,13 @@ async fn a_killed_entrypoint_resumes_without_running_finished_tasks_again() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("func-crash.db");
     let log = dir.path().join("func-crash.db.log");
+    // The child test's path in this binary (`functional::functional_crash_child`).
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let child_name = format!("{module}::functional_crash_child");
     let mut child = KillOnDrop(
         Process::new(std::env::current_exe().unwrap())
             .args([
-                "functional_crash_child",
+                child_name.as_str(),
                 "--exact",
                 "--ignored",
                 "--nocapture",

@@ -1,7 +1,7 @@
 //! Graph drawing: every declared route is drawn, typed gotos included; subgraphs
 //! can be drawn expanded.
 //!
-//! The drawings are insta snapshots in tests/snapshots/. A changed drawing fails
+//! The drawings are insta snapshots in tests/it/snapshots/. A changed drawing fails
 //! the test; review the new one with `cargo insta review` (or rerun with
 //! `INSTA_UPDATE=always` and read the diff) before committing it.
 

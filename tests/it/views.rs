@@ -493,7 +493,7 @@ async fn a_node_typed_with_a_subset_reads_only_those_fields() {
     assert_eq!(out.count, 6);
     assert_eq!(out.big, Big(vec![7; 1000]));
     // The view is cloned out of the state, the rest of the state is not: the one
-    // copy of `big` is the input's, into the `__start__` task (tests/no_copy.rs).
+    // copy of `big` is the input's, into the `__start__` task (tests/it/no_copy.rs).
     assert_eq!(CLONES.with(Cell::get), 1);
 }
 

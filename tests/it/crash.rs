@@ -12,6 +12,14 @@ use std::time::{Duration, Instant};
 
 /// Set in the child process: the database it runs the graph on.
 const CHILD_DB: &str = "STATEGRAPH_CRASH_TEST_DB";
+
+/// The name the test harness knows the child test `name` by (its path in the
+/// test crate, `crash::crash_child`), for `--exact`.
+fn child_test(name: &str) -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    format!("{module}::{name}")
+}
+
 const STEPS: u32 = 200;
 
 fn concat(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
@@ -83,7 +91,12 @@ async fn a_killed_run_resumes_without_losing_a_step() {
     let db = dir.path().join("crash.db");
     let mut child = KillOnDrop(
         Process::new(std::env::current_exe().unwrap())
-            .args(["crash_child", "--exact", "--ignored", "--nocapture"])
+            .args([
+                child_test("crash_child").as_str(),
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
             .env(CHILD_DB, &db)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -190,7 +203,7 @@ async fn killed_at_random_points_again_and_again_every_step_runs_once() {
         let mut child = KillOnDrop(
             Process::new(std::env::current_exe().unwrap())
                 .args([
-                    "crash_child_resuming",
+                    child_test("crash_child_resuming").as_str(),
                     "--exact",
                     "--ignored",
                     "--nocapture",
@@ -386,7 +399,7 @@ async fn a_kill_between_parallel_tasks_reruns_none_that_completed() {
         let mut child = KillOnDrop(
             Process::new(std::env::current_exe().unwrap())
                 .args([
-                    "crash_child_parallel",
+                    child_test("crash_child_parallel").as_str(),
                     "--exact",
                     "--ignored",
                     "--nocapture",
