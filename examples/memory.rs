@@ -22,10 +22,10 @@
 use serde_json::json;
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
+use stategraph::sqlite::SqliteStore;
 use stategraph::store::{
     HashEmbeddings, IndexConfig, Namespace, SearchOp, Store, StoreConfig, StoreError,
 };
-use stategraph::sqlite::SqliteStore;
 use std::sync::Arc;
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]

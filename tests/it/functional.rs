@@ -563,12 +563,7 @@ async fn a_killed_entrypoint_resumes_without_running_finished_tasks_again() {
     let child_name = format!("{module}::functional_crash_child");
     let mut child = KillOnDrop(
         Process::new(std::env::current_exe().unwrap())
-            .args([
-                child_name.as_str(),
-                "--exact",
-                "--ignored",
-                "--nocapture",
-            ])
+            .args([child_name.as_str(), "--exact", "--ignored", "--nocapture"])
             .env(CHILD_DB, &db)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

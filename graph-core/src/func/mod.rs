@@ -202,7 +202,7 @@ pub enum FuncError {
     },
     /// The task's result failed to serialise, so it cannot be saved.
     #[error("the result of task `{task}` cannot be serialised to be saved: {source}")]
-    Result {
+    ResultNotSerializable {
         /// The task.
         task: &'static str,
         /// Why.
@@ -531,7 +531,8 @@ where
     };
     let asks = child.asks.load(Ordering::Relaxed);
     scope.asked(asks);
-    let ret = (codec.encode)(&value).map_err(|source| FuncError::Result { task: name, source })?;
+    let ret = (codec.encode)(&value)
+        .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     save(scope.ctx(), &id, name, args, asks, ret.clone()).await?;
     scope.ctx().emit_call(name, || {
         serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
@@ -616,8 +617,8 @@ async fn save(
         args,
         asks,
     };
-    let record =
-        Blob::encode(&record).map_err(|source| FuncError::Result { task: name, source })?;
+    let record = Blob::encode(&record)
+        .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     let config = CheckpointConfig {
         thread_id: thread_id.to_owned(),
         checkpoint_ns: step.graph_ns.to_string(),

@@ -286,7 +286,7 @@ pub async fn bad_input_is_rejected(store: &dyn Store) {
 }
 
 /// `put_typed` / `get_typed` round-trip a struct; a stored value that does not
-/// fit the type is [`StoreError::Deserialize`]; a type that is not an object
+/// fit the type is [`StoreError::DoesNotFit`]; a type that is not an object
 /// is [`StoreError::NotAnObject`].
 pub async fn typed_access(store: &dyn Store) {
     #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
@@ -307,7 +307,7 @@ pub async fn typed_access(store: &dyn Store) {
     assert!(
         matches!(
             store.get_typed::<Prefs>(&ns, "other").await,
-            Err(StoreError::Deserialize { .. })
+            Err(StoreError::DoesNotFit { .. })
         ),
         "{p}: a value of another shape read as Prefs"
     );
@@ -948,7 +948,7 @@ pub async fn ttl_expiry_and_sweep(store: &dyn Store) {
     assert_eq!(listed, vec![ns], "{p}: namespaces after the sweep");
 }
 
-/// [`Ttl::Default`] takes the configured default TTL (300 ms in
+/// [`Ttl::StoreDefault`] takes the configured default TTL (300 ms in
 /// [`ttl_config`]); [`Ttl::Never`] overrides it.
 pub async fn default_ttl(store: &dyn Store) {
     let p = "default_ttl";

@@ -160,7 +160,7 @@ impl IndexConfig {
     pub fn texts_to_embed(&self, value: &Map<String, Value>, index: &PutIndex) -> Vec<IndexedText> {
         match index {
             PutIndex::Off => Vec::new(),
-            PutIndex::Default => indexed_texts(value, &self.fields),
+            PutIndex::StoreFields => indexed_texts(value, &self.fields),
             PutIndex::Fields(paths) => indexed_texts(value, paths),
         }
     }

@@ -83,7 +83,7 @@ pub enum StoreError {
         "the value of `{key}` in namespace {namespace} does not fit `{type_name}`: {source}; \
          read it as a serde_json::Value (get) to see what is stored"
     )]
-    Deserialize {
+    DoesNotFit {
         /// The item's namespace.
         namespace: Namespace,
         /// The item's key.
@@ -97,7 +97,7 @@ pub enum StoreError {
     /// A value could not be serialised to JSON
     /// ([`StoreExt::put_typed`](super::StoreExt::put_typed)).
     #[error("cannot serialise a `{type_name}` for the store: {source}")]
-    Serialize {
+    NotSerializable {
         /// The Rust type given.
         type_name: &'static str,
         /// Why.

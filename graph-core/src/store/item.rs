@@ -22,10 +22,10 @@ pub struct Item {
 }
 
 impl Item {
-    /// The value as a `T`, or [`StoreError::Deserialize`] naming the item and
+    /// The value as a `T`, or [`StoreError::DoesNotFit`] naming the item and
     /// the type when it does not fit.
     pub fn value_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, StoreError> {
-        T::deserialize(&self.value).map_err(|source| StoreError::Deserialize {
+        T::deserialize(&self.value).map_err(|source| StoreError::DoesNotFit {
             namespace: self.namespace.clone(),
             key: self.key.clone(),
             type_name: std::any::type_name::<T>(),

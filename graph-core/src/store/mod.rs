@@ -248,14 +248,14 @@ pub trait StoreExt: Store {
         key: &'a str,
         value: &T,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let value = serde_json::to_value(value).map_err(|source| StoreError::Serialize {
+        let value = serde_json::to_value(value).map_err(|source| StoreError::NotSerializable {
             type_name: std::any::type_name::<T>(),
             source,
         });
         Box::pin(async move { self.put(namespace, key, value?).await })
     }
 
-    /// The item's value as a `T` ([`StoreError::Deserialize`] naming the item
+    /// The item's value as a `T` ([`StoreError::DoesNotFit`] naming the item
     /// and the type when the stored value does not fit).
     fn get_typed<'a, T: serde::de::DeserializeOwned + 'a>(
         &'a self,

@@ -45,7 +45,7 @@ pub enum PutIndex {
     /// The store's [`IndexConfig`](super::IndexConfig) fields (LangGraph's
     /// `None`); nothing when the store has no index.
     #[default]
-    Default,
+    StoreFields,
     /// Not embedded: the item is found by `get` and by searches without a
     /// query, never by a semantic search (LangGraph's `False`).
     Off,
@@ -74,7 +74,7 @@ pub enum Ttl {
     /// The store's [`TtlConfig::default_ttl`](super::TtlConfig::default_ttl)
     /// (none when unset).
     #[default]
-    Default,
+    StoreDefault,
     /// Never expires.
     Never,
     /// Expires this long after it was last written (or, with refresh on read,
@@ -111,8 +111,8 @@ impl PutOp {
                 namespace,
                 key,
                 value: Some(map),
-                index: PutIndex::Default,
-                ttl: Ttl::Default,
+                index: PutIndex::StoreFields,
+                ttl: Ttl::StoreDefault,
             }),
             other => Err(StoreError::NotAnObject {
                 namespace,
@@ -132,8 +132,8 @@ impl PutOp {
             namespace,
             key: key.into(),
             value: Some(value),
-            index: PutIndex::Default,
-            ttl: Ttl::Default,
+            index: PutIndex::StoreFields,
+            ttl: Ttl::StoreDefault,
         }
     }
 
@@ -143,8 +143,8 @@ impl PutOp {
             namespace,
             key: key.into(),
             value: None,
-            index: PutIndex::Default,
-            ttl: Ttl::Default,
+            index: PutIndex::StoreFields,
+            ttl: Ttl::StoreDefault,
         }
     }
 

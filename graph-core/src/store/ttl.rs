@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 /// [`TtlSweeper`] calling it on an interval) deletes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TtlConfig {
-    /// The TTL of items put with [`Ttl::Default`] (`None`: they never expire).
+    /// The TTL of items put with [`Ttl::StoreDefault`] (`None`: they never expire).
     pub default_ttl: Option<Duration>,
     /// Whether reads restart the TTL of what they return, unless an operation
     /// says otherwise (LangGraph's default: yes).
@@ -39,7 +39,7 @@ impl TtlConfig {
     /// The TTL a put with `ttl` gives its item.
     pub fn resolve(&self, ttl: Ttl) -> Option<Duration> {
         match ttl {
-            Ttl::Default => self.default_ttl,
+            Ttl::StoreDefault => self.default_ttl,
             Ttl::Never => None,
             Ttl::After(d) => Some(d),
         }

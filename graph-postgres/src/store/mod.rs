@@ -72,7 +72,7 @@ use tokio_postgres::Transaction;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VectorSearch {
     /// The store has no index.
-    None,
+    NoIndex,
     /// pgvector: `vector(dims)` columns, scored in the server.
     Pgvector,
     /// No pgvector: `real[]` columns, scored in Rust.
@@ -315,7 +315,7 @@ impl PostgresStore {
 
     /// The live item a put replaces, with its vectors.
     async fn read_stored(&self, put: &PutOp) -> Result<Option<Stored>, StoreError> {
-        if self.vectors == VectorSearch::None {
+        if self.vectors == VectorSearch::NoIndex {
             return Ok(None);
         }
         let client = self
@@ -387,7 +387,7 @@ impl PostgresStore {
                 return Ok(false);
             }
         }
-        let text = serde_json::to_string(value).map_err(|source| StoreError::Serialize {
+        let text = serde_json::to_string(value).map_err(|source| StoreError::NotSerializable {
             type_name: "serde_json::Map",
             source,
         })?;
@@ -406,7 +406,7 @@ impl PostgresStore {
         )
         .await
         .map_err(query_failed("cannot write an item"))?;
-        if self.vectors == VectorSearch::None {
+        if self.vectors == VectorSearch::NoIndex {
             return Ok(true);
         }
         tx.execute(

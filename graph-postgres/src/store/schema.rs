@@ -119,7 +119,7 @@ pub(super) async fn prepare(
     let mode = match (existing.as_deref(), dims) {
         (Some("vector"), _) => VectorSearch::Pgvector,
         (Some(_), _) => VectorSearch::Fallback,
-        (None, None) => VectorSearch::None,
+        (None, None) => VectorSearch::NoIndex,
         (None, Some(dims)) => {
             let available = tx
                 .query_one(

@@ -517,7 +517,7 @@ fn write_put(
             .map_err(|e| fail("delete", e))?;
         return Ok(());
     };
-    let text = serde_json::to_string(value).map_err(|source| StoreError::Serialize {
+    let text = serde_json::to_string(value).map_err(|source| StoreError::NotSerializable {
         type_name: "serde_json::Map",
         source,
     })?;
