@@ -50,9 +50,7 @@ use std::sync::Arc;
 /// a node taking the plain [`Context`] has: any value, untyped.
 pub type Untyped = dyn Any + Send + Sync;
 
-/// The context value of one run, shared by its tasks and the graphs nested in
-/// them; `None` when an untyped graph was given none. Never checkpointed.
-pub(crate) type RunContext = Option<Arc<Untyped>>;
+pub(crate) use crate::scope::RunContext;
 
 pub(crate) type CustomSink = Arc<dyn Fn(&Arc<str>, serde_json::Value) + Send + Sync>;
 /// Takes the task's node, id and step with the chunk.

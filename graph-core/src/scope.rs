@@ -62,6 +62,11 @@ impl Signals {
     }
 }
 
+/// The context value of one run, shared by its tasks and the graphs nested in
+/// them; `None` when an untyped graph was given none. Never checkpointed.
+/// (Its type is [`crate::context::Untyped`], which `context` names for users.)
+pub(crate) type RunContext = Option<Arc<dyn std::any::Any + Send + Sync>>;
+
 /// What the tasks of a running superstep share: its step and config, and what
 /// they pass to graphs they run nested.
 pub(crate) struct StepScope {
@@ -72,7 +77,7 @@ pub(crate) struct StepScope {
     /// The run's config.
     pub(crate) config: Arc<RunConfig>,
     /// The run's context value, which graphs nested in its tasks share.
-    pub(crate) context: crate::context::RunContext,
+    pub(crate) context: RunContext,
     /// The checkpoint namespace of the graph running the step (`""` at the root).
     pub(crate) graph_ns: Arc<str>,
     /// The saver of the graph running the step.
