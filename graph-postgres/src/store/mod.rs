@@ -57,7 +57,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::store::{
     cosine_similarity, Condition, Filter, IndexConfig, IndexedText, Item, ListNamespacesOp,
-    Namespace, Op, OpResult, PutIndex, PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError,
+    Namespace, Op, OpResult, PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError,
     TtlConfig,
 };
 use serde_json::{Map, Value};
@@ -279,11 +279,7 @@ impl PostgresStore {
                 None
             };
             let old = stored.map(|s| {
-                let paths = match &put.index {
-                    PutIndex::Fields(paths) => paths.as_slice(),
-                    _ => index.field_paths(),
-                };
-                let texts = graph_core::store::indexed_texts(&s.value, paths);
+                let texts = index.texts_to_embed(&s.value, &put.index);
                 (s, texts)
             });
             for IndexedText { field, text } in indexed {

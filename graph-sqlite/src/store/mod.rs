@@ -71,8 +71,8 @@ mod schema;
 use crate::worker::Worker;
 use futures::future::BoxFuture;
 use graph_core::store::{
-    Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult, PutIndex,
-    PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError, TtlConfig,
+    Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult, PutOp,
+    SearchItem, SearchOp, Store, StoreConfig, StoreError, TtlConfig,
 };
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::{Map, Value};
@@ -255,13 +255,9 @@ impl SqliteStore {
             let Op::Put(put) = &ops[write.op] else {
                 continue;
             };
-            let old = stored[w].as_ref().map(|s| {
-                let paths = match &put.index {
-                    PutIndex::Fields(paths) => paths.as_slice(),
-                    _ => index.field_paths(),
-                };
-                (s, graph_core::store::indexed_texts(&s.value, paths))
-            });
+            let old = stored[w]
+                .as_ref()
+                .map(|s| (s, index.texts_to_embed(&s.value, &put.index)));
             for IndexedText { field, text } in indexed {
                 let kept = old.as_ref().and_then(|(s, old_texts)| {
                     old_texts
