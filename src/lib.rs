@@ -323,6 +323,15 @@ pub mod postgres {
 /// let update = Chat::update().messages(vec![Message::human("hi")]).turns(1);
 /// # let _ = update;
 /// ```
+/// Serving graphs over LangGraph Server's HTTP API:
+/// [`Server`](server::Server) (feature `server`). Threads, runs and
+/// checkpoints live in a SQLite file; the Python `langgraph-sdk` and
+/// `RemoteGraph` talk to it as to LangGraph Server.
+#[cfg(feature = "server")]
+pub mod server {
+    pub use graph_server::*;
+}
+
 #[cfg(feature = "agents")]
 pub mod agents {
     pub use graph_agents::*;

@@ -83,6 +83,32 @@ impl Drawing {
         self.edges.iter().any(|(_, to, _)| to == END)
     }
 
+    /// LangGraph's `get_graph().to_json()`: `{"nodes": [{"id", "type",
+    /// "data"}], "edges": [{"source", "target", "conditional"?}]}`, subgraph
+    /// nodes not expanded.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let mut nodes = vec![json!({"id": START, "type": "runnable", "data": {"name": START}})];
+        for (name, _) in &self.nodes {
+            nodes.push(json!({"id": name, "type": "runnable", "data": {"name": name}}));
+        }
+        if self.uses_end() {
+            nodes.push(json!({"id": END}));
+        }
+        let edges = self
+            .edges
+            .iter()
+            .map(|(from, to, kind)| match kind {
+                EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
+                EdgeKind::Mapped(key) => json!({
+                    "source": from, "target": to, "data": key, "conditional": true
+                }),
+                _ => json!({"source": from, "target": to, "conditional": true}),
+            })
+            .collect::<Vec<_>>();
+        json!({"nodes": nodes, "edges": edges})
+    }
+
     /// Mermaid flowchart source.
     pub(crate) fn mermaid(&self, options: &DrawOptions) -> String {
         let flat = Flat::of(self, options);

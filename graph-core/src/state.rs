@@ -127,6 +127,12 @@ pub trait StateUpdate: Default + Clone + Send + Sync + 'static {
         field: usize,
         write: D,
     ) -> Result<Self, D::Error>;
+
+    /// Moves the writes of `other` into `self`; a field both write keeps
+    /// `other`'s write. Builds one update from per-field ones, such as those
+    /// [`from_field_write`](Self::from_field_write) reads (a server decoding a
+    /// JSON object field by field).
+    fn merge(&mut self, other: Self);
 }
 
 /// Receives serialisable values per field; see [`State::visit_saved`].

@@ -173,6 +173,9 @@ pub(crate) fn state(input: &DeriveInput, sg: &CratePath) -> TokenStream {
                 ) -> ::core::result::Result<Self, __D::Error> {
                     ::core::unreachable!()
                 }
+                fn merge(&mut self, _: Self) {
+                    ::core::unreachable!()
+                }
             }
 
             #[automatically_derived]

@@ -383,6 +383,31 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         self.drawing.dot(options)
     }
 
+    /// The graph as LangGraph's `get_graph().to_json()` gives it (what
+    /// LangGraph Server's `/assistants/{id}/graph` returns): `{"nodes": [{"id",
+    /// "type", "data"}], "edges": [{"source", "target", "conditional"}]}`, with
+    /// the same edges as [`draw_mermaid`](Self::draw_mermaid); subgraph nodes
+    /// are not expanded.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { n: u32 }
+    ///
+    /// let app = StateGraph::<S>::new()
+    ///     .add_node(node_fn("step", |_: &S| ()))
+    ///     .add_edge(START, "step")
+    ///     .compile()
+    ///     .unwrap();
+    /// let json = app.draw_json();
+    /// assert_eq!(json["nodes"][1]["id"], "step");
+    /// assert_eq!(json["edges"][0], stategraph::json!({"source": "__start__", "target": "step"}));
+    /// ```
+    pub fn draw_json(&self) -> serde_json::Value {
+        self.drawing.json()
+    }
+
     /// What the drawing of a graph that uses this one as a subgraph needs.
     pub(crate) fn drawing(&self) -> Arc<Drawing> {
         Arc::clone(&self.drawing)

@@ -1077,6 +1077,14 @@ fn update_impl(
                     ),
                 }
             }
+
+            fn merge(&mut self, __other: Self) {
+                #(
+                    if __other.#names.is_some() {
+                        self.#names = __other.#names;
+                    }
+                )*
+            }
         }
     }
 }

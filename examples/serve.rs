@@ -1,0 +1,118 @@
+//! Serves the quickstart agent over LangGraph Server's HTTP API.
+//!
+//! `cargo run --example serve --features server` listens on 127.0.0.1:2024
+//! (or the address given as the first argument) and keeps threads, runs and
+//! checkpoints in `serve.db`. Talk to it with the Python SDK:
+//!
+//! ```text
+//! from langgraph_sdk import get_sync_client
+//! client = get_sync_client(url="http://127.0.0.1:2024")
+//! thread = client.threads.create()
+//! client.runs.wait(thread["thread_id"], "agent",
+//!                  input={"messages": [{"Human": "What is 6*7?"}]})
+//! ```
+//!
+//! Ctrl-C stops it; a run cut short is resumed by the next start.
+
+use stategraph::prelude::*;
+use stategraph::server::Server;
+
+/// One entry of the conversation.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+enum Message {
+    Human(String),
+    ToolCall { tool: String, input: String },
+    ToolResult(String),
+    Ai(String),
+}
+
+fn append(mut history: Vec<Message>, new: Vec<Message>) -> Vec<Message> {
+    history.extend(new);
+    history
+}
+
+/// The quickstart's state.
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Agent {
+    #[reducer(append)]
+    messages: Vec<Message>,
+    #[reducer(std::ops::Add::add)]
+    model_calls: u32,
+}
+
+#[derive(Goto, Clone, Copy, Debug)]
+enum Route {
+    Tools,
+    #[goto(end)]
+    Done,
+}
+
+/// The stand-in model: asks the calculator for each question, then answers.
+#[node]
+async fn model(state: &Agent) -> Command<Route> {
+    let reply = match state.messages.last() {
+        Some(Message::Human(question)) => {
+            let input = question
+                .trim_end_matches('?')
+                .rsplit(' ')
+                .next()
+                .unwrap_or("");
+            return Command::goto(Route::Tools).update(
+                Agent::update()
+                    .messages(vec![Message::ToolCall {
+                        tool: "calculator".into(),
+                        input: input.into(),
+                    }])
+                    .model_calls(1),
+            );
+        }
+        Some(Message::ToolResult(result)) => format!("The answer is {result}."),
+        _ => "I have nothing to say.".to_owned(),
+    };
+    Command::goto(Route::Done).update(
+        Agent::update()
+            .messages(vec![Message::Ai(reply)])
+            .model_calls(1),
+    )
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot compute `{0}`: expected `a*b` or `a+b`")]
+struct BadInput(String);
+
+/// Runs the calculator the model asked for.
+#[node]
+async fn tools(state: &Agent) -> Result<AgentUpdate, BadInput> {
+    let Some(Message::ToolCall { input, .. }) = state.messages.last() else {
+        return Ok(Agent::update());
+    };
+    let bad = || BadInput(input.clone());
+    let (a, op, b) = input
+        .find(['*', '+'])
+        .map(|i| (&input[..i], &input[i..=i], &input[i + 1..]))
+        .ok_or_else(bad)?;
+    let (a, b): (i64, i64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    let result = if op == "*" { a * b } else { a + b };
+    Ok(Agent::update().messages(vec![Message::ToolResult(result.to_string())]))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:2024".into());
+    let db = std::env::args().nth(2).unwrap_or_else(|| "serve.db".into());
+    let app = StateGraph::<Agent>::new()
+        .add_node(model)
+        .add_node(tools)
+        .add_edge(START, model)
+        .add_edge(tools, model)
+        .compile()?;
+    println!("serving the quickstart agent as `agent` on http://{addr} (Ctrl-C stops)");
+    Server::new()
+        .assistant("agent", app)
+        .database(db)
+        .serve(&addr)
+        .await?;
+    Ok(())
+}

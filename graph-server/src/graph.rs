@@ -1,0 +1,514 @@
+//! A compiled graph behind a JSON interface: what the server needs of any
+//! [`CompiledGraph<S, C>`], whatever its state type.
+//!
+//! The wire is JSON; the graph is typed. [`ServedGraph`] is the one place the
+//! two meet: run input and `command.update` are decoded field by field into
+//! `S::Update` (a body that does not fit is an [`ApiError`] 422 naming the
+//! field), events and snapshots are written out as LangGraph Server writes them.
+
+use crate::error::ApiError;
+use crate::wire::{CommandBody, StreamModeName};
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use graph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
+use graph_core::graph::DefaultContext;
+use graph_core::state::{FieldVisitor, StateUpdate};
+use graph_core::stream::{CheckpointEvent, StreamEvent, StreamModes};
+use graph_core::{
+    Command, CompiledGraph, GraphError, GraphInput, Interrupt, RunConfig, SnapshotTask, State,
+    StateSnapshot, StreamMode,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// One server-sent event: its name (`values`, `updates|child:<task id>`...)
+/// and its JSON data, written once.
+#[derive(Debug, Clone)]
+pub struct WireEvent {
+    /// The SSE `event:` name.
+    pub event: Arc<str>,
+    /// The SSE `data:` JSON text.
+    pub data: Arc<str>,
+}
+
+/// What a run is asked to do: its input or command, as the request sent them.
+#[derive(Debug, Clone, Default)]
+pub struct RunInput<'a> {
+    /// `input`: the graph's typed update, as a JSON object (`None` or `null`:
+    /// continue the thread).
+    pub input: Option<&'a RawValue>,
+    /// `command`: resume, update and goto.
+    pub command: Option<&'a CommandBody>,
+}
+
+/// The events of a run, in order; an error ends it.
+pub type EventStream = BoxStream<'static, Result<WireEvent, GraphError>>;
+
+/// A compiled graph the server can run, read and update through JSON.
+///
+/// Implemented for every [`CompiledGraph<S, C>`] whose state is `Serialize`
+/// (the state values go out as JSON) and whose context has a default; use
+/// [`Server::assistant`](crate::Server::assistant) rather than this trait.
+pub trait ServedGraph: Send + Sync + 'static {
+    /// LangGraph's `get_graph().to_json()`: nodes and edges.
+    fn graph_json(&self) -> Value;
+    /// The JSON schema of the state (field names; types are not known).
+    fn state_schema(&self) -> Value;
+    /// The graph with `saver` as its checkpointer.
+    fn with_saver(&self, saver: Arc<dyn Checkpointer>) -> Arc<dyn ServedGraph>;
+    /// Checks that `input` decodes into the graph's input (422 if not).
+    fn check_input(&self, input: &RunInput<'_>) -> Result<(), ApiError>;
+    /// Runs the graph, reporting `modes` (and subgraph events of the same state
+    /// type with `subgraphs`).
+    fn stream(
+        &self,
+        input: &RunInput<'_>,
+        config: &RunConfig,
+        modes: &[StreamModeName],
+        subgraphs: bool,
+    ) -> Result<EventStream, ApiError>;
+    /// The thread state at `config` (its latest checkpoint, or the one named),
+    /// in LangGraph Server's `ThreadState` shape.
+    fn get_state(&self, config: RunConfig) -> BoxFuture<'_, Result<Value, GraphError>>;
+    /// `get_state_history` in the `ThreadState` shape, newest first.
+    fn history(
+        &self,
+        config: RunConfig,
+        options: ListOptions,
+    ) -> BoxFuture<'_, Result<Vec<Value>, GraphError>>;
+    /// `update_state` with `values` decoded into the typed update.
+    fn update_state<'a>(
+        &'a self,
+        config: RunConfig,
+        values: Option<&'a RawValue>,
+        as_node: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, ApiError>>;
+}
+
+/// A [`CompiledGraph`] as a [`ServedGraph`].
+pub(crate) struct Served<S: State, C: ?Sized> {
+    app: CompiledGraph<S, C>,
+    /// Node names as `&'static str` for `Command::goto` from JSON: interned
+    /// once per node of this graph (bounded by the graph, never by requests).
+    names: Arc<Mutex<HashMap<String, &'static str>>>,
+}
+
+impl<S: State, C: ?Sized> Served<S, C> {
+    pub(crate) fn new(app: CompiledGraph<S, C>) -> Self {
+        Served {
+            app,
+            names: Arc::default(),
+        }
+    }
+}
+
+/// Decodes a JSON object into one typed update, field by field.
+fn decode_update<S: State>(raw: &RawValue, path: &str) -> Result<S::Update, ApiError> {
+    let fields: HashMap<&str, &RawValue> =
+        serde_json::from_str(raw.get()).map_err(|e| ApiError::Unprocessable {
+            path: path.to_owned(),
+            message: format!("expected an object of the state's fields ({e})"),
+        })?;
+    let mut update = S::Update::default();
+    for (name, value) in fields {
+        // LangGraph ignores keys that are not channels of the graph's input.
+        let Some(index) = S::field_index(name) else {
+            continue;
+        };
+        let mut de = serde_json::Deserializer::from_str(value.get());
+        let one =
+            S::Update::from_field_write(index, &mut de).map_err(|e| ApiError::Unprocessable {
+                path: format!("{path}.{name}"),
+                message: e.to_string(),
+            })?;
+        update.merge(one);
+    }
+    Ok(update)
+}
+
+/// The writes of an update as a JSON object text: `{"field": value, ..}`.
+fn update_json<U: StateUpdate>(update: &U) -> String {
+    struct Writer(Vec<u8>, bool);
+    impl FieldVisitor for Writer {
+        fn visit<T: Serialize + ?Sized>(&mut self, _: usize, name: &'static str, value: &T) {
+            self.0.push(if self.1 { b',' } else { b'{' });
+            self.1 = true;
+            let _ = serde_json::to_writer(&mut self.0, name);
+            self.0.push(b':');
+            if serde_json::to_writer(&mut self.0, value).is_err() {
+                self.0.extend_from_slice(b"null");
+            }
+        }
+    }
+    let mut w = Writer(Vec::with_capacity(64), false);
+    update.visit_writes(&mut w);
+    if !w.1 {
+        w.0.push(b'{');
+    }
+    w.0.push(b'}');
+    String::from_utf8(w.0).unwrap_or_default()
+}
+
+fn updates_json<U: StateUpdate>(updates: &[U]) -> String {
+    match updates {
+        [one] => update_json(one),
+        [] => "null".to_owned(),
+        many => {
+            let parts: Vec<String> = many.iter().map(update_json).collect();
+            format!("[{}]", parts.join(","))
+        }
+    }
+}
+
+fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
+}
+
+fn checkpoint_json(c: &CheckpointConfig) -> Value {
+    json!({
+        "checkpoint_id": c.checkpoint_id,
+        "thread_id": c.thread_id,
+        "checkpoint_ns": c.checkpoint_ns,
+    })
+}
+
+fn config_json(c: &CheckpointConfig) -> Value {
+    json!({"configurable": checkpoint_json(c)})
+}
+
+fn task_json<S: State>(task: &SnapshotTask<S>) -> Value {
+    let path = match &task.path {
+        graph_core::TaskPath::Pull { node } => json!(["__pregel_pull", node]),
+        graph_core::TaskPath::Push { index } => json!(["__pregel_push", index, false]),
+        _ => Value::Null,
+    };
+    let result = task
+        .result
+        .as_ref()
+        .map(|u| serde_json::from_str::<Value>(&updates_json(u)).unwrap_or(Value::Null));
+    json!({
+        "id": task.id,
+        "name": task.name,
+        "path": path,
+        "error": task.error,
+        "interrupts": task.interrupts,
+        "checkpoint": null,
+        "state": null,
+        "result": result,
+    })
+}
+
+/// A snapshot in LangGraph Server's `ThreadState` shape.
+fn snapshot_json<S: State + Serialize>(snap: &StateSnapshot<S>) -> Value {
+    let has_checkpoint = snap.metadata.is_some();
+    let checkpoint = has_checkpoint.then(|| checkpoint_json(&snap.config));
+    json!({
+        "values": serde_json::to_value(&snap.values).unwrap_or(Value::Null),
+        "next": snap.next,
+        "tasks": snap.tasks.iter().map(task_json).collect::<Vec<_>>(),
+        "metadata": snap.metadata,
+        "created_at": snap.created_at,
+        "checkpoint": checkpoint,
+        "parent_checkpoint": snap.parent_config.as_ref().map(checkpoint_json),
+        "interrupts": snap.interrupts,
+        "checkpoint_id": has_checkpoint.then(|| snap.config.checkpoint_id.clone()).flatten(),
+        "parent_checkpoint_id": snap.parent_config.as_ref().and_then(|p| p.checkpoint_id.clone()),
+    })
+}
+
+fn checkpoint_event_json<S: State + Serialize>(c: &CheckpointEvent<S>) -> Value {
+    json!({
+        "config": config_json(&c.config),
+        "parent_config": c.parent_config.as_ref().map(config_json),
+        "values": serde_json::to_value(&*c.values).unwrap_or(Value::Null),
+        "metadata": c.metadata,
+        "next": c.next,
+        "tasks": c.next.iter().map(|n| json!({"name": n, "interrupts": [], "state": null})).collect::<Vec<_>>(),
+    })
+}
+
+fn timestamp() -> String {
+    crate::db::now()
+}
+
+/// The JSON payload of an event in its own mode, and that mode's SSE name.
+fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static str, String)> {
+    Some(match event {
+        StreamEvent::Values(values) => ("values", to_text(&**values)),
+        StreamEvent::ValuesAtInterrupt { values, interrupts } => {
+            let mut v = serde_json::to_value(&**values).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut v {
+                map.insert("__interrupt__".into(), json!(interrupts));
+            }
+            ("values", v.to_string())
+        }
+        StreamEvent::Updates { node, updates } => (
+            "updates",
+            format!("{{{}:{}}}", to_text(&**node), updates_json(updates)),
+        ),
+        StreamEvent::Call { task, value } => ("updates", json!({ &**task: value }).to_string()),
+        StreamEvent::Interrupt(interrupts) => (
+            "updates",
+            json!({ "__interrupt__": interrupts }).to_string(),
+        ),
+        StreamEvent::Custom { value, .. } => ("custom", value.to_string()),
+        StreamEvent::TaskStart { id, name, triggers } => (
+            "tasks",
+            json!({"id": id, "name": &**name, "input": null, "triggers": triggers}).to_string(),
+        ),
+        StreamEvent::TaskResult {
+            id,
+            name,
+            error,
+            updates,
+            interrupts,
+        } => (
+            "tasks",
+            format!(
+                r#"{{"id":{},"name":{},"error":{},"result":{},"interrupts":{}}}"#,
+                to_text(id),
+                to_text(&**name),
+                to_text(error),
+                updates_json(updates),
+                to_text(interrupts)
+            ),
+        ),
+        StreamEvent::Checkpoint(c) => ("checkpoints", checkpoint_event_json(c).to_string()),
+        StreamEvent::Message { chunk, metadata } => (
+            "messages",
+            json!([chunk, {
+                "langgraph_node": &*metadata.node,
+                "langgraph_step": metadata.step,
+                "langgraph_checkpoint_ns": "",
+                "task_id": metadata.task_id,
+            }])
+            .to_string(),
+        ),
+        StreamEvent::Debug { step, event } => {
+            let (kind, payload) = match &**event {
+                StreamEvent::Checkpoint(c) => {
+                    let mut p = checkpoint_event_json(c);
+                    if let Value::Object(map) = &mut p {
+                        map.insert("checkpoint".into(), checkpoint_json(&c.config));
+                        map.insert(
+                            "parent_checkpoint".into(),
+                            c.parent_config
+                                .as_ref()
+                                .map(checkpoint_json)
+                                .unwrap_or(Value::Null),
+                        );
+                    }
+                    ("checkpoint", p.to_string())
+                }
+                StreamEvent::TaskStart { .. } => ("task", event_json(event)?.1),
+                StreamEvent::TaskResult { .. } => ("task_result", event_json(event)?.1),
+                _ => return None,
+            };
+            (
+                "debug",
+                format!(
+                    r#"{{"step":{step},"timestamp":{},"type":"{kind}","payload":{payload}}}"#,
+                    to_text(&timestamp())
+                ),
+            )
+        }
+        _ => return None,
+    })
+}
+
+fn wire_event<S: State + Serialize>(event: StreamEvent<S>) -> Option<WireEvent> {
+    if let StreamEvent::Subgraph { namespace, event } = event {
+        // Subgraphs that share the parent's state type are written out; the
+        // others' events are typed by a state this graph does not name.
+        let inner = event.downcast::<S>().ok()?;
+        let (name, data) = event_json(&inner)?;
+        return Some(WireEvent {
+            event: format!("{name}|{}", namespace.segments().join("|")).into(),
+            data: data.into(),
+        });
+    }
+    let (name, data) = event_json(&event)?;
+    Some(WireEvent {
+        event: name.into(),
+        data: data.into(),
+    })
+}
+
+impl<S, C> Served<S, C>
+where
+    S: State + Serialize,
+    C: ?Sized + DefaultContext + 'static,
+{
+    fn goto_name(&self, name: &str) -> Result<&'static str, ApiError> {
+        if name != graph_core::END && !self.app.node_names().any(|n| n == name) {
+            return Err(ApiError::Unprocessable {
+                path: "command.goto".into(),
+                message: format!("the graph has no node `{name}`"),
+            });
+        }
+        let mut names = self.names.lock().map_err(|_| ApiError::Internal {
+            message: "the node name table was poisoned".into(),
+        })?;
+        if let Some(interned) = names.get(name) {
+            return Ok(interned);
+        }
+        let interned: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        names.insert(name.to_owned(), interned);
+        Ok(interned)
+    }
+
+    fn decode(&self, input: &RunInput<'_>) -> Result<GraphInput<S>, ApiError> {
+        if let Some(cmd) = input.command {
+            let mut command: Command<&'static str, S::Update> = match &cmd.resume {
+                Some(Value::Object(map))
+                    if !map.is_empty() && map.keys().all(|k| is_interrupt_id(k)) =>
+                {
+                    Command::resume_map(map.iter().map(|(k, v)| (k.clone(), v.clone())))
+                }
+                Some(value) => Command::resume(value),
+                None => Command::default(),
+            };
+            if let Some(update) = &cmd.update {
+                command = command.update(decode_update::<S>(update, "command.update")?);
+            }
+            for target in cmd.goto.names() {
+                command = command.and_goto(self.goto_name(target)?);
+            }
+            return Ok(command.into());
+        }
+        match input.input {
+            Some(raw) if raw.get() != "null" => {
+                Ok(GraphInput::update(decode_update::<S>(raw, "input")?))
+            }
+            _ => Ok(GraphInput::none()),
+        }
+    }
+}
+
+fn is_interrupt_id(key: &str) -> bool {
+    key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+impl<S, C> ServedGraph for Served<S, C>
+where
+    S: State + Serialize,
+    C: ?Sized + DefaultContext + Send + Sync + 'static,
+{
+    fn graph_json(&self) -> Value {
+        self.app.draw_json()
+    }
+
+    fn state_schema(&self) -> Value {
+        let properties: serde_json::Map<String, Value> = S::FIELDS
+            .iter()
+            .map(|f| ((*f).to_owned(), json!({ "title": f })))
+            .collect();
+        json!({"type": "object", "properties": properties, "title": "state"})
+    }
+
+    fn with_saver(&self, saver: Arc<dyn Checkpointer>) -> Arc<dyn ServedGraph> {
+        Arc::new(Served {
+            // A view that runs and reads with `saver` (the server only uses
+            // the root namespace, where a view behaves as the graph).
+            app: self.app.subgraph_view(saver),
+            names: Arc::clone(&self.names),
+        })
+    }
+
+    fn check_input(&self, input: &RunInput<'_>) -> Result<(), ApiError> {
+        self.decode(input).map(drop)
+    }
+
+    fn stream(
+        &self,
+        input: &RunInput<'_>,
+        config: &RunConfig,
+        modes: &[StreamModeName],
+        subgraphs: bool,
+    ) -> Result<EventStream, ApiError> {
+        let input = self.decode(input)?;
+        let mut set = StreamModes::default();
+        for mode in modes {
+            set = set.with(mode.mode());
+        }
+        if subgraphs {
+            set = set.subgraphs();
+        }
+        if set == StreamModes::default() {
+            // Nothing asked: still drive the run (`values` is the cheapest to skip).
+            set = StreamMode::Values.into();
+        }
+        let wanted: StreamModes = modes
+            .iter()
+            .fold(StreamModes::default(), |s, m| s.with(m.mode()));
+        let stream = self
+            .app
+            .stream(input, config, set)
+            .filter_map(move |event| {
+                let out = match event {
+                    Ok(event) if wanted.contains(event.mode()) => wire_event(event).map(Ok),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                };
+                futures::future::ready(out)
+            });
+        Ok(stream.boxed())
+    }
+
+    fn get_state(&self, config: RunConfig) -> BoxFuture<'_, Result<Value, GraphError>> {
+        Box::pin(async move {
+            let snap = self.app.get_state(&config).await?;
+            Ok(snapshot_json(&snap))
+        })
+    }
+
+    fn history(
+        &self,
+        config: RunConfig,
+        options: ListOptions,
+    ) -> BoxFuture<'_, Result<Vec<Value>, GraphError>> {
+        Box::pin(async move {
+            let snaps = self.app.get_state_history(&config, &options).await?;
+            Ok(snaps.iter().map(snapshot_json).collect())
+        })
+    }
+
+    fn update_state<'a>(
+        &'a self,
+        config: RunConfig,
+        values: Option<&'a RawValue>,
+        as_node: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, ApiError>> {
+        Box::pin(async move {
+            let update = match values {
+                Some(raw) if raw.get() != "null" => Some(decode_update::<S>(raw, "values")?),
+                _ => None,
+            };
+            Ok(self.app.update_state(&config, update, as_node).await?)
+        })
+    }
+}
+
+/// Interrupts as LangGraph Server lists them on a thread: task id → interrupts.
+pub(crate) fn interrupts_of(state: &Value) -> Value {
+    let mut map = serde_json::Map::new();
+    if let Some(tasks) = state["tasks"].as_array() {
+        for task in tasks {
+            if task["interrupts"].as_array().is_some_and(|i| !i.is_empty()) {
+                if let Some(id) = task["id"].as_str() {
+                    map.insert(id.to_owned(), task["interrupts"].clone());
+                }
+            }
+        }
+    }
+    Value::Object(map)
+}
+
+/// Interrupts, as `Vec<Interrupt>` from a state's JSON (for `__interrupt__`).
+pub(crate) fn pending_interrupts(state: &Value) -> Vec<Interrupt> {
+    serde_json::from_value(state["interrupts"].clone()).unwrap_or_default()
+}

@@ -1,0 +1,311 @@
+//! Serves compiled stategraph graphs over LangGraph Server's HTTP API, so the
+//! clients written for LangGraph — the Python and JS `langgraph-sdk`,
+//! `RemoteGraph`, chat UIs — run a Rust graph unchanged.
+//!
+//! Each graph is an *assistant* named by its graph id. Threads, runs and
+//! checkpoints live in one SQLite file: a run is queued in the database,
+//! started when its thread is free, and streamed to its clients over SSE
+//! (every event has an id; a client that reconnects with `Last-Event-ID`, or
+//! joins the run's stream, gets what it missed). A server stopped mid-run
+//! picks the run up again when it restarts, from the run's last checkpoint.
+//!
+//! ```
+//! use stategraph::prelude::*;
+//! use graph_server::Server;
+//!
+//! #[derive(State, Clone, Default, Serialize, Deserialize)]
+//! struct Chat {
+//!     #[reducer(append)]
+//!     messages: Vec<String>,
+//! }
+//!
+//! fn append(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
+//!     a.extend(b);
+//!     a
+//! }
+//!
+//! #[node]
+//! fn echo(chat: &Chat) -> ChatUpdate {
+//!     let last = chat.messages.last().cloned().unwrap_or_default();
+//!     Chat::update().messages(vec![format!("echo: {last}")])
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let app = StateGraph::<Chat>::new()
+//!     .add_node(echo)
+//!     .add_edge(START, echo)
+//!     .compile()?;
+//! let dir = tempfile::tempdir()?;
+//! let server = Server::new()
+//!     .assistant("agent", app)
+//!     .database(dir.path().join("server.db"))
+//!     .start()
+//!     .await?;
+//! // `server.router()` is an axum Router: serve it, or test it in process.
+//! let _router = server.router();
+//! server.shutdown().await;
+//! // Or, in a binary: Server::new().assistant("agent", app).serve("127.0.0.1:2024").await?
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The endpoints, their bodies and the SSE event names follow LangGraph
+//! Server; the guide chapter `serving` lists them with what differs.
+
+#![deny(unsafe_code)]
+
+mod db;
+mod error;
+mod graph;
+mod routes;
+mod runs;
+mod wire;
+
+pub use error::ApiError;
+pub use graph::{EventStream, RunInput, ServedGraph, WireEvent};
+pub use wire::{CommandBody, Goto, StreamModeName};
+
+use graph_core::checkpoint::{CheckpointError, Checkpointer};
+use graph_core::graph::DefaultContext;
+use graph_core::{CompiledGraph, State};
+use runs::{Assistant, Shared};
+use serde::Serialize;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// LangGraph's namespace of assistant ids: an assistant's id is the uuid5 of
+/// its graph id in it, as LangGraph Server makes them.
+const NAMESPACE_GRAPH: uuid::Uuid = uuid::Uuid::from_bytes([
+    0x6b, 0xa7, 0xb8, 0x21, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8,
+]);
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The threads and runs tables could not be opened.
+    #[error("cannot open the server database `{path}`: {source}")]
+    Database {
+        /// The SQLite file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The checkpointer could not be opened.
+    #[error("cannot open the checkpoints in `{path}`: {source}")]
+    Checkpoints {
+        /// The SQLite file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: CheckpointError,
+    },
+    /// The address could not be bound, or the connection loop failed.
+    #[error("cannot serve on {addr}: {source} (is another server on that port?)")]
+    Io {
+        /// The address.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Two assistants have the same graph id.
+    #[error("two assistants are named `{0}`: give each graph its own id")]
+    DuplicateAssistant(String),
+}
+
+/// A server for compiled graphs: add them with [`assistant`](Self::assistant),
+/// then [`serve`](Self::serve) (or [`start`](Self::start) for the router).
+pub struct Server {
+    assistants: Vec<(String, Arc<dyn ServedGraph>)>,
+    database: PathBuf,
+    saver: Option<Arc<dyn Checkpointer>>,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field(
+                "assistants",
+                &self.assistants.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("database", &self.database)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server with no assistants, storing into `stategraph-server.db` in the
+    /// working directory.
+    pub fn new() -> Self {
+        Server {
+            assistants: Vec::new(),
+            database: PathBuf::from("stategraph-server.db"),
+            saver: None,
+        }
+    }
+
+    /// Serves `app` as the assistant `graph_id` (clients name it by that id or
+    /// by its uuid). Its checkpointer is replaced by the server's.
+    pub fn assistant<S, C>(mut self, graph_id: impl Into<String>, app: CompiledGraph<S, C>) -> Self
+    where
+        S: State + Serialize,
+        C: ?Sized + DefaultContext + Send + Sync + 'static,
+    {
+        self.assistants
+            .push((graph_id.into(), Arc::new(graph::Served::new(app))));
+        self
+    }
+
+    /// Serves a graph behind your own [`ServedGraph`] implementation.
+    pub fn served_graph(
+        mut self,
+        graph_id: impl Into<String>,
+        graph: Arc<dyn ServedGraph>,
+    ) -> Self {
+        self.assistants.push((graph_id.into(), graph));
+        self
+    }
+
+    /// The SQLite file of threads, runs and (unless
+    /// [`checkpointer`](Self::checkpointer) says otherwise) checkpoints.
+    pub fn database(mut self, path: impl Into<PathBuf>) -> Self {
+        self.database = path.into();
+        self
+    }
+
+    /// Stores checkpoints with `saver` instead of in the database file.
+    pub fn checkpointer(mut self, saver: impl graph_core::IntoCheckpointer) -> Self {
+        self.saver = Some(saver.into_checkpointer());
+        self
+    }
+
+    /// Opens the database and starts the run worker; requeues the runs a
+    /// stopped server left unfinished.
+    pub async fn start(self) -> Result<Running, ServeError> {
+        let db = db::Db::open(&self.database).map_err(|source| ServeError::Database {
+            path: self.database.clone(),
+            source,
+        })?;
+        let saver = match self.saver {
+            Some(saver) => saver,
+            None => {
+                let saver = graph_sqlite::SqliteSaver::open(&self.database)
+                    .await
+                    .map_err(|source| ServeError::Checkpoints {
+                        path: self.database.clone(),
+                        source,
+                    })?;
+                Arc::new(saver) as Arc<dyn Checkpointer>
+            }
+        };
+        let created_at = db::now();
+        let mut assistants: Vec<Assistant> = Vec::new();
+        for (graph_id, graph) in self.assistants {
+            if assistants.iter().any(|a| a.graph_id == graph_id) {
+                return Err(ServeError::DuplicateAssistant(graph_id));
+            }
+            assistants.push(Assistant {
+                id: uuid::Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes()).to_string(),
+                graph: graph.with_saver(Arc::clone(&saver)),
+                graph_id,
+                created_at: created_at.clone(),
+            });
+        }
+        let shared = Arc::new(Shared::new(assistants, db, saver));
+        let (stop, stopped) = watch::channel(false);
+        let worker = tokio::spawn(Arc::clone(&shared).work(stopped));
+        Ok(Running {
+            shared,
+            stop,
+            worker,
+        })
+    }
+
+    /// Serves on `addr` until Ctrl-C (SIGINT) or SIGTERM, then stops taking
+    /// requests and runs; requests in flight finish first.
+    pub async fn serve(self, addr: &str) -> Result<(), ServeError> {
+        self.serve_until(addr, shutdown_signal()).await
+    }
+
+    /// Serves on `addr` until `signal` completes.
+    pub async fn serve_until(
+        self,
+        addr: &str,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let io = |source| ServeError::Io {
+            addr: addr.to_owned(),
+            source,
+        };
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+        let running = self.start().await?;
+        tracing::info!(addr = %addr, "serving the LangGraph Server API");
+        let result = axum::serve(listener, running.router())
+            .with_graceful_shutdown(signal)
+            .await
+            .map_err(io);
+        running.shutdown().await;
+        result
+    }
+}
+
+/// A started server: its router, and its run worker until
+/// [`shutdown`](Self::shutdown).
+pub struct Running {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    worker: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running").finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// The API as an axum [`Router`](axum::Router): serve it with
+    /// `axum::serve`, nest it in your own, or call it in tests.
+    pub fn router(&self) -> axum::Router {
+        routes::router(Arc::clone(&self.shared))
+    }
+
+    /// Stops starting runs. Runs in progress are dropped where they are: their
+    /// checkpoints stay, and the next server on this database resumes them.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.worker.await;
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

@@ -1,0 +1,658 @@
+//! The HTTP handlers: LangGraph Server's paths, bodies and responses.
+
+use crate::db::new_id;
+use crate::error::ApiError;
+use crate::runs::{rewrite_thread, CancelAction, LiveRun, Shared};
+use crate::wire::{
+    contains_all, AssistantSearch, HistoryBody, RunCreate, StateAtBody, StateUpdateBody,
+    ThreadCreate, ThreadPatch, ThreadSearch,
+};
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures::StreamExt;
+use graph_core::checkpoint::ListOptions;
+use graph_core::RunConfig;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+type AppState = State<Arc<Shared>>;
+type ApiResult<T> = Result<T, ApiError>;
+
+/// Every route of the API.
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/ok", get(|| async { Json(json!({"ok": true})) }))
+        .route("/info", get(info))
+        .route("/assistants/search", post(search_assistants))
+        .route("/assistants/count", post(count_assistants))
+        .route("/assistants/{id}", get(get_assistant))
+        .route("/assistants/{id}/graph", get(assistant_graph))
+        .route("/assistants/{id}/schemas", get(assistant_schemas))
+        .route("/assistants/{id}/subgraphs", get(assistant_subgraphs))
+        .route("/assistants/{id}/versions", post(assistant_versions))
+        .route("/threads", post(create_thread))
+        .route("/threads/search", post(search_threads))
+        .route("/threads/count", post(count_threads))
+        .route(
+            "/threads/{id}",
+            get(get_thread).patch(patch_thread).delete(delete_thread),
+        )
+        .route("/threads/{id}/copy", post(copy_thread))
+        .route("/threads/{id}/state", get(get_state).post(update_state))
+        .route("/threads/{id}/state/checkpoint", post(state_at_body))
+        .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
+        .route("/threads/{id}/history", post(history).get(history_get))
+        .route("/threads/{id}/runs", post(create_run).get(list_runs))
+        .route("/threads/{id}/runs/wait", post(wait_run))
+        .route("/threads/{id}/runs/stream", post(stream_run))
+        .route(
+            "/threads/{id}/runs/{run_id}",
+            get(get_run).delete(delete_run),
+        )
+        .route("/threads/{id}/runs/{run_id}/cancel", post(cancel_run))
+        .route("/threads/{id}/runs/{run_id}/join", get(join_run))
+        .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
+        .route("/runs", post(create_stateless))
+        .route("/runs/wait", post(wait_stateless))
+        .route("/runs/stream", post(stream_stateless))
+        .with_state(shared)
+}
+
+/// A JSON body, parsed into `T` (an empty body is `T::default()`); a body
+/// that does not fit is a 422 in LangGraph's `{"detail": ..}` shape.
+fn body<T: DeserializeOwned + Default>(bytes: &Bytes) -> ApiResult<T> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadBody(e.to_string()))
+}
+
+fn run_body(bytes: &Bytes) -> ApiResult<RunCreate> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadBody(e.to_string()))
+}
+
+async fn info() -> Json<Value> {
+    Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "flags": {"assistants": true, "crons": false, "langsmith": false},
+        "host": {"kind": "stategraph"},
+    }))
+}
+
+fn filtered_assistants(shared: &Shared, search: &AssistantSearch) -> Vec<Value> {
+    shared
+        .assistants
+        .iter()
+        .filter(|a| search.graph_id.as_ref().is_none_or(|g| *g == a.graph_id))
+        .map(|a| a.to_json())
+        .filter(|a| {
+            search
+                .metadata
+                .as_ref()
+                .is_none_or(|m| contains_all(&a["metadata"], m))
+        })
+        .collect()
+}
+
+async fn search_assistants(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+    let search: AssistantSearch = body(&bytes)?;
+    let all = filtered_assistants(&shared, &search);
+    let page: Vec<Value> = all
+        .into_iter()
+        .skip(search.offset.unwrap_or(0))
+        .take(search.limit.unwrap_or(10))
+        .collect();
+    Ok(Json(Value::Array(page)))
+}
+
+async fn count_assistants(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+    let search: AssistantSearch = body(&bytes)?;
+    Ok(Json(json!(filtered_assistants(&shared, &search).len())))
+}
+
+async fn get_assistant(State(shared): AppState, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    Ok(Json(shared.assistant(&id)?.to_json()))
+}
+
+async fn assistant_versions(
+    State(shared): AppState,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(json!([shared.assistant(&id)?.to_json()])))
+}
+
+async fn assistant_graph(
+    State(shared): AppState,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(shared.assistant(&id)?.graph.graph_json()))
+}
+
+async fn assistant_schemas(
+    State(shared): AppState,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let a = shared.assistant(&id)?;
+    let state = a.graph.state_schema();
+    Ok(Json(json!({
+        "graph_id": a.graph_id,
+        "input_schema": state,
+        "output_schema": state,
+        "state_schema": state,
+        "config_schema": {},
+        "context_schema": null,
+    })))
+}
+
+async fn assistant_subgraphs(
+    State(shared): AppState,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    shared.assistant(&id)?;
+    Ok(Json(json!({})))
+}
+
+fn thread_or_404(shared: &Shared, id: &str) -> ApiResult<Value> {
+    shared.db.thread(id)?.ok_or_else(|| ApiError::thread(id))
+}
+
+async fn create_thread(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+    let create: ThreadCreate = body(&bytes)?;
+    let id = create.thread_id.unwrap_or_else(new_id);
+    let metadata = create.metadata.unwrap_or_default();
+    if !shared.db.insert_thread(&id, &metadata)?
+        && create.if_exists.as_deref() != Some("do_nothing")
+    {
+        return Err(ApiError::ThreadExists(id));
+    }
+    Ok(Json(thread_or_404(&shared, &id)?))
+}
+
+async fn get_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    Ok(Json(thread_or_404(&shared, &id)?))
+}
+
+async fn patch_thread(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let patch: ThreadPatch = body(&bytes)?;
+    if !shared
+        .db
+        .patch_thread(&id, &patch.metadata.unwrap_or_default())?
+    {
+        return Err(ApiError::thread(&id));
+    }
+    Ok(Json(thread_or_404(&shared, &id)?))
+}
+
+async fn delete_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    if !shared.delete_thread(&id).await? {
+        return Err(ApiError::thread(&id));
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn matching_threads(shared: &Shared, search: &ThreadSearch) -> ApiResult<Vec<Value>> {
+    let mut threads: Vec<Value> = shared
+        .db
+        .threads()?
+        .into_iter()
+        .filter(|t| {
+            search
+                .metadata
+                .as_ref()
+                .is_none_or(|m| contains_all(&t["metadata"], m))
+                && search
+                    .values
+                    .as_ref()
+                    .is_none_or(|v| contains_all(&t["values"], v))
+                && search.status.as_ref().is_none_or(|s| t["status"] == **s)
+                && search
+                    .ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.iter().any(|id| t["thread_id"] == **id))
+        })
+        .collect();
+    let key = search
+        .sort_by
+        .clone()
+        .unwrap_or_else(|| "created_at".into());
+    threads.sort_by(|a, b| {
+        let (a, b) = (a[&key].to_string(), b[&key].to_string());
+        a.cmp(&b)
+    });
+    if search.sort_order.as_deref() != Some("asc") {
+        threads.reverse();
+    }
+    Ok(threads)
+}
+
+async fn search_threads(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+    let search: ThreadSearch = body(&bytes)?;
+    let page: Vec<Value> = matching_threads(&shared, &search)?
+        .into_iter()
+        .skip(search.offset.unwrap_or(0))
+        .take(search.limit.unwrap_or(10))
+        .collect();
+    Ok(Json(Value::Array(page)))
+}
+
+async fn count_threads(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+    let search: ThreadSearch = body(&bytes)?;
+    Ok(Json(json!(matching_threads(&shared, &search)?.len())))
+}
+
+async fn copy_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let thread = thread_or_404(&shared, &id)?;
+    let copy = new_id();
+    let metadata = thread["metadata"].as_object().cloned().unwrap_or_default();
+    shared.db.insert_thread(&copy, &metadata)?;
+    rewrite_thread(&*shared.saver, &id, &copy, None).await?;
+    let status = thread["status"].as_str().unwrap_or("idle");
+    let status = if status == "busy" { "idle" } else { status };
+    shared.db.set_thread_state(
+        &copy,
+        status,
+        Some(&thread["values"]),
+        &thread["interrupts"],
+        None,
+    )?;
+    Ok(Json(thread_or_404(&shared, &copy)?))
+}
+
+#[derive(Deserialize, Default)]
+struct SubgraphsQuery {
+    #[serde(default)]
+    #[allow(dead_code)]
+    subgraphs: Option<bool>,
+}
+
+async fn get_state(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    Query(_q): Query<SubgraphsQuery>,
+) -> ApiResult<Json<Value>> {
+    let thread = thread_or_404(&shared, &id)?;
+    let a = shared.thread_graph(&thread)?;
+    Ok(Json(a.graph.get_state(RunConfig::thread(&id)).await?))
+}
+
+async fn state_at(
+    State(shared): AppState,
+    Path((id, checkpoint_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let thread = thread_or_404(&shared, &id)?;
+    let a = shared.thread_graph(&thread)?;
+    let config = RunConfig::thread(&id).with_checkpoint_id(checkpoint_id);
+    Ok(Json(a.graph.get_state(config).await?))
+}
+
+async fn state_at_body(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let at: StateAtBody = body(&bytes)?;
+    let thread = thread_or_404(&shared, &id)?;
+    let a = shared.thread_graph(&thread)?;
+    let mut config = RunConfig::thread(&id);
+    if let Some(cp) = at.checkpoint.checkpoint_id {
+        config = config.with_checkpoint_id(cp);
+    }
+    Ok(Json(a.graph.get_state(config).await?))
+}
+
+async fn update_state(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let update: StateUpdateBody = body(&bytes)?;
+    let thread = thread_or_404(&shared, &id)?;
+    let a = shared.thread_graph(&thread)?;
+    let mut config = RunConfig::thread(&id);
+    let at = update
+        .checkpoint_id
+        .or_else(|| update.checkpoint.and_then(|c| c.checkpoint_id));
+    if let Some(cp) = at {
+        config = config.with_checkpoint_id(cp);
+    }
+    let stored = a
+        .graph
+        .update_state(config, update.values.as_deref(), update.as_node.as_deref())
+        .await?;
+    let state = a.graph.get_state(RunConfig::thread(&id)).await?;
+    let status = if state["next"].as_array().is_some_and(|n| !n.is_empty()) {
+        "interrupted"
+    } else {
+        "idle"
+    };
+    shared.db.set_thread_state(
+        &id,
+        status,
+        Some(&state["values"]),
+        &crate::graph::interrupts_of(&state),
+        None,
+    )?;
+    let checkpoint = json!({
+        "thread_id": stored.thread_id,
+        "checkpoint_ns": stored.checkpoint_ns,
+        "checkpoint_id": stored.checkpoint_id,
+    });
+    Ok(Json(json!({
+        "checkpoint": checkpoint,
+        "configurable": checkpoint,
+        "checkpoint_id": stored.checkpoint_id,
+    })))
+}
+
+async fn history_of(shared: &Shared, id: &str, h: HistoryBody) -> ApiResult<Json<Value>> {
+    let thread = thread_or_404(shared, id)?;
+    let a = shared.thread_graph(&thread)?;
+    let before = match &h.before {
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(v) => v["checkpoint_id"]
+            .as_str()
+            .or_else(|| v["configurable"]["checkpoint_id"].as_str())
+            .map(str::to_owned),
+        None => None,
+    };
+    let options = ListOptions {
+        filter: h.metadata.unwrap_or_default(),
+        before,
+        limit: Some(h.limit.unwrap_or(10)),
+    };
+    let mut config = RunConfig::thread(id);
+    if let Some(ns) = h.checkpoint.and_then(|c| c.checkpoint_ns) {
+        config = config.with_checkpoint_ns(ns);
+    }
+    Ok(Json(Value::Array(a.graph.history(config, options).await?)))
+}
+
+async fn history(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    history_of(&shared, &id, body(&bytes)?).await
+}
+
+#[derive(Deserialize, Default)]
+struct HistoryQuery {
+    limit: Option<usize>,
+    before: Option<String>,
+}
+
+async fn history_get(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Json<Value>> {
+    let h = HistoryBody {
+        limit: q.limit,
+        before: q.before.map(Value::String),
+        ..HistoryBody::default()
+    };
+    history_of(&shared, &id, h).await
+}
+
+async fn create_run(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (run, _) = shared.create_run(Some(&id), run_body(&bytes)?).await?;
+    Ok(with_location(
+        Json(run.to_json()).into_response(),
+        &run.thread_id,
+        &run.run_id,
+        false,
+    ))
+}
+
+async fn create_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
+    let (run, _) = shared.create_run(None, run_body(&bytes)?).await?;
+    Ok(Json(run.to_json()).into_response())
+}
+
+async fn wait_run(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (run, live) = shared.create_run(Some(&id), run_body(&bytes)?).await?;
+    let out = live.outcome().await;
+    Ok(with_location(
+        Json(out).into_response(),
+        &run.thread_id,
+        &run.run_id,
+        false,
+    ))
+}
+
+async fn wait_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
+    let (_, live) = shared.create_run(None, run_body(&bytes)?).await?;
+    Ok(Json(live.outcome().await).into_response())
+}
+
+fn with_location(mut response: Response, thread: &str, run: &str, stream: bool) -> Response {
+    let path = format!(
+        "/threads/{thread}/runs/{run}{}",
+        if stream { "/stream" } else { "" }
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("/threads/{thread}/runs/{run}")) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LOCATION, value);
+    }
+    if stream {
+        if let Ok(value) = HeaderValue::from_str(&path) {
+            response.headers_mut().insert(header::LOCATION, value);
+        }
+    }
+    response
+}
+
+/// Cancels a streamed run when its client goes away (`on_disconnect=cancel`).
+struct DisconnectGuard(Option<Arc<LiveRun>>);
+
+impl Drop for DisconnectGuard {
+    fn drop(&mut self) {
+        if let Some(live) = self.0.take() {
+            if !live.is_done() {
+                live.cancel(CancelAction::Interrupt);
+            }
+        }
+    }
+}
+
+/// The SSE response of a run's events after the `after`-th.
+fn sse(live: &Arc<LiveRun>, after: usize, cancel_on_disconnect: bool) -> Response {
+    let guard = DisconnectGuard(cancel_on_disconnect.then(|| Arc::clone(live)));
+    let events = live.subscribe(after).map(move |(id, e)| {
+        let _keep = &guard;
+        Ok::<_, Infallible>(
+            Event::default()
+                .event(&*e.event)
+                .data(&*e.data)
+                .id(id.to_string()),
+        )
+    });
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn stream_run(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let body = run_body(&bytes)?;
+    let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
+    let (run, live) = shared.create_run(Some(&id), body).await?;
+    Ok(with_location(
+        sse(&live, 0, cancel),
+        &run.thread_id,
+        &run.run_id,
+        true,
+    ))
+}
+
+async fn stream_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
+    let body = run_body(&bytes)?;
+    let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
+    let (_, live) = shared.create_run(None, body).await?;
+    Ok(sse(&live, 0, cancel))
+}
+
+#[derive(Deserialize, Default)]
+struct ListQuery {
+    limit: Option<usize>,
+    offset: Option<usize>,
+    status: Option<String>,
+}
+
+async fn list_runs(
+    State(shared): AppState,
+    Path(id): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<Value>> {
+    thread_or_404(&shared, &id)?;
+    let runs = shared.db.runs(
+        &id,
+        q.status.as_deref(),
+        q.limit.unwrap_or(10),
+        q.offset.unwrap_or(0),
+    )?;
+    Ok(Json(Value::Array(
+        runs.iter().map(|r| r.to_json()).collect(),
+    )))
+}
+
+async fn get_run(
+    State(shared): AppState,
+    Path((id, run_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let run = shared
+        .db
+        .run(&id, &run_id)?
+        .ok_or_else(|| ApiError::run(&run_id))?;
+    Ok(Json(run.to_json()))
+}
+
+async fn delete_run(
+    State(shared): AppState,
+    Path((id, run_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let run = shared
+        .db
+        .run(&id, &run_id)?
+        .ok_or_else(|| ApiError::run(&run_id))?;
+    if run.status == "running" || run.status == "pending" {
+        shared.cancel(&id, &run_id, CancelAction::Interrupt).await?;
+    }
+    shared.db.delete_run(&run_id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, Default)]
+struct CancelQuery {
+    #[serde(default)]
+    wait: Option<bool>,
+    #[serde(default)]
+    action: Option<String>,
+}
+
+async fn cancel_run(
+    State(shared): AppState,
+    Path((id, run_id)): Path<(String, String)>,
+    Query(q): Query<CancelQuery>,
+) -> ApiResult<StatusCode> {
+    let action = match q.action.as_deref() {
+        Some("rollback") => CancelAction::Rollback,
+        _ => CancelAction::Interrupt,
+    };
+    shared
+        .db
+        .run(&id, &run_id)?
+        .ok_or_else(|| ApiError::run(&run_id))?;
+    if q.wait.unwrap_or(false) {
+        shared.cancel(&id, &run_id, action).await?;
+    } else {
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            if let Err(e) = shared.cancel(&id, &run_id, action).await {
+                tracing::warn!(error = %e, "cancelling a run failed");
+            }
+        });
+    }
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn join_run(
+    State(shared): AppState,
+    Path((id, run_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    shared
+        .db
+        .run(&id, &run_id)?
+        .ok_or_else(|| ApiError::run(&run_id))?;
+    if let Some(live) = shared.live(&run_id) {
+        return Ok(Json(live.outcome().await));
+    }
+    // Over: the thread's values, as LangGraph Server answers.
+    let thread = thread_or_404(&shared, &id)?;
+    let mut values = thread["values"].clone();
+    if let (Value::Object(map), Some(i)) = (&mut values, thread["interrupts"].as_object()) {
+        let pending: Vec<&Value> = i.values().filter_map(Value::as_array).flatten().collect();
+        if !pending.is_empty() {
+            map.insert("__interrupt__".into(), json!(pending));
+        }
+    }
+    Ok(Json(values))
+}
+
+#[derive(Deserialize, Default)]
+struct JoinStreamQuery {
+    #[serde(default)]
+    cancel_on_disconnect: Option<bool>,
+}
+
+async fn join_stream(
+    State(shared): AppState,
+    Path((id, run_id)): Path<(String, String)>,
+    Query(q): Query<JoinStreamQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    shared
+        .db
+        .run(&id, &run_id)?
+        .ok_or_else(|| ApiError::run(&run_id))?;
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    match shared.live(&run_id) {
+        Some(live) => Ok(sse(&live, after, q.cancel_on_disconnect.unwrap_or(false))),
+        None => {
+            let empty = futures::stream::empty::<Result<Event, Infallible>>();
+            Ok(Sse::new(empty).into_response())
+        }
+    }
+}
