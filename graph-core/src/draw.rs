@@ -92,12 +92,22 @@ impl Drawing {
         for (name, _) in &self.nodes {
             nodes.push(json!({"id": name, "type": "runnable", "data": {"name": name}}));
         }
-        if self.uses_end() {
+        // A node that routes nowhere ends the run: LangGraph draws its edge to END.
+        let ends: Vec<(String, String, EdgeKind)> = self
+            .nodes
+            .iter()
+            .filter(|(n, _)| {
+                !self.edges.iter().any(|(from, _, _)| from == n) && !self.dynamic.contains(n)
+            })
+            .map(|(n, _)| (n.clone(), END.to_owned(), EdgeKind::Static))
+            .collect();
+        if self.uses_end() || !ends.is_empty() {
             nodes.push(json!({"id": END}));
         }
         let edges = self
             .edges
             .iter()
+            .chain(&ends)
             .map(|(from, to, kind)| match kind {
                 EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
                 EdgeKind::Mapped(key) => json!({

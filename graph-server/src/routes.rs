@@ -572,8 +572,9 @@ async fn delete_run(
 
 #[derive(Deserialize, Default)]
 struct CancelQuery {
+    /// `true`, `1`...
     #[serde(default)]
-    wait: Option<bool>,
+    wait: Option<String>,
     #[serde(default)]
     action: Option<String>,
 }
@@ -591,7 +592,7 @@ async fn cancel_run(
         .db
         .run(&id, &run_id)?
         .ok_or_else(|| ApiError::run(&run_id))?;
-    if q.wait.unwrap_or(false) {
+    if q.wait.as_deref().is_some_and(|w| w == "1" || w == "true") {
         shared.cancel(&id, &run_id, action).await?;
     } else {
         let shared = Arc::clone(&shared);
