@@ -10,8 +10,8 @@
 //! - `slow`: `model` after a 300 ms pause, so runs overlap (cancellation,
 //!   multitask strategies).
 
-use stategraph::prelude::*;
 use graph_server::Server;
+use stategraph::prelude::*;
 use std::time::Duration;
 
 fn append(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
@@ -32,7 +32,9 @@ struct S {
 fn model(s: &S, ctx: &Context) -> SUpdate {
     ctx.write_custom(stategraph::json!({"progress": "thinking"}));
     let last = s.messages.last().cloned().unwrap_or_default();
-    ctx.write_message_chunk(stategraph::json!({"type": "AIMessageChunk", "content": format!("echo: {last}")}));
+    ctx.write_message_chunk(
+        stategraph::json!({"type": "AIMessageChunk", "content": format!("echo: {last}")}),
+    );
     S::update().messages(vec![format!("echo: {last}")]).count(1)
 }
 

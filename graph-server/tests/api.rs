@@ -1,0 +1,343 @@
+//! The server's own logic, through its router (no sockets): runs, streams and
+//! their event ids, typed input errors, LangGraph's error shapes, multitask
+//! strategies. The Python SDK suite (tests/sdk/) covers the wire against the
+//! real clients.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use graph_server::{Running, Server};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use stategraph::prelude::*;
+use tower::ServiceExt;
+
+fn append(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
+    a.extend(b);
+    a
+}
+
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct S {
+    #[reducer(append)]
+    messages: Vec<String>,
+    #[reducer(std::ops::Add::add)]
+    count: i64,
+}
+
+#[node]
+fn model(s: &S) -> SUpdate {
+    let last = s.messages.last().cloned().unwrap_or_default();
+    S::update().messages(vec![format!("echo: {last}")]).count(1)
+}
+
+#[node]
+fn review(_: &S, ctx: &Context) -> Result<SUpdate, NodeError> {
+    let answer: String = ctx.interrupt("ok?")?;
+    Ok(S::update().messages(vec![format!("review: {answer}")]))
+}
+
+#[node]
+async fn gate(_: &S) -> SUpdate {
+    // Never finishes on its own: runs on this graph stay running until cancelled.
+    std::future::pending::<()>().await;
+    S::update()
+}
+
+async fn server(dir: &tempfile::TempDir) -> Running {
+    let agent = StateGraph::<S>::new()
+        .add_node(model)
+        .add_edge(START, model)
+        .compile()
+        .unwrap();
+    let hitl = StateGraph::<S>::new()
+        .add_node(model)
+        .add_node(review)
+        .add_edge(START, model)
+        .add_edge(model, review)
+        .compile()
+        .unwrap();
+    let stuck = StateGraph::<S>::new()
+        .add_node(gate)
+        .add_edge(START, gate)
+        .compile()
+        .unwrap();
+    Server::new()
+        .assistant("agent", agent)
+        .assistant("hitl", hitl)
+        .assistant("stuck", stuck)
+        .database(dir.path().join("server.db"))
+        .start()
+        .await
+        .unwrap()
+}
+
+async fn call(
+    running: &Running,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> (StatusCode, String) {
+    let mut request = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let body = match body {
+        Some(b) => Body::from(b.to_string()),
+        None => Body::empty(),
+    };
+    let response = running
+        .router()
+        .oneshot(
+            request
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+async fn json_call(
+    running: &Running,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let (status, text) = call(running, method, uri, body, &[]).await;
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+async fn new_thread(running: &Running) -> String {
+    let (status, thread) = json_call(running, "POST", "/threads", Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    thread["thread_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_wait_run_returns_the_state_and_leaves_the_thread_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let (status, out) = json_call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/runs/wait"),
+        Some(json!({"assistant_id": "agent", "input": {"messages": ["hi"]}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // Python (langgraph dev, the same graph): {"messages": ["hi", "echo: hi"], "count": 1}
+    assert_eq!(out, json!({"messages": ["hi", "echo: hi"], "count": 1}));
+    let (_, thread) = json_call(&running, "GET", &format!("/threads/{tid}"), None).await;
+    assert_eq!(thread["status"], "idle");
+    assert_eq!(thread["values"]["count"], 1);
+    assert_eq!(thread["metadata"]["graph_id"], "agent");
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn input_that_does_not_fit_the_state_is_422_with_the_field_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let (status, body) = json_call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/runs/wait"),
+        Some(json!({"assistant_id": "agent", "input": {"count": "three"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let detail = body["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("input.count: invalid type: string"),
+        "{detail}"
+    );
+    assert_eq!(body["errors"][0]["loc"], json!(["input", "count"]));
+    // Nothing was queued.
+    let (_, runs) = json_call(&running, "GET", &format!("/threads/{tid}/runs"), None).await;
+    assert_eq!(runs, json!([]));
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_ids_are_404_in_langgraphs_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let none = "00000000-0000-0000-0000-000000000000";
+    let (status, body) = json_call(&running, "GET", &format!("/threads/{none}"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // LangGraph Server: {"detail": "Thread with ID ... not found"}
+    assert_eq!(
+        body,
+        json!({"detail": format!("Thread with ID {none} not found")})
+    );
+    let (status, _) = json_call(&running, "GET", &format!("/assistants/{none}"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let tid = new_thread(&running).await;
+    let (status, body) = json_call(
+        &running,
+        "GET",
+        &format!("/threads/{tid}/runs/{none}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        body,
+        json!({"detail": format!("Run with ID {none} not found")})
+    );
+    running.shutdown().await;
+}
+
+/// The `(id, event, data)` of each event of an SSE body.
+fn sse_events(text: &str) -> Vec<(String, String, Value)> {
+    text.split("\n\n")
+        .filter(|block| block.contains("data:"))
+        .map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_owned()))
+                    .unwrap_or_default()
+            };
+            let data = field("data:");
+            (
+                field("id:"),
+                field("event:"),
+                serde_json::from_str(&data).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn streamed_events_carry_ids_and_a_reconnect_replays_what_was_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let (status, text) = call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/runs/stream"),
+        Some(json!({
+            "assistant_id": "agent",
+            "input": {"messages": ["m"]},
+            "stream_mode": ["values", "updates"],
+            "stream_resumable": true,
+        })),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let events = sse_events(&text);
+    let names: Vec<&str> = events.iter().map(|(_, e, _)| e.as_str()).collect();
+    // Python (langgraph dev): metadata, values, updates, values
+    assert_eq!(names, ["metadata", "values", "updates", "values"]);
+    let ids: Vec<&str> = events.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids, ["1", "2", "3", "4"]);
+    assert_eq!(
+        events[2].2,
+        json!({"model": {"messages": ["echo: m"], "count": 1}})
+    );
+    let run_id = events[0].2["run_id"].as_str().unwrap().to_owned();
+
+    // A client that saw event 2 reconnects: it gets 3 and 4.
+    let (status, text) = call(
+        &running,
+        "GET",
+        &format!("/threads/{tid}/runs/{run_id}/stream"),
+        None,
+        &[("last-event-id", "2")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let replay = sse_events(&text);
+    assert_eq!(replay.len(), 2);
+    assert_eq!(
+        (replay[0].0.as_str(), replay[0].1.as_str()),
+        ("3", "updates")
+    );
+    assert_eq!(
+        replay[1].2,
+        json!({"messages": ["m", "echo: m"], "count": 1})
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_interrupt_is_answered_by_a_command_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let uri = format!("/threads/{tid}/runs/wait");
+    let (_, out) = json_call(
+        &running,
+        "POST",
+        &uri,
+        Some(json!({"assistant_id": "hitl", "input": {"messages": ["x"]}})),
+    )
+    .await;
+    // Python: {"messages": ["x", "echo: x"], "count": 1, "__interrupt__": [{"value": "ok?", "id": ..}]}
+    assert_eq!(out["messages"], json!(["x", "echo: x"]));
+    assert_eq!(out["__interrupt__"][0]["value"], "ok?");
+    let (_, thread) = json_call(&running, "GET", &format!("/threads/{tid}"), None).await;
+    assert_eq!(thread["status"], "interrupted");
+    let (_, out) = json_call(
+        &running,
+        "POST",
+        &uri,
+        Some(json!({"assistant_id": "hitl", "command": {"resume": "yes"}})),
+    )
+    .await;
+    assert_eq!(
+        out,
+        json!({"messages": ["x", "echo: x", "review: yes"], "count": 1})
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_busy_thread_rejects_queues_or_interrupts_by_the_multitask_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let runs = format!("/threads/{tid}/runs");
+    let (status, first) = json_call(
+        &running,
+        "POST",
+        &runs,
+        Some(json!({"assistant_id": "stuck", "input": {"messages": ["1"]}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let first_id = first["run_id"].as_str().unwrap().to_owned();
+    let (status, body) = json_call(
+        &running,
+        "POST",
+        &runs,
+        Some(json!({"assistant_id": "agent", "input": {"messages": ["2"]}, "multitask_strategy": "reject"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    // `interrupt`: the stuck run is cancelled, the new one runs after it.
+    let (status, out) = json_call(
+        &running,
+        "POST",
+        &format!("{runs}/wait"),
+        Some(json!({"assistant_id": "agent", "input": {"messages": ["2"]}, "multitask_strategy": "interrupt"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        out["messages"].as_array().unwrap().last().unwrap(),
+        "echo: 2"
+    );
+    let (_, first) = json_call(&running, "GET", &format!("{runs}/{first_id}"), None).await;
+    assert_eq!(first["status"], "interrupted");
+    running.shutdown().await;
+}
