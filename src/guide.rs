@@ -17,6 +17,8 @@
 //!    task results, the same agent in both APIs.
 //! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
 //!    in the graph.
+//! 10. [Serving](serving): LangGraph Server's HTTP API for your graphs
+//!     (feature `server`).
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -55,4 +57,8 @@ pub mod functional {
 
 pub mod memory {
     #![doc = include_str!("../docs/guide/memory.md")]
+}
+
+pub mod serving {
+    #![doc = include_str!("../docs/guide/serving.md")]
 }
