@@ -35,3 +35,7 @@ python3 graph-server/tests/sdk/test_sdk.py "http://127.0.0.1:$port" || {
     cat "$work/server.log" >&2
     exit 1
 }
+kill "$server"
+wait "$server" 2>/dev/null || true
+# Durable runs: SIGKILL mid-run, restart on the same database.
+python3 graph-server/tests/sdk/restart.py "$target/debug/examples/sdk_server" "$port" "$work"
