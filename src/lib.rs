@@ -62,6 +62,7 @@
 //! | `stategraph-sqlite` (`graph_sqlite`) | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
 //! | `stategraph-postgres` (`graph_postgres`) | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
 //! | `stategraph-agents` (`graph_agents`) | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
+//! | `stategraph-server` (`graph_server`) | `Server`: LangGraph Server's HTTP API for compiled graphs, runs queued in SQLite | `stategraph::server` (feature `server`) |
 //!
 //! In `graph_core`, a graph goes from what you write down to what is stored:
 //!
