@@ -55,6 +55,7 @@
 
 #![deny(unsafe_code)]
 
+mod auth;
 mod db;
 mod error;
 mod graph;
@@ -62,6 +63,7 @@ mod routes;
 mod runs;
 mod wire;
 
+pub use auth::{ApiKeys, Authenticator};
 pub use error::ApiError;
 pub use graph::{EventStream, RunInput, ServedGraph, WireEvent};
 pub use wire::{CommandBody, Goto, StreamModeName};
@@ -124,6 +126,8 @@ pub struct Server {
     assistants: Vec<(String, Arc<dyn ServedGraph>)>,
     database: PathBuf,
     saver: Option<Arc<dyn Checkpointer>>,
+    auth: Option<Arc<dyn Authenticator>>,
+    body_limit: usize,
 }
 
 impl Default for Server {
@@ -152,6 +156,8 @@ impl Server {
             assistants: Vec::new(),
             database: PathBuf::from("stategraph-server.db"),
             saver: None,
+            auth: None,
+            body_limit: 2 * 1024 * 1024,
         }
     }
 
@@ -187,6 +193,21 @@ impl Server {
     /// Stores checkpoints with `saver` instead of in the database file.
     pub fn checkpointer(mut self, saver: impl graph_core::IntoCheckpointer) -> Self {
         self.saver = Some(saver.into_checkpointer());
+        self
+    }
+
+    /// Authenticates every request (but `GET /ok`) with `auth`: a request it
+    /// refuses is answered 401, and each caller sees only the threads (and
+    /// their runs) it created — another caller's are 404. See [`ApiKeys`].
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// The largest request body accepted, in bytes (2 MiB by default); a
+    /// larger one is answered 413.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
         self
     }
 
@@ -229,6 +250,8 @@ impl Server {
             shared,
             stop,
             worker,
+            auth: self.auth,
+            body_limit: self.body_limit,
         })
     }
 
@@ -266,6 +289,8 @@ pub struct Running {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     worker: tokio::task::JoinHandle<()>,
+    auth: Option<Arc<dyn Authenticator>>,
+    body_limit: usize,
 }
 
 impl std::fmt::Debug for Running {
@@ -278,7 +303,15 @@ impl Running {
     /// The API as an axum [`Router`](axum::Router): serve it with
     /// `axum::serve`, nest it in your own, or call it in tests.
     pub fn router(&self) -> axum::Router {
-        routes::router(Arc::clone(&self.shared))
+        let router = routes::router(Arc::clone(&self.shared))
+            .layer(axum::extract::DefaultBodyLimit::max(self.body_limit));
+        match &self.auth {
+            Some(auth) => router.layer(axum::middleware::from_fn_with_state(
+                Arc::clone(auth),
+                auth::authenticate,
+            )),
+            None => router,
+        }
     }
 
     /// Stops starting runs. Runs in progress are dropped where they are: their

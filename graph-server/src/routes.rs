@@ -1,5 +1,6 @@
 //! The HTTP handlers: LangGraph Server's paths, bodies and responses.
 
+use crate::auth::Caller;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::runs::{rewrite_thread, CancelAction, LiveRun, Shared};
@@ -160,58 +161,83 @@ async fn assistant_subgraphs(
     Ok(Json(json!({})))
 }
 
-fn thread_or_404(shared: &Shared, id: &str) -> ApiResult<Value> {
-    shared.db.thread(id)?.ok_or_else(|| ApiError::thread(id))
+/// The thread, if it exists and the caller owns it (404 otherwise, so that
+/// other callers cannot tell it exists).
+fn thread_for(shared: &Shared, caller: &Caller, id: &str) -> ApiResult<Value> {
+    match shared.db.thread(id)? {
+        Some(thread) if caller.owns(&thread) => Ok(thread),
+        _ => Err(ApiError::thread(id)),
+    }
 }
 
-async fn create_thread(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+async fn create_thread(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
     let create: ThreadCreate = body(&bytes)?;
     let id = create.thread_id.unwrap_or_else(new_id);
-    let metadata = create.metadata.unwrap_or_default();
+    let mut metadata = create.metadata.unwrap_or_default();
+    caller.stamp(&mut metadata);
     if !shared.db.insert_thread(&id, &metadata)?
         && create.if_exists.as_deref() != Some("do_nothing")
     {
         return Err(ApiError::ThreadExists(id));
     }
-    Ok(Json(thread_or_404(&shared, &id)?))
+    Ok(Json(thread_for(&shared, &caller, &id)?))
 }
 
-async fn get_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(thread_or_404(&shared, &id)?))
+async fn get_thread(
+    State(shared): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(thread_for(&shared, &caller, &id)?))
 }
 
 async fn patch_thread(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let patch: ThreadPatch = body(&bytes)?;
-    if !shared
-        .db
-        .patch_thread(&id, &patch.metadata.unwrap_or_default())?
-    {
+    thread_for(&shared, &caller, &id)?;
+    let mut metadata = patch.metadata.unwrap_or_default();
+    caller.guard_patch(&mut metadata);
+    if !shared.db.patch_thread(&id, &metadata)? {
         return Err(ApiError::thread(&id));
     }
-    Ok(Json(thread_or_404(&shared, &id)?))
+    Ok(Json(thread_for(&shared, &caller, &id)?))
 }
 
-async fn delete_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn delete_thread(
+    State(shared): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    thread_for(&shared, &caller, &id)?;
     if !shared.delete_thread(&id).await? {
         return Err(ApiError::thread(&id));
     }
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn matching_threads(shared: &Shared, search: &ThreadSearch) -> ApiResult<Vec<Value>> {
+fn matching_threads(
+    shared: &Shared,
+    caller: &Caller,
+    search: &ThreadSearch,
+) -> ApiResult<Vec<Value>> {
     let mut threads: Vec<Value> = shared
         .db
         .threads()?
         .into_iter()
         .filter(|t| {
-            search
-                .metadata
-                .as_ref()
-                .is_none_or(|m| contains_all(&t["metadata"], m))
+            caller.owns(t)
+                && search
+                    .metadata
+                    .as_ref()
+                    .is_none_or(|m| contains_all(&t["metadata"], m))
                 && search
                     .values
                     .as_ref()
@@ -237,9 +263,13 @@ fn matching_threads(shared: &Shared, search: &ThreadSearch) -> ApiResult<Vec<Val
     Ok(threads)
 }
 
-async fn search_threads(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+async fn search_threads(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
     let search: ThreadSearch = body(&bytes)?;
-    let page: Vec<Value> = matching_threads(&shared, &search)?
+    let page: Vec<Value> = matching_threads(&shared, &caller, &search)?
         .into_iter()
         .skip(search.offset.unwrap_or(0))
         .take(search.limit.unwrap_or(10))
@@ -247,13 +277,23 @@ async fn search_threads(State(shared): AppState, bytes: Bytes) -> ApiResult<Json
     Ok(Json(Value::Array(page)))
 }
 
-async fn count_threads(State(shared): AppState, bytes: Bytes) -> ApiResult<Json<Value>> {
+async fn count_threads(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
     let search: ThreadSearch = body(&bytes)?;
-    Ok(Json(json!(matching_threads(&shared, &search)?.len())))
+    Ok(Json(json!(
+        matching_threads(&shared, &caller, &search)?.len()
+    )))
 }
 
-async fn copy_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let thread = thread_or_404(&shared, &id)?;
+async fn copy_thread(
+    State(shared): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let thread = thread_for(&shared, &caller, &id)?;
     let copy = new_id();
     let metadata = thread["metadata"].as_object().cloned().unwrap_or_default();
     shared.db.insert_thread(&copy, &metadata)?;
@@ -267,7 +307,7 @@ async fn copy_thread(State(shared): AppState, Path(id): Path<String>) -> ApiResu
         &thread["interrupts"],
         None,
     )?;
-    Ok(Json(thread_or_404(&shared, &copy)?))
+    Ok(Json(thread_for(&shared, &caller, &copy)?))
 }
 
 #[derive(Deserialize, Default)]
@@ -279,19 +319,21 @@ struct SubgraphsQuery {
 
 async fn get_state(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     Query(_q): Query<SubgraphsQuery>,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_or_404(&shared, &id)?;
+    let thread = thread_for(&shared, &caller, &id)?;
     let a = shared.thread_graph(&thread)?;
     Ok(Json(a.graph.get_state(RunConfig::thread(&id)).await?))
 }
 
 async fn state_at(
     State(shared): AppState,
+    caller: Caller,
     Path((id, checkpoint_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_or_404(&shared, &id)?;
+    let thread = thread_for(&shared, &caller, &id)?;
     let a = shared.thread_graph(&thread)?;
     let config = RunConfig::thread(&id).with_checkpoint_id(checkpoint_id);
     Ok(Json(a.graph.get_state(config).await?))
@@ -299,11 +341,12 @@ async fn state_at(
 
 async fn state_at_body(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let at: StateAtBody = body(&bytes)?;
-    let thread = thread_or_404(&shared, &id)?;
+    let thread = thread_for(&shared, &caller, &id)?;
     let a = shared.thread_graph(&thread)?;
     let mut config = RunConfig::thread(&id);
     if let Some(cp) = at.checkpoint.checkpoint_id {
@@ -314,11 +357,12 @@ async fn state_at_body(
 
 async fn update_state(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let update: StateUpdateBody = body(&bytes)?;
-    let thread = thread_or_404(&shared, &id)?;
+    let thread = thread_for(&shared, &caller, &id)?;
     let a = shared.thread_graph(&thread)?;
     let mut config = RunConfig::thread(&id);
     let at = update
@@ -356,8 +400,13 @@ async fn update_state(
     })))
 }
 
-async fn history_of(shared: &Shared, id: &str, h: HistoryBody) -> ApiResult<Json<Value>> {
-    let thread = thread_or_404(shared, id)?;
+async fn history_of(
+    shared: &Shared,
+    caller: &Caller,
+    id: &str,
+    h: HistoryBody,
+) -> ApiResult<Json<Value>> {
+    let thread = thread_for(shared, caller, id)?;
     let a = shared.thread_graph(&thread)?;
     let before = match &h.before {
         Some(Value::String(id)) => Some(id.clone()),
@@ -381,10 +430,11 @@ async fn history_of(shared: &Shared, id: &str, h: HistoryBody) -> ApiResult<Json
 
 async fn history(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
-    history_of(&shared, &id, body(&bytes)?).await
+    history_of(&shared, &caller, &id, body(&bytes)?).await
 }
 
 #[derive(Deserialize, Default)]
@@ -395,6 +445,7 @@ struct HistoryQuery {
 
 async fn history_get(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
@@ -403,15 +454,18 @@ async fn history_get(
         before: q.before.map(Value::String),
         ..HistoryBody::default()
     };
-    history_of(&shared, &id, h).await
+    history_of(&shared, &caller, &id, h).await
 }
 
 async fn create_run(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (run, _) = shared.create_run(Some(&id), run_body(&bytes)?).await?;
+    let (run, _) = shared
+        .create_run(&caller, Some(&id), run_body(&bytes)?)
+        .await?;
     Ok(with_location(
         Json(run.to_json()).into_response(),
         &run.thread_id,
@@ -420,17 +474,24 @@ async fn create_run(
     ))
 }
 
-async fn create_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
-    let (run, _) = shared.create_run(None, run_body(&bytes)?).await?;
+async fn create_stateless(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (run, _) = shared.create_run(&caller, None, run_body(&bytes)?).await?;
     Ok(Json(run.to_json()).into_response())
 }
 
 async fn wait_run(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (run, live) = shared.create_run(Some(&id), run_body(&bytes)?).await?;
+    let (run, live) = shared
+        .create_run(&caller, Some(&id), run_body(&bytes)?)
+        .await?;
     let out = live.outcome().await;
     Ok(with_location(
         Json(out).into_response(),
@@ -440,8 +501,12 @@ async fn wait_run(
     ))
 }
 
-async fn wait_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
-    let (_, live) = shared.create_run(None, run_body(&bytes)?).await?;
+async fn wait_stateless(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (_, live) = shared.create_run(&caller, None, run_body(&bytes)?).await?;
     Ok(Json(live.outcome().await).into_response())
 }
 
@@ -499,12 +564,13 @@ fn sse(live: &Arc<LiveRun>, after: usize, cancel_on_disconnect: bool) -> Respons
 
 async fn stream_run(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
-    let (run, live) = shared.create_run(Some(&id), body).await?;
+    let (run, live) = shared.create_run(&caller, Some(&id), body).await?;
     Ok(with_location(
         sse(&live, 0, cancel),
         &run.thread_id,
@@ -513,10 +579,14 @@ async fn stream_run(
     ))
 }
 
-async fn stream_stateless(State(shared): AppState, bytes: Bytes) -> ApiResult<Response> {
+async fn stream_stateless(
+    State(shared): AppState,
+    caller: Caller,
+    bytes: Bytes,
+) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
-    let (_, live) = shared.create_run(None, body).await?;
+    let (_, live) = shared.create_run(&caller, None, body).await?;
     Ok(sse(&live, 0, cancel))
 }
 
@@ -529,10 +599,11 @@ struct ListQuery {
 
 async fn list_runs(
     State(shared): AppState,
+    caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<Value>> {
-    thread_or_404(&shared, &id)?;
+    thread_for(&shared, &caller, &id)?;
     let runs = shared.db.runs(
         &id,
         q.status.as_deref(),
@@ -546,8 +617,10 @@ async fn list_runs(
 
 async fn get_run(
     State(shared): AppState,
+    caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
+    thread_for(&shared, &caller, &id)?;
     let run = shared
         .db
         .run(&id, &run_id)?
@@ -557,8 +630,10 @@ async fn get_run(
 
 async fn delete_run(
     State(shared): AppState,
+    caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
+    thread_for(&shared, &caller, &id)?;
     let run = shared
         .db
         .run(&id, &run_id)?
@@ -581,6 +656,7 @@ struct CancelQuery {
 
 async fn cancel_run(
     State(shared): AppState,
+    caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
     Query(q): Query<CancelQuery>,
 ) -> ApiResult<StatusCode> {
@@ -588,6 +664,7 @@ async fn cancel_run(
         Some("rollback") => CancelAction::Rollback,
         _ => CancelAction::Interrupt,
     };
+    thread_for(&shared, &caller, &id)?;
     shared
         .db
         .run(&id, &run_id)?
@@ -607,8 +684,10 @@ async fn cancel_run(
 
 async fn join_run(
     State(shared): AppState,
+    caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
+    thread_for(&shared, &caller, &id)?;
     shared
         .db
         .run(&id, &run_id)?
@@ -617,7 +696,7 @@ async fn join_run(
         return Ok(Json(live.outcome().await));
     }
     // Over: the thread's values, as LangGraph Server answers.
-    let thread = thread_or_404(&shared, &id)?;
+    let thread = thread_for(&shared, &caller, &id)?;
     let mut values = thread["values"].clone();
     if let (Value::Object(map), Some(i)) = (&mut values, thread["interrupts"].as_object()) {
         let pending: Vec<&Value> = i.values().filter_map(Value::as_array).flatten().collect();
@@ -636,10 +715,12 @@ struct JoinStreamQuery {
 
 async fn join_stream(
     State(shared): AppState,
+    caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
     Query(q): Query<JoinStreamQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
+    thread_for(&shared, &caller, &id)?;
     shared
         .db
         .run(&id, &run_id)?

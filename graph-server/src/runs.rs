@@ -1,6 +1,7 @@
 //! Runs: queued in the database, started by the worker one per thread at a
 //! time, their events kept for the clients that stream or join them.
 
+use crate::auth::Caller;
 use crate::db::{new_id, now, Db, RunRow};
 use crate::error::{run_error_json, ApiError};
 use crate::graph::{interrupts_of, pending_interrupts, RunInput, ServedGraph, WireEvent};
@@ -210,9 +211,12 @@ impl Shared {
     /// Creates a run: on `thread_id`, or on a new temporary thread when `None`.
     pub(crate) async fn create_run(
         self: &Arc<Self>,
+        caller: &Caller,
         thread_id: Option<&str>,
         body: RunCreate,
     ) -> Result<(RunRow, Arc<LiveRun>), ApiError> {
+        let mut owned = Map::new();
+        caller.stamp(&mut owned);
         let assistant = self.assistant(&body.assistant_id)?;
         assistant.graph.check_input(&RunInput {
             input: body.input.as_deref(),
@@ -220,18 +224,20 @@ impl Shared {
         })?;
         let (thread_id, temporary) = match thread_id {
             Some(id) => {
-                if self.db.thread(id)?.is_none() {
-                    if body.if_not_exists == Some(crate::wire::IfNotExists::Create) {
-                        self.db.insert_thread(id, &Map::new())?;
-                    } else {
-                        return Err(ApiError::thread(id));
+                match self.db.thread(id)? {
+                    Some(thread) if caller.owns(&thread) => {}
+                    // Another caller's thread: as if it did not exist.
+                    Some(_) => return Err(ApiError::thread(id)),
+                    None if body.if_not_exists == Some(crate::wire::IfNotExists::Create) => {
+                        self.db.insert_thread(id, &owned)?;
                     }
+                    None => return Err(ApiError::thread(id)),
                 }
                 (id.to_owned(), false)
             }
             None => {
                 let id = new_id();
-                self.db.insert_thread(&id, &Map::new())?;
+                self.db.insert_thread(&id, &owned)?;
                 (id, true)
             }
         };
