@@ -1,5 +1,6 @@
 //! The graphs the Python SDK suite (tests/sdk/) drives, served on the address
-//! given as the first argument, with the database given as the second.
+//! given as the first argument, with the database given as the second (and,
+//! with `auth` as the third, API keys `k-alice` and `k-bob`).
 //!
 //! The same graphs, in Python, are in tests/sdk/graphs.py: the suite runs
 //! against LangGraph's own server too, to keep the two in step.
@@ -10,7 +11,7 @@
 //! - `slow`: `model` after a 300 ms pause, so runs overlap (cancellation,
 //!   multitask strategies).
 
-use graph_server::Server;
+use graph_server::{ApiKeys, Server};
 use stategraph::prelude::*;
 use std::time::Duration;
 
@@ -56,6 +57,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let addr = args.next().unwrap_or_else(|| "127.0.0.1:2099".into());
     let db = args.next().unwrap_or_else(|| "sdk_server.db".into());
+    // `auth` as the third argument: API keys `k-alice` and `k-bob`.
+    let auth = args.next().as_deref() == Some("auth");
     let agent = StateGraph::<S>::new()
         .add_node(model)
         .add_edge(START, model)
@@ -70,12 +73,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .add_node(slow)
         .add_edge(START, slow)
         .compile()?;
-    Server::new()
+    let mut server = Server::new()
         .assistant("agent", agent)
         .assistant("hitl", hitl)
         .assistant("slow", slow_graph)
-        .database(db)
-        .serve(&addr)
-        .await?;
+        .database(db);
+    if auth {
+        server = server.authenticator(ApiKeys::new().key("k-alice", "alice").key("k-bob", "bob"));
+    }
+    server.serve(&addr).await?;
     Ok(())
 }

@@ -37,5 +37,15 @@ python3 graph-server/tests/sdk/test_sdk.py "http://127.0.0.1:$port" || {
 }
 kill "$server"
 wait "$server" 2>/dev/null || true
+# Tenancy: a server with API keys; one user's thread is 404 to another.
+"$target/debug/examples/sdk_server" "127.0.0.1:$port" "$work/auth.db" auth >"$work/auth.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do
+    curl -sf "http://127.0.0.1:$port/ok" >/dev/null && break
+    sleep 0.2
+done
+python3 graph-server/tests/sdk/test_auth.py "http://127.0.0.1:$port"
+kill "$server"
+wait "$server" 2>/dev/null || true
 # Durable runs: SIGKILL mid-run, restart on the same database.
 python3 graph-server/tests/sdk/restart.py "$target/debug/examples/sdk_server" "$port" "$work"
