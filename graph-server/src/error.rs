@@ -38,6 +38,9 @@ pub enum ApiError {
          multitask strategy `enqueue`, `interrupt` or `rollback`"
     )]
     ThreadBusy(String),
+    /// The caller may not do this (403): a store write outside its namespace.
+    #[error("{0}")]
+    Forbidden(String),
     /// The graph refused the request (a resume with no pending interrupt, an
     /// update naming an unknown node...) (400).
     #[error("{0}")]
@@ -65,6 +68,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::ThreadExists(_) | ApiError::ThreadBusy(_) => StatusCode::CONFLICT,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::Graph(GraphError::Checkpoint(CheckpointError::NotFound { .. })) => {
                 StatusCode::NOT_FOUND
             }

@@ -61,6 +61,7 @@ mod error;
 mod graph;
 mod routes;
 mod runs;
+mod store_routes;
 mod wire;
 
 pub use auth::{ApiKeys, Authenticator};
@@ -106,6 +107,15 @@ pub enum ServeError {
         #[source]
         source: CheckpointError,
     },
+    /// The store could not be opened.
+    #[error("cannot open the store in `{path}`: {source}")]
+    Store {
+        /// The SQLite file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: graph_core::store::StoreError,
+    },
     /// The address could not be bound, or the connection loop failed.
     #[error("cannot serve on {addr}: {source} (is another server on that port?)")]
     Io {
@@ -128,6 +138,7 @@ pub struct Server {
     saver: Option<Arc<dyn Checkpointer>>,
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
+    store: Option<Arc<dyn graph_core::store::Store>>,
 }
 
 impl Default for Server {
@@ -158,6 +169,7 @@ impl Server {
             saver: None,
             auth: None,
             body_limit: 2 * 1024 * 1024,
+            store: None,
         }
     }
 
@@ -196,6 +208,14 @@ impl Server {
         self
     }
 
+    /// Serves `store` on the `/store/...` endpoints (by default, a
+    /// `SqliteStore` in the database file). Give your graphs the same store
+    /// (`CompileOptions::store`) for their nodes to read what clients put.
+    pub fn store(mut self, store: impl graph_core::store::IntoStore) -> Self {
+        self.store = Some(store.into_store());
+        self
+    }
+
     /// Authenticates every request (but `GET /ok`) with `auth`: a request it
     /// refuses is answered 401, and each caller sees only the threads (and
     /// their runs) it created — another caller's are 404. See [`ApiKeys`].
@@ -230,6 +250,21 @@ impl Server {
                 Arc::new(saver) as Arc<dyn Checkpointer>
             }
         };
+        let store = match self.store {
+            Some(store) => store,
+            None => {
+                let store = graph_sqlite::SqliteStore::open(
+                    &self.database,
+                    graph_core::store::StoreConfig::new(),
+                )
+                .await
+                .map_err(|source| ServeError::Store {
+                    path: self.database.clone(),
+                    source,
+                })?;
+                Arc::new(store) as Arc<dyn graph_core::store::Store>
+            }
+        };
         let created_at = db::now();
         let mut assistants: Vec<Assistant> = Vec::new();
         for (graph_id, graph) in self.assistants {
@@ -243,7 +278,7 @@ impl Server {
                 created_at: created_at.clone(),
             });
         }
-        let shared = Arc::new(Shared::new(assistants, db, saver));
+        let shared = Arc::new(Shared::new(assistants, db, saver, Some(store)));
         let (stop, stopped) = watch::channel(false);
         let worker = tokio::spawn(Arc::clone(&shared).work(stopped));
         Ok(Running {

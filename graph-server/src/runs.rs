@@ -154,16 +154,23 @@ pub(crate) struct Shared {
     pub assistants: Vec<Assistant>,
     pub db: Db,
     pub saver: Arc<dyn Checkpointer>,
+    pub store: Option<Arc<dyn graph_core::store::Store>>,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     wake: Notify,
 }
 
 impl Shared {
-    pub(crate) fn new(assistants: Vec<Assistant>, db: Db, saver: Arc<dyn Checkpointer>) -> Self {
+    pub(crate) fn new(
+        assistants: Vec<Assistant>,
+        db: Db,
+        saver: Arc<dyn Checkpointer>,
+        store: Option<Arc<dyn graph_core::store::Store>>,
+    ) -> Self {
         Shared {
             assistants,
             db,
             saver,
+            store,
             live: Mutex::default(),
             wake: Notify::new(),
         }

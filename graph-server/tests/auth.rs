@@ -207,3 +207,65 @@ async fn a_body_over_the_limit_is_413() {
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn store_items_live_under_their_callers_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let put = json!({"namespace": ["alice", "notes"], "key": "n1", "value": {"text": "private"}});
+    let (status, _) = call(
+        &running,
+        Some("k-alice"),
+        "PUT",
+        "/store/items",
+        Some(put.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let get = "/store/items?namespace=alice.notes&key=n1";
+    let (status, item) = call(&running, Some("k-alice"), "GET", get, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(item["value"], json!({"text": "private"}));
+    assert_eq!(item["namespace"], json!(["alice", "notes"]));
+    // Bob: the item reads as missing (LangGraph answers a missing item with
+    // 200 and null), a write there is 403, his searches find nothing of it.
+    let (status, item) = call(&running, Some("k-bob"), "GET", get, None).await;
+    assert_eq!((status, item), (StatusCode::OK, Value::Null));
+    let (status, _) = call(
+        &running,
+        Some("k-bob"),
+        "PUT",
+        "/store/items",
+        Some(put.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (_, found) = call(
+        &running,
+        Some("k-bob"),
+        "POST",
+        "/store/items/search",
+        Some("{}".into()),
+    )
+    .await;
+    assert_eq!(found, json!({"items": []}));
+    let (_, spaces) = call(
+        &running,
+        Some("k-bob"),
+        "POST",
+        "/store/namespaces",
+        Some("{}".into()),
+    )
+    .await;
+    assert_eq!(spaces, json!({"namespaces": []}));
+    let (_, spaces) = call(
+        &running,
+        Some("k-alice"),
+        "POST",
+        "/store/namespaces",
+        Some("{}".into()),
+    )
+    .await;
+    assert_eq!(spaces, json!({"namespaces": [["alice", "notes"]]}));
+    running.shutdown().await;
+}

@@ -48,4 +48,17 @@ assert bob.threads.search() == []
 assert bob.threads.count() == 0
 assert [t["thread_id"] for t in alice.threads.search()] == [tid]
 assert alice.threads.get_state(tid)["values"]["messages"] == ["secret", "echo: secret"]
+# The store: a caller's namespaces start with its identity.
+alice.store.put_item(["alice", "notes"], "n1", {"text": "private"})
+assert alice.store.get_item(["alice", "notes"], "n1")["value"] == {"text": "private"}
+assert bob.store.get_item(["alice", "notes"], "n1") is None
+assert bob.store.search_items(["alice"])["items"] == []
+assert bob.store.search_items([])["items"] == []
+assert bob.store.list_namespaces()["namespaces"] == []
+try:
+    bob.store.put_item(["alice", "notes"], "n1", {"text": "overwritten"})
+    raise AssertionError("bob wrote into alice's namespace")
+except httpx.HTTPStatusError as e:
+    assert e.response.status_code == 403, e.response.status_code
+assert alice.store.get_item(["alice", "notes"], "n1")["value"] == {"text": "private"}
 print(f"auth suite: {len(attempts)} cross-tenant attempts refused, 0 failed")

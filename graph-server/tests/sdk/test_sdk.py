@@ -303,4 +303,22 @@ def async_client_streams():
     assert parts[-1].data == {"model": {"messages": ["echo: a"], "count": 1}}, parts
 
 
+@check
+def store_items():
+    ns = ["users", str(uuid.uuid4())]
+    client.store.put_item(ns, "prefs", {"food": "pizza", "n": 1})
+    client.store.put_item(ns, "other", {"food": "salad", "n": 2})
+    item = client.store.get_item(ns, "prefs")
+    assert item["namespace"] == ns and item["value"] == {"food": "pizza", "n": 1}, item
+    assert item["created_at"] and item["updated_at"], item
+    found = client.store.search_items(ns, filter={"food": "salad"})
+    assert [i["key"] for i in found["items"]] == ["other"], found
+    assert [i["key"] for i in client.store.search_items(ns)["items"]] == ["other", "prefs"] or \
+        sorted(i["key"] for i in client.store.search_items(ns)["items"]) == ["other", "prefs"]
+    spaces = client.store.list_namespaces(prefix=ns)
+    assert spaces["namespaces"] == [ns], spaces
+    client.store.delete_item(ns, "prefs")
+    assert client.store.get_item(ns, "prefs") is None  # LangGraph: 200, null
+
+
 print(f"sdk suite: {len(passed)} passed, 0 failed")
