@@ -341,3 +341,53 @@ async fn a_busy_thread_rejects_queues_or_interrupts_by_the_multitask_strategy() 
     assert_eq!(first["status"], "interrupted");
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_client_that_disconnects_cancels_its_run_with_on_disconnect_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let body = json!({
+        "assistant_id": "stuck",
+        "input": {"messages": ["1"]},
+        "on_disconnect": "cancel",
+    });
+    let response = running
+        .router()
+        .oneshot(
+            Request::builder()
+                .method("POST")
+                .uri(format!("/threads/{tid}/runs/stream"))
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut body = response.into_body();
+    // The first event (metadata) names the run; then the client goes away.
+    let frame = body.frame().await.unwrap().unwrap();
+    let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
+    let run_id = sse_events(&text)[0].2["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    drop(body);
+    let (status, out) = json_call(
+        &running,
+        "GET",
+        &format!("/threads/{tid}/runs/{run_id}/join"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (_, run) = json_call(
+        &running,
+        "GET",
+        &format!("/threads/{tid}/runs/{run_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(run["status"], "interrupted");
+    running.shutdown().await;
+}
