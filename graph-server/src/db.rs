@@ -41,6 +41,7 @@ pub(crate) fn new_id() -> String {
 
 const SCHEMA: &str = "
 PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
 PRAGMA busy_timeout = 5000;
 CREATE TABLE IF NOT EXISTS server_threads (
     thread_id TEXT PRIMARY KEY,
@@ -70,7 +71,9 @@ CREATE TABLE IF NOT EXISTS server_runs (
 CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status);
 ";
 
-/// The connection to the threads and runs tables.
+/// The connection to the threads and runs tables (WAL with `synchronous =
+/// NORMAL`, as graph-sqlite's checkpoints: a commit survives a crash of the
+/// process; the last ones may be lost if the machine loses power).
 pub(crate) struct Db {
     conn: Mutex<Connection>,
 }
