@@ -652,6 +652,7 @@ function onEvent({ event, data }) {
       if (data && data.run_id && S.run) {
         S.run.runId = data.run_id;
         $("run-status").textContent = `run ${short(data.run_id)}`;
+        if (S.run.cancelled) cancelRun();
       }
       break;
     case "values":
@@ -707,8 +708,10 @@ async function cancelRun() {
   const run = S.run;
   if (!run) return;
   run.cancelled = true;
+  // Before the run's metadata event there is no run id yet: the event cancels.
+  if (!run.runId) return;
   try {
-    if (run.runId) await S.api.cancelRun(run.threadId, run.runId);
+    await S.api.cancelRun(run.threadId, run.runId);
   } catch (e) {
     fail(e);
   }

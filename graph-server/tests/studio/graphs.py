@@ -1,10 +1,12 @@
-"""The two graphs the Studio's browser test drives, for LangGraph's own server
-(`langgraph dev`): Python twins of `examples/quickstart.rs` and
-`examples/human_in_the_loop.rs`, with their state spelled as serde writes the
-Rust state (externally tagged enums), so the test's inputs and checks hold
-against graph-server serving the Rust examples too.
+"""The graphs the Studio's browser test drives, for LangGraph's own server
+(`langgraph dev`): Python twins of `examples/quickstart.rs` (`agent`) and
+`examples/human_in_the_loop.rs` (`human_in_the_loop`), with their state
+spelled as serde writes the Rust state (externally tagged enums), so the
+test's inputs and checks hold against graph-server serving the Rust examples
+too; and `slow`, a run that waits a minute, for the Cancel button.
 """
 
+import asyncio
 import operator
 from typing import Annotated, Literal, Optional, Union
 
@@ -134,5 +136,32 @@ review_graph = (
     .add_edge(START, "write")
     .add_edge("write", "review")
     .add_edge("publish", END)
+    .compile()
+)
+
+
+# --- slow: a run that waits, for the Cancel button ----------------------------------
+
+class Slow(TypedDict, total=False):
+    started: bool
+    finished: bool
+
+
+def begin(state: Slow) -> dict:
+    return {"started": True}
+
+
+async def wait(state: Slow) -> dict:
+    await asyncio.sleep(60)
+    return {"finished": True}
+
+
+slow = (
+    StateGraph(Slow)
+    .add_node("begin", begin)
+    .add_node("wait", wait)
+    .add_edge(START, "begin")
+    .add_edge("begin", "wait")
+    .add_edge("wait", END)
     .compile()
 )

@@ -83,6 +83,11 @@ def main():
     ap.add_argument("--screenshots", default="target/studio-screenshots")
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
     ap.add_argument("--history-size", type=int, default=500)
+    ap.add_argument(
+        "--cancel-assistant",
+        default="slow",
+        help="an assistant whose runs take long enough to cancel ('' to leave Cancel unchecked)",
+    )
     args = ap.parse_args()
     if not args.chromium:
         sys.exit("no chromium found: apt-get install chromium, or pass --chromium PATH")
@@ -234,10 +239,29 @@ def main():
             expect(page.locator("#history .cp.selected")).to_have_attribute("data-index", "1")
             shot("05-long-history")
 
+        def cancel():
+            select_assistant(args.cancel_assistant)
+            page.click("#new-thread")
+            page.check('input[name="mode"][value="json"]')
+            page.fill("#input-json", "{}")
+            page.click("#run")
+            expect(page.locator("#cancel")).to_be_enabled()
+            # the run is under way: its first node finished, the waiting one started
+            expect(page.locator('#graph g[data-node="begin"]')).to_have_class("node done")
+            page.click("#cancel")
+            expect(page.locator("#run-status")).to_have_text("cancelled")
+            expect(page.locator("#cancel")).to_be_disabled()
+            expect(page.locator("#chat")).not_to_contain_text("finished")
+            shot("06-cancelled")
+
         check.run("the page loads and draws the agent's graph", open_page)
         check.run("a chat run streams updates and tokens, marking the nodes it runs", chat_run)
         check.run("an interrupt is answered from the page, twice", interrupt)
         check.run("a fork from an old checkpoint runs as a new branch", fork)
+        if args.cancel_assistant:
+            check.run("a running run is cancelled from the page", cancel)
+        else:
+            print("-- cancel: not checked (--cancel-assistant '')")
         check.run(f"a {args.history_size}-checkpoint history is virtualised and keyboard navigable", long_history)
         if errors:
             check.failed += 1
