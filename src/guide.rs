@@ -17,6 +17,8 @@
 //!    task results, the same agent in both APIs.
 //! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
 //!    in the graph.
+//! 10. [Studio](studio): the web page graph-server serves to see, run,
+//!     inspect and steer a graph: timeline, state diffs, interrupts, forks.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -55,4 +57,8 @@ pub mod functional {
 
 pub mod memory {
     #![doc = include_str!("../docs/guide/memory.md")]
+}
+
+pub mod studio {
+    #![doc = include_str!("../docs/guide/studio.md")]
 }
