@@ -252,14 +252,20 @@ async function connect() {
 }
 
 async function selectAssistant() {
-  S.assistant = S.assistants.find((a) => a.assistant_id === $("assistant").value) || null;
-  if (!S.assistant) return;
-  localStorage.setItem("studio.assistant", S.assistant.graph_id);
+  const assistant = S.assistants.find((a) => a.assistant_id === $("assistant").value) || null;
+  S.assistant = assistant;
+  // Set once the graph, the input and the threads are the new assistant's.
+  delete document.body.dataset.assistant;
+  clearThread();
+  if (!assistant) return;
+  localStorage.setItem("studio.assistant", assistant.graph_id);
   try {
-    const [schemas] = await Promise.all([S.api.schemas(S.assistant.assistant_id).catch(() => null), loadGraph()]);
+    const [schemas] = await Promise.all([S.api.schemas(assistant.assistant_id).catch(() => null), loadGraph()]);
+    if (S.assistant !== assistant) return;
     S.schemas = schemas;
     setupInput();
     await loadThreads();
+    if (S.assistant === assistant) document.body.dataset.assistant = assistant.graph_id;
   } catch (e) {
     fail(e);
   }
@@ -308,6 +314,20 @@ async function newThread() {
   }
 }
 
+/** No thread selected: a run starts a new one. */
+function clearThread() {
+  S.threadId = null;
+  S.threadState = null;
+  S.values = null;
+  S.live.clear();
+  delete document.body.dataset.thread;
+  $("thread-label").textContent = "";
+  $("events").replaceChildren();
+  $("interrupt").hidden = true;
+  setHistory([], null);
+  renderChat();
+}
+
 async function selectThread(threadId) {
   S.threadId = threadId;
   S.live.clear();
@@ -328,6 +348,7 @@ async function refreshThread(selectId) {
     setHistory(history, selectId ?? headId());
     renderChat();
     showInterrupts();
+    document.body.dataset.thread = threadId;
   } catch (e) {
     fail(e);
   }
@@ -613,6 +634,7 @@ async function startRun(extra) {
   if (!threadId) return;
   const abort = new AbortController();
   S.run = { threadId, runId: null, abort, cancelled: false };
+  document.body.dataset.run = "running";
   S.live.clear();
   $("events").replaceChildren();
   clearMarks("running", "done", "next");
@@ -642,6 +664,8 @@ async function startRun(extra) {
   await refreshThread();
   if (!error && pendingInterrupts().length) $("run-status").textContent = "interrupted";
   await loadThreads().catch(() => {});
+  // The thread's state, history and list are the run's outcome now.
+  document.body.dataset.run = "idle";
 }
 
 function onEvent({ event, data }) {
@@ -734,6 +758,7 @@ async function fork(run) {
   for (const [k, v] of Object.entries(edited || {})) {
     if (JSON.stringify(v) !== JSON.stringify((c.values || {})[k])) changed[k] = v;
   }
+  document.body.dataset.run = "running";
   try {
     const res = await S.api.updateState(S.threadId, changed, c.id, $("edit-as-node").value || undefined);
     const id = (res && res.checkpoint && res.checkpoint.checkpoint_id) || res?.checkpoint_id || res?.configurable?.checkpoint_id;
@@ -743,6 +768,7 @@ async function fork(run) {
   } catch (e) {
     fail(e);
   }
+  document.body.dataset.run = "idle";
 }
 
 // --- tabs and keys -------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 `examples/human_in_the_loop.rs` (`human_in_the_loop`), with their state
 spelled as serde writes the Rust state (externally tagged enums), so the
 test's inputs and checks hold against graph-server serving the Rust examples
-too; and `slow`, a run that waits a minute, for the Cancel button.
+too; `slow`, a run that waits a minute, for the Cancel button; and `nested`,
+a subgraph as a node, for "expand subgraphs".
 """
 
 import asyncio
@@ -163,5 +164,35 @@ slow = (
     .add_edge(START, "begin")
     .add_edge("begin", "wait")
     .add_edge("wait", END)
+    .compile()
+)
+
+
+# --- nested: a subgraph as a node, for "expand subgraphs" (xray) -----------------
+
+class Research(TypedDict, total=False):
+    topic: str
+    notes: Annotated[list[str], operator.add]
+
+
+research = (
+    StateGraph(Research)
+    .add_node("search", lambda r: {"notes": [f"found: {r.get('topic', '')}"]})
+    .add_node("summarize", lambda r: {"notes": ["summary"]})
+    .add_edge(START, "search")
+    .add_edge("search", "summarize")
+    .add_edge("summarize", END)
+    .compile()
+)
+
+nested = (
+    StateGraph(Research)
+    .add_node("plan", lambda r: {"notes": ["plan"]})
+    .add_node("research", research)
+    .add_node("write", lambda r: {"notes": ["written"]})
+    .add_edge(START, "plan")
+    .add_edge("plan", "research")
+    .add_edge("research", "write")
+    .add_edge("write", END)
     .compile()
 )

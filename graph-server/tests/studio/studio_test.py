@@ -5,7 +5,9 @@
 
 `--server` is the API the page talks to: LangGraph's own `langgraph dev`
 serving graphs.py, or graph-server serving the quickstart and
-human-in-the-loop examples (assistants `agent` and `human_in_the_loop`).
+human-in-the-loop examples (assistants `agent` and `human_in_the_loop`; the
+Cancel and subgraph checks need `slow` and `nested` assistants as in
+graphs.py, or `--cancel-assistant ''` / `--subgraph-assistant ''`).
 `--studio` is the page's URL; without it the page's files
 (graph-server/studio/) are served here by a small static server, and the page
 is pointed at `--server` with `?api=`.
@@ -14,7 +16,8 @@ It checks, through the page only: the graph is drawn; a chat run of the
 agent streams its updates and its answer token by token, highlighting the
 nodes it runs; the human-in-the-loop graph pauses at its interrupt, which is
 answered twice from the page; a fork from an old checkpoint with an edited
-state runs as a new branch, shown next to the old one in the history; a
+state runs as a new branch, shown next to the old one in the history; a slow
+run is cancelled; a subgraph expands and its nodes are lit as they run; a
 500-checkpoint history renders only the rows in view and is keyboard
 navigable. Screenshots go to `--screenshots`.
 """
@@ -84,6 +87,12 @@ def main():
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
     ap.add_argument("--history-size", type=int, default=500)
     ap.add_argument(
+        "--subgraph-assistant",
+        default="nested",
+        help="an assistant with a subgraph node `research` of nodes `search` and `summarize`"
+        " ('' to leave subgraphs unchecked)",
+    )
+    ap.add_argument(
         "--cancel-assistant",
         default="slow",
         help="an assistant whose runs take long enough to cancel ('' to leave Cancel unchecked)",
@@ -112,11 +121,22 @@ def main():
 
         def select_assistant(name):
             page.select_option("#assistant", label=name)
-            expect(page.locator('#graph g[data-node="__start__"]')).to_have_count(1)
+            # the page marks <body> once the graph, input form and threads are this assistant's
+            expect(page.locator("body")).to_have_attribute("data-assistant", name)
+
+        def new_thread():
+            before = page.get_attribute("body", "data-thread")
+            page.click("#new-thread")
+            # the page marks <body> with the thread once its state and history are shown
+            page.wait_for_function("b => document.body.dataset.thread && document.body.dataset.thread !== b", arg=before)
+
+        def run_finished():
+            # set once the run's stream ended and the thread's state and history are reloaded
+            expect(page.locator("body")).to_have_attribute("data-run", "idle")
 
         def open_page():
             page.goto(page_url + "&assistant=agent")
-            expect(page.locator("#assistant option")).not_to_have_count(0)
+            expect(page.locator("body")).to_have_attribute("data-assistant", "agent")
             expect(page.locator('#graph g[data-node="model"]')).to_have_count(1)
             expect(page.locator('#graph g[data-node="tools"]')).to_have_count(1)
             # model -> tools and model -> END are conditional (Command goto), tools -> model is not
@@ -125,8 +145,7 @@ def main():
             shot("01-graph")
 
         def chat_run():
-            page.click("#new-thread")
-            expect(page.locator("#thread-label")).to_contain_text("thread")
+            new_thread()
             # Records every node the page marks while the run goes, however fast it is.
             page.evaluate(
                 """() => {
@@ -140,6 +159,7 @@ def main():
             page.fill("#chat-input", "What is 6*7?")
             page.press("#chat-input", "Enter")
             expect(page.locator("#chat .msg").last).to_contain_text("The answer is 42.")
+            run_finished()
             expect(page.locator("#run-status")).to_have_text("done")
             marked = page.evaluate("() => [...window.__marked]")
             assert "model" in marked and "tools" in marked, f"nodes marked during the run: {marked}"
@@ -157,18 +177,21 @@ def main():
 
         def interrupt():
             select_assistant("human_in_the_loop")
-            page.click("#new-thread")
+            new_thread()
             page.check('input[name="mode"][value="form"]')
             page.fill("#field-topic", "typed graphs")
             page.click("#run")
+            run_finished()
             expect(page.locator("#interrupt")).to_be_visible()
             expect(page.locator("#interrupt-values")).to_contain_text("typed graphs: why the compiler should check your agent graph.")
             shot("03-interrupt")
             page.fill("#resume-value", '{"approve": false, "note": "shorter"}')
             page.click("#resume")
+            run_finished()
             expect(page.locator("#interrupt-values")).to_contain_text("(revised: shorter)")
             page.fill("#resume-value", '{"approve": true}')
             page.click("#resume")
+            run_finished()
             expect(page.locator("#interrupt")).to_be_hidden()
             expect(page.locator("#chat")).to_contain_text("[published] typed graphs: why the compiler should check your agent graph. (revised: shorter)")
 
@@ -185,9 +208,11 @@ def main():
             values["draft"] = "A forked draft."
             page.fill("#edit-values", json.dumps(values, indent=2))
             page.click("#fork-run")
+            run_finished()
             expect(page.locator("#interrupt-values")).to_contain_text("A forked draft.")
             page.fill("#resume-value", '{"approve": true}')
             page.click("#resume")
+            run_finished()
             expect(page.locator("#chat")).to_contain_text("[published] A forked draft.")
             # the old branch is still there, shown apart; the fork point is marked
             expect(page.locator("#history .cp.off-branch").first).to_be_attached()
@@ -241,7 +266,7 @@ def main():
 
         def cancel():
             select_assistant(args.cancel_assistant)
-            page.click("#new-thread")
+            new_thread()
             page.check('input[name="mode"][value="json"]')
             page.fill("#input-json", "{}")
             page.click("#run")
@@ -249,10 +274,31 @@ def main():
             # the run is under way: its first node finished, the waiting one started
             expect(page.locator('#graph g[data-node="begin"]')).to_have_class("node done")
             page.click("#cancel")
+            run_finished()
             expect(page.locator("#run-status")).to_have_text("cancelled")
             expect(page.locator("#cancel")).to_be_disabled()
             expect(page.locator("#chat")).not_to_contain_text("finished")
             shot("06-cancelled")
+
+        def subgraphs():
+            select_assistant(args.subgraph_assistant)
+            expect(page.locator('#graph g[data-node="research"]')).to_have_count(1)
+            page.check("#xray")
+            expect(page.locator('#graph g[data-node="research:search"]')).to_have_count(1)
+            expect(page.locator('#graph rect.subgraph[data-subgraph="research"]')).to_have_count(1)
+            new_thread()
+            page.check('input[name="mode"][value="json"]')
+            page.fill("#input-json", '{"topic": "graphs"}')
+            page.click("#run")
+            run_finished()
+            expect(page.locator("#run-status")).to_have_text("done")
+            # the subgraph's own nodes were marked, from its namespaced events
+            done = page.evaluate("() => [...document.querySelectorAll('#graph g.done')].map(g => g.dataset.node)")
+            assert "research:search" in done and "research:summarize" in done, done
+            expect(page.locator("#chat")).to_contain_text("found: graphs")
+            shot("07-subgraph")
+            page.uncheck("#xray")
+            expect(page.locator('#graph g[data-node="research:search"]')).to_have_count(0)
 
         check.run("the page loads and draws the agent's graph", open_page)
         check.run("a chat run streams updates and tokens, marking the nodes it runs", chat_run)
@@ -262,6 +308,10 @@ def main():
             check.run("a running run is cancelled from the page", cancel)
         else:
             print("-- cancel: not checked (--cancel-assistant '')")
+        if args.subgraph_assistant:
+            check.run("subgraphs expand (xray) and their nodes are marked as they run", subgraphs)
+        else:
+            print("-- subgraphs: not checked (--subgraph-assistant '')")
         check.run(f"a {args.history_size}-checkpoint history is virtualised and keyboard navigable", long_history)
         if errors:
             check.failed += 1
