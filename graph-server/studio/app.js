@@ -34,6 +34,7 @@ const S = {
   run: null, // { threadId, runId, abort }
   live: new Map(), // streamed message id -> { text, node }
   values: null, // the values shown in the conversation
+  chatKeys: new Map(), // graph id -> the serde variant a 422 taught us to use for a human message
 };
 
 // --- small helpers -----------------------------------------------------------
@@ -124,6 +125,8 @@ function chatShape() {
   const root = inputSchema();
   const msgs = root && root.properties && root.properties.messages;
   if (!msgs) return null;
+  const learnt = S.assistant && S.chatKeys.get(S.assistant.graph_id);
+  if (learnt) return { key: learnt };
   const existing = (S.values && S.values.messages) || [];
   for (const m of existing) {
     if (m && typeof m === "object" && !m.type && !m.role) {
@@ -568,7 +571,7 @@ function setupInput() {
     if (type === "boolean") input = h("input", { id, type: "checkbox", "data-field": name, "data-type": type });
     else if (type === "integer" || type === "number") input = h("input", { id, type: "number", "data-field": name, "data-type": type });
     else if (type === "string") input = h("input", { id, type: "text", "data-field": name, "data-type": type });
-    else input = h("textarea", { id, rows: "2", spellcheck: "false", "data-field": name, "data-type": "json", placeholder: "JSON" });
+    else input = h("textarea", { id, rows: "1", spellcheck: "false", "data-field": name, "data-type": "json", placeholder: "JSON, or text" });
     form.append(h("label", { for: id }, h("span", { text: name }), input));
   }
   if (!Object.keys(props).length) form.append(h("p", { class: "muted", text: "No input schema: use JSON." }));
@@ -594,13 +597,7 @@ function readInput() {
         continue;
       } else if (type === "integer" || type === "number") out[name] = Number(f.value);
       else if (type === "string") out[name] = f.value;
-      else {
-        try {
-          out[name] = JSON.parse(f.value);
-        } catch {
-          throw new Error(`field ${name}: not JSON`);
-        }
-      }
+      else out[name] = parseLoose(f.value);
     }
     return out;
   }
@@ -625,8 +622,13 @@ function setRunning(running, text) {
   $("run-status").classList.toggle("active", running);
 }
 
-/** Streams one run: `extra` holds `input`, `command` or `checkpoint_id`. */
-async function startRun(extra) {
+/**
+ * Streams one run: `extra` holds `input`, `command` or `checkpoint_id`.
+ * `chatText`: the input is this chat message, in the shape `chatShape()`
+ * guessed; a server that rejects it (422 on `messages`) is asked again with
+ * the message as a serde enum's `{"Human": text}`, which is then remembered.
+ */
+async function startRun(extra, chatText) {
   if (!S.assistant) return fail(new Error("pick an assistant first"));
   if (S.run) return fail(new Error("a run is in progress"));
   let threadId = S.threadId;
@@ -648,7 +650,14 @@ async function startRun(extra) {
         for await (const ev of S.api.streamRun(threadId, body, abort.signal)) onEvent(ev);
         break;
       } catch (e) {
-        const modeProblem = (e.status === 422 || e.status === 400) && /stream_mode|messages|tasks/i.test(e.detail || "");
+        const graphId = S.assistant.graph_id;
+        if (chatText !== undefined && e.status === 422 && /messages/.test(e.detail || "") && !S.chatKeys.has(graphId)) {
+          S.chatKeys.set(graphId, "Human");
+          extra = { ...extra, input: { messages: [humanMessage(chatText)] } };
+          m--;
+          continue;
+        }
+        const modeProblem = (e.status === 422 || e.status === 400) && /stream.?mode|messages-tuple/i.test(e.detail || "");
         if (!modeProblem || m === STREAM_MODES.length - 1) throw e;
       }
     }
@@ -844,8 +853,9 @@ function init() {
     } catch (err) {
       return fail(err);
     }
-    if (inputMode() === "chat") $("chat-input").value = "";
-    startRun({ input });
+    const chatText = inputMode() === "chat" ? $("chat-input").value.trim() : undefined;
+    if (chatText !== undefined) $("chat-input").value = "";
+    startRun({ input }, chatText);
   });
   $("cancel").addEventListener("click", cancelRun);
   $("interrupt").addEventListener("submit", (e) => {
