@@ -151,6 +151,18 @@ def main():
             expect(page.locator('#graph path.edge[data-source="tools"][data-target="model"]')).not_to_have_class("edge conditional")
             shot("01-graph")
 
+        def token():
+            page.fill("#token", "studio-test-token")
+            with page.expect_request("**/assistants/search") as req:
+                page.click("#connect")
+            assert req.value.headers.get("authorization") == "Bearer studio-test-token", req.value.headers
+            expect(page.locator("body")).to_have_attribute("data-assistant", "agent")
+            page.fill("#token", "")
+            with page.expect_request("**/assistants/search") as req:
+                page.click("#connect")
+            assert "authorization" not in req.value.headers, req.value.headers
+            expect(page.locator("body")).to_have_attribute("data-assistant", "agent")
+
         def chat_run():
             new_thread()
             # Records every node the page marks while the run goes, however fast it is.
@@ -309,6 +321,7 @@ def main():
             expect(page.locator('#graph g[data-node="research:search"]')).to_have_count(0)
 
         check.run("the page loads and draws the agent's graph", open_page)
+        check.run("the token field is sent as a bearer token", token)
         check.run("a chat run streams updates and tokens, marking the nodes it runs", chat_run)
         check.run("an interrupt is answered from the page, twice", interrupt)
         check.run("a fork from an old checkpoint runs as a new branch", fork)
