@@ -93,6 +93,10 @@ export class Api {
   }
 
   // --- runs ---------------------------------------------------------------
+  /** The thread's latest runs, newest first. */
+  listRuns(threadId) {
+    return this.request("GET", `/threads/${encodeURIComponent(threadId)}/runs?limit=10&offset=0`);
+  }
   cancelRun(threadId, runId) {
     return this.request(
       "POST",
@@ -127,6 +131,14 @@ export class Api {
     yield* parseSse(res.body);
   }
 }
+
+/** Joins the stream of a run in progress (started by anyone), as `streamRun` yields. */
+Api.prototype.joinStream = async function* joinStream(threadId, runId, signal) {
+  const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`;
+  const res = await fetch(this.base + path, { headers: this.headers(false), signal });
+  if (!res.ok || !res.body) throw new ApiError(res.status, await res.text(), path);
+  yield* parseSse(res.body);
+};
 
 /** Splits a byte stream into server-sent events. */
 export async function* parseSse(body) {

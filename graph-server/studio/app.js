@@ -332,12 +332,21 @@ function clearThread() {
 }
 
 async function selectThread(threadId) {
+  if (S.run && S.run.threadId !== threadId) {
+    // Stop showing the other thread's run; it goes on on the server.
+    S.run.left = true;
+    S.run.abort.abort();
+  }
   S.threadId = threadId;
   S.live.clear();
   $("events").replaceChildren();
   $("thread-label").textContent = `thread ${short(threadId)}`;
   for (const li of $("thread-list").children) li.setAttribute("aria-selected", String(li.dataset.thread === threadId));
   await refreshThread();
+  if (S.run || S.threadId !== threadId) return;
+  const runs = await S.api.listRuns(threadId).catch(() => []);
+  const active = (Array.isArray(runs) ? runs : []).find((r) => r.status === "running" || r.status === "pending");
+  if (active && S.threadId === threadId && !S.run) joinRun(threadId, active.run_id);
 }
 
 async function refreshThread(selectId) {
@@ -634,21 +643,12 @@ async function startRun(extra, chatText) {
   let threadId = S.threadId;
   if (!threadId) threadId = await newThread();
   if (!threadId) return;
-  const abort = new AbortController();
-  S.run = { threadId, runId: null, abort, cancelled: false };
-  document.body.dataset.run = "running";
-  S.live.clear();
-  $("events").replaceChildren();
-  clearMarks("running", "done", "next");
-  setRunning(true, "starting…");
-  $("interrupt").hidden = true;
-  let error = null;
-  try {
+  await follow(threadId, null, async (signal) => {
     for (let m = 0; m < STREAM_MODES.length; m++) {
       const body = { assistant_id: S.assistant.assistant_id, stream_mode: STREAM_MODES[m], stream_subgraphs: true, ...extra };
       try {
-        for await (const ev of S.api.streamRun(threadId, body, abort.signal)) onEvent(ev);
-        break;
+        for await (const ev of S.api.streamRun(threadId, body, signal)) onEvent(ev);
+        return;
       } catch (e) {
         const graphId = S.assistant.graph_id;
         if (chatText !== undefined && e.status === 422 && /messages/.test(e.detail || "") && !S.chatKeys.has(graphId)) {
@@ -661,17 +661,42 @@ async function startRun(extra, chatText) {
         if (!modeProblem || m === STREAM_MODES.length - 1) throw e;
       }
     }
+  });
+}
+
+/** Follows a run someone else started on the thread (the SDK, another tab) while it goes. */
+async function joinRun(threadId, runId) {
+  if (S.run) return;
+  setStatus(`joined run ${short(runId)}, in progress`);
+  await follow(threadId, runId, async (signal) => {
+    for await (const ev of S.api.joinStream(threadId, runId, signal)) onEvent(ev);
+  });
+}
+
+/** Shows a run's events as `read(signal)` hands them to `onEvent`, then the thread it left. */
+async function follow(threadId, runId, read) {
+  const abort = new AbortController();
+  S.run = { threadId, runId, abort, cancelled: false, left: false };
+  document.body.dataset.run = "running";
+  S.live.clear();
+  $("events").replaceChildren();
+  clearMarks("running", "done", "next");
+  setRunning(true, runId ? `run ${short(runId)}` : "starting…");
+  $("interrupt").hidden = true;
+  let error = null;
+  try {
+    await read(abort.signal);
   } catch (e) {
     if (!(e && e.name === "AbortError")) error = e;
   }
-  const cancelled = S.run.cancelled;
+  const { cancelled, left } = S.run;
   S.run = null;
   clearMarks("running");
-  setRunning(false, error ? "failed" : cancelled ? "cancelled" : "done");
+  setRunning(false, error ? "failed" : cancelled ? "cancelled" : left ? "" : "done");
   if (error) fail(error);
-  else setStatus(cancelled ? "run cancelled" : "run finished");
+  else if (!left) setStatus(cancelled ? "run cancelled" : "run finished");
   await refreshThread();
-  if (!error && pendingInterrupts().length) $("run-status").textContent = "interrupted";
+  if (!error && !left && pendingInterrupts().length) $("run-status").textContent = "interrupted";
   await loadThreads().catch(() => {});
   // The thread's state, history and list are the run's outcome now.
   document.body.dataset.run = "idle";
@@ -840,7 +865,13 @@ function init() {
   $("assistant").addEventListener("change", selectAssistant);
   $("xray").addEventListener("change", () => loadGraph().catch(fail));
   $("new-thread").addEventListener("click", newThread);
-  $("thread-search").addEventListener("input", renderThreads);
+  let searchTimer = 0;
+  $("thread-search").addEventListener("input", () => {
+    renderThreads();
+    // Then from the server again: threads created elsewhere since show up too.
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => loadThreads().catch(fail), 250);
+  });
   $("thread-status").addEventListener("change", () => loadThreads().catch(fail));
   $("thread-mine").addEventListener("change", () => loadThreads().catch(fail));
   $("thread-list").addEventListener("keydown", threadKeys);

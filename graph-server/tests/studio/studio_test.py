@@ -300,6 +300,21 @@ def main():
             expect(page.locator("#chat")).not_to_contain_text("finished: true")
             shot("06-cancelled")
 
+            # A run started elsewhere (here: over the API, in the background) is
+            # joined when its thread is opened, and cancelled from the page.
+            t = api(server, "POST", "/threads", {"metadata": {"graph_id": args.cancel_assistant}})
+            run = api(server, "POST", f"/threads/{t['thread_id']}/runs", {"assistant_id": args.cancel_assistant, "input": {}})
+            page.fill("#thread-search", t["thread_id"][:13])
+            page.locator(f'#thread-list [data-thread="{t["thread_id"]}"]').click()
+            expect(page.locator("#cancel")).to_be_enabled()
+            expect(page.locator("#run-status")).to_have_text(f"run {run['run_id'][:8]}")
+            page.click("#cancel")
+            run_finished()
+            expect(page.locator("#run-status")).to_have_text("cancelled")
+            status = api(server, "GET", f"/threads/{t['thread_id']}/runs/{run['run_id']}")["status"]
+            assert status in ("interrupted", "error", "cancelled"), status
+            page.fill("#thread-search", "")
+
         def subgraphs():
             select_assistant(args.subgraph_assistant)
             expect(page.locator('#graph g[data-node="research"]')).to_have_count(1)
@@ -326,7 +341,7 @@ def main():
         check.run("an interrupt is answered from the page, twice", interrupt)
         check.run("a fork from an old checkpoint runs as a new branch", fork)
         if args.cancel_assistant:
-            check.run("a running run is cancelled from the page", cancel)
+            check.run("a running run is cancelled from the page, and one started elsewhere joined and cancelled", cancel)
         else:
             print("-- cancel: not checked (--cancel-assistant '')")
         if args.subgraph_assistant:
