@@ -31,7 +31,7 @@ const S = {
   history: [], // newest first, normalised
   byId: new Map(),
   selected: -1,
-  run: null, // { threadId, runId, abort }
+  run: null, // { threadId, runId, abort, cancelled, left }: the run the page shows
   live: new Map(), // streamed message id -> { text, node }
   values: null, // the values shown in the conversation
   chatKeys: new Map(), // graph id -> the serde variant a 422 taught us to use for a human message
