@@ -19,6 +19,8 @@
 //!    in the graph.
 //! 10. [Serving](serving): LangGraph Server's HTTP API for your graphs
 //!     (feature `server`).
+//! 11. [Studio](studio): the web page graph-server serves to see, run,
+//!     inspect and steer a graph: timeline, state diffs, interrupts, forks.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -61,4 +63,8 @@ pub mod memory {
 
 pub mod serving {
     #![doc = include_str!("../docs/guide/serving.md")]
+}
+
+pub mod studio {
+    #![doc = include_str!("../docs/guide/studio.md")]
 }

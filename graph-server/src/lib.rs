@@ -60,6 +60,7 @@ mod error;
 mod graph;
 mod routes;
 mod runs;
+pub mod studio;
 mod wire;
 
 pub use error::ApiError;
