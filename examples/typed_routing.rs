@@ -119,6 +119,26 @@ async fn main() -> Result<(), GraphError> {
         .unwrap_or_default();
     println!("\ncompile() without `escalate`:\n{err}");
 
+    // The same graph declared with `graph!`: rustc checks its shape, so the
+    // graph without `escalate` above would not build (`Triage::Escalate` and
+    // `AfterAnswer::Escalate` name it), and the drawing is the builder's.
+    let declared = graph! {
+        state Ticket;
+        node triage, answer, escalate;
+
+        START -> triage;
+        answer -> match after_answer;
+    }
+    .compile()?;
+    let out = declared
+        .invoke(
+            Ticket::update().text("How do I get a refund?".into()),
+            &RunConfig::new(),
+        )
+        .await?;
+    println!("\ngraph! version: {:?} (via {})", out.reply, out.handled_by.join(" -> "));
+    assert_eq!(declared.draw_mermaid(), app.draw_mermaid());
+
     println!("\n{}", app.draw_mermaid());
     Ok(())
 }
