@@ -115,7 +115,7 @@ pub(crate) enum PathMapDecl {
     Keyed(Vec<(LitStr, Endpoint)>),
 }
 
-const STATEMENTS: &str = "a graph! statement is `state MyState;`, `context MyContext;`, \
+const STATEMENTS: &str = "`state MyState;`, `context MyContext;`, \
                           `crate path;`, `node a, b;`, `node name = value;`, or an edge: \
                           `a -> b;`, `(a, b) -> c;`, `a -> match router;`, `a -> send b;`";
 
@@ -398,7 +398,7 @@ impl Parse for EdgeStmt {
             }
         } else {
             let first: Endpoint = input.parse().map_err(|err| {
-                syn::Error::new(err.span(), format!("expected a statement; {STATEMENTS}"))
+                syn::Error::new(err.span(), format!("expected a graph! statement: {STATEMENTS}"))
             })?;
             Head::One(first)
         };
@@ -408,7 +408,10 @@ impl Parse for EdgeStmt {
                 if !input.is_empty() && !input.peek(Token![;]) {
                     return Err(syn::Error::new(
                         first.ident().span(),
-                        format!("unknown statement `{}`; {STATEMENTS}", first.ident()),
+                        format!(
+                            "expected `->` after `{}` (an edge), or a statement: {STATEMENTS}",
+                            first.ident()
+                        ),
                     ));
                 }
             }
