@@ -93,7 +93,11 @@ pub(crate) fn check(cx: &Ctxt, graph: &Graph) {
                             "a join cannot wait for END: END is where the graph stops, not a \
                              node that runs; remove it from the join's sources",
                         ),
-                        Endpoint::Start(_) => has_entry = true,
+                        Endpoint::Start(token) => cx.error_spanned_by(
+                            token,
+                            "START cannot be one of a join's sources: a join waits for nodes \
+                             that run; give START its own edge (`START -> a;`)",
+                        ),
                         Endpoint::Node(ident) => declared(cx, &names, ident),
                     }
                 }

@@ -1,5 +1,5 @@
-// A join cannot wait for END nor lead to START; START is no target and END no
-// source.
+// A join cannot wait for START or END nor lead to START; START is no target and
+// END no source.
 use stategraph::prelude::*;
 
 #[derive(State, Clone, Default, Serialize, Deserialize)]
@@ -20,6 +20,7 @@ fn main() {
 
         START -> triage -> answer;
         (triage, END) -> answer;
+        (START, triage) -> answer;
         (triage, answer) -> START;
         answer -> START;
         END -> triage;
