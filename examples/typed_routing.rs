@@ -136,7 +136,11 @@ async fn main() -> Result<(), GraphError> {
             &RunConfig::new(),
         )
         .await?;
-    println!("\ngraph! version: {:?} (via {})", out.reply, out.handled_by.join(" -> "));
+    println!(
+        "\ngraph! version: {:?} (via {})",
+        out.reply,
+        out.handled_by.join(" -> ")
+    );
     assert_eq!(declared.draw_mermaid(), app.draw_mermaid());
 
     println!("\n{}", app.draw_mermaid());

@@ -36,7 +36,11 @@ fn d(_: &Loop) -> LoopUpdate {
 }
 
 fn more(s: &Loop) -> &'static str {
-    if s.n < 2 { "more" } else { "done" }
+    if s.n < 2 {
+        "more"
+    } else {
+        "done"
+    }
 }
 
 /// Python LangGraph 1.2.22, the same graph (`add_edge(["b", "c"], "d")`,
@@ -87,7 +91,9 @@ struct Jobs {
 
 #[node(state = Jobs)]
 fn square(n: u32) -> JobsUpdate {
-    Jobs::update().squares(vec![n * n]).log(vec!["square".into()])
+    Jobs::update()
+        .squares(vec![n * n])
+        .log(vec!["square".into()])
 }
 
 #[node]
@@ -194,7 +200,11 @@ fn after_answer(t: &Ticket) -> AfterAnswer {
 /// A router returning a name as a string: `graph!` cannot see where it goes, so
 /// the node it reaches is marked `#[dynamic]`.
 fn by_name(t: &Ticket) -> &'static str {
-    if t.text.contains("human") { "human" } else { END }
+    if t.text.contains("human") {
+        "human"
+    } else {
+        END
+    }
 }
 
 fn research_graph() -> Subgraph<Ticket, Ticket, Ticket, Settings> {
@@ -210,7 +220,11 @@ fn research_graph() -> Subgraph<Ticket, Ticket, Ticket, Settings> {
 
 #[tokio::test]
 async fn gotos_typed_routers_values_options_and_a_context_run_as_the_builder_does() {
-    let human = || node_fn("human", |_: &Ticket| Ticket::update().path(vec!["human".into()]));
+    let human = || {
+        node_fn("human", |_: &Ticket| {
+            Ticket::update().path(vec!["human".into()])
+        })
+    };
     let declared = graph! {
         state Ticket;
         context Settings;

@@ -12,7 +12,9 @@ use crate::state::State;
 
 /// The routes a node's gotos name ([`NodeSpec::GOTO_ROUTES`]), one entry per goto
 /// type (`None`: known only at run time).
-pub const fn node_routes<M, N: IntoNodeSpec<M>>(_node: &N) -> &'static [Option<&'static [GotoRoute]>] {
+pub const fn node_routes<M, N: IntoNodeSpec<M>>(
+    _node: &N,
+) -> &'static [Option<&'static [GotoRoute]>] {
     <N::Spec as NodeSpec>::GOTO_ROUTES
 }
 

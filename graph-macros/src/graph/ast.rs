@@ -105,7 +105,10 @@ pub(crate) enum Tail {
         map: Option<PathMapDecl>,
     },
     /// `-> send worker` or `-> send [a, b]`.
-    Send { token: Ident, targets: Vec<Endpoint> },
+    Send {
+        token: Ident,
+        targets: Vec<Endpoint>,
+    },
 }
 
 pub(crate) enum PathMapDecl {
@@ -253,7 +256,11 @@ struct NodeEntry {
 
 impl Parse for NodeEntry {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) && !input.peek2(Token![=>]) {
+        if input.peek(Ident)
+            && input.peek2(Token![=])
+            && !input.peek2(Token![==])
+            && !input.peek2(Token![=>])
+        {
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
             let value: Expr = input.parse()?;
@@ -270,7 +277,10 @@ impl Parse for NodeEntry {
             )
         })?;
         let Some(last) = path.path.segments.last() else {
-            return Err(syn::Error::new_spanned(&path, "expected the path of a #[node] fn"));
+            return Err(syn::Error::new_spanned(
+                &path,
+                "expected the path of a #[node] fn",
+            ));
         };
         Ok(NodeEntry {
             name: last.ident.clone(),
@@ -292,7 +302,10 @@ impl NodeOptions {
         };
         for attr in attrs {
             let Some(key) = attr.path().get_ident() else {
-                push(syn::Error::new_spanned(attr.path(), format!("unknown node option; {OPTIONS}")));
+                push(syn::Error::new_spanned(
+                    attr.path(),
+                    format!("unknown node option; {OPTIONS}"),
+                ));
                 continue;
             };
             let key_name = key.to_string();
@@ -311,7 +324,10 @@ impl NodeOptions {
                         &mut options.dynamic
                     };
                     if slot.is_some() {
-                        push(syn::Error::new_spanned(attr, format!("duplicate #[{key_name}]; remove one")));
+                        push(syn::Error::new_spanned(
+                            attr,
+                            format!("duplicate #[{key_name}]; remove one"),
+                        ));
                     }
                     *slot = Some(key.span());
                 }
@@ -337,7 +353,10 @@ impl NodeOptions {
                         _ => &mut options.cache,
                     };
                     if slot.is_some() {
-                        push(syn::Error::new_spanned(attr, format!("duplicate #[{key_name}]; remove one")));
+                        push(syn::Error::new_spanned(
+                            attr,
+                            format!("duplicate #[{key_name}]; remove one"),
+                        ));
                     }
                     *slot = Some(value);
                 }
@@ -354,16 +373,18 @@ impl NodeOptions {
     }
 }
 
-const AFTER_ARROW: &str =
-    "expected a node, START or END, `match router` or `send node` after `->`";
+const AFTER_ARROW: &str = "expected a node, START or END, `match router` or `send node` after `->`";
 
 impl Parse for Endpoint {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let ident = input.call(Ident::parse_any).map_err(|err| {
-            syn::Error::new(err.span(), "expected a node name, START or END")
-        })?;
+        let ident = input
+            .call(Ident::parse_any)
+            .map_err(|err| syn::Error::new(err.span(), "expected a node name, START or END"))?;
         if is_keyword(&ident) {
-            return Err(syn::Error::new(ident.span(), "expected a node name, START or END"));
+            return Err(syn::Error::new(
+                ident.span(),
+                "expected a node name, START or END",
+            ));
         }
         Ok(if ident == "START" {
             Endpoint::Start(ident)
@@ -398,7 +419,10 @@ impl Parse for EdgeStmt {
             }
         } else {
             let first: Endpoint = input.parse().map_err(|err| {
-                syn::Error::new(err.span(), format!("expected a graph! statement: {STATEMENTS}"))
+                syn::Error::new(
+                    err.span(),
+                    format!("expected a graph! statement: {STATEMENTS}"),
+                )
             })?;
             Head::One(first)
         };
@@ -418,11 +442,15 @@ impl Parse for EdgeStmt {
             return Err(match &head {
                 Head::One(first) => syn::Error::new(
                     first.ident().span(),
-                    format!("expected `->` after `{}`: an edge is `a -> b;`", first.ident()),
+                    format!(
+                        "expected `->` after `{}`: an edge is `a -> b;`",
+                        first.ident()
+                    ),
                 ),
-                Head::Join { paren, .. } => {
-                    syn::Error::new(*paren, "expected `->` after the join's sources: `(a, b) -> c;`")
-                }
+                Head::Join { paren, .. } => syn::Error::new(
+                    *paren,
+                    "expected `->` after the join's sources: `(a, b) -> c;`",
+                ),
             });
         }
         let mut steps = Vec::new();
@@ -430,13 +458,20 @@ impl Parse for EdgeStmt {
         while input.peek(Token![->]) {
             let arrow: Token![->] = input.parse()?;
             if input.is_empty() || input.peek(Token![;]) {
-                return Err(syn::Error::new_spanned(arrow, format!("{AFTER_ARROW}; remove the trailing `->`")));
+                return Err(syn::Error::new_spanned(
+                    arrow,
+                    format!("{AFTER_ARROW}; remove the trailing `->`"),
+                ));
             }
             if input.peek(Token![match]) {
                 tail = Some(parse_match(input)?);
                 break;
             }
-            if input.peek(Ident) && input.fork().parse::<Ident>().is_ok_and(|i| i == SEND) && !input.peek2(Token![->]) && !input.peek2(Token![;]) {
+            if input.peek(Ident)
+                && input.fork().parse::<Ident>().is_ok_and(|i| i == SEND)
+                && !input.peek2(Token![->])
+                && !input.peek2(Token![;])
+            {
                 let token: Ident = input.parse()?;
                 let targets = endpoint_list(input)?;
                 tail = Some(Tail::Send { token, targets });
@@ -494,7 +529,9 @@ fn path_map(content: ParseStream, span: Span) -> syn::Result<PathMapDecl> {
     }
     if content.peek(LitStr) {
         let entries = Punctuated::<KeyedTarget, Token![,]>::parse_terminated(content)?;
-        return Ok(PathMapDecl::Keyed(entries.into_iter().map(|e| (e.key, e.target)).collect()));
+        return Ok(PathMapDecl::Keyed(
+            entries.into_iter().map(|e| (e.key, e.target)).collect(),
+        ));
     }
     let targets = Punctuated::<Endpoint, Token![,]>::parse_terminated(content)?;
     Ok(PathMapDecl::List(targets.into_iter().collect()))
@@ -508,7 +545,10 @@ struct KeyedTarget {
 impl Parse for KeyedTarget {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let key: LitStr = input.parse().map_err(|err| {
-            syn::Error::new(err.span(), "a keyed path map maps every key: `\"key\" => node`")
+            syn::Error::new(
+                err.span(),
+                "a keyed path map maps every key: `\"key\" => node`",
+            )
         })?;
         input.parse::<Token![=>]>()?;
         let target = input.parse()?;

@@ -187,11 +187,17 @@ fn const_check(graph: &Graph, state: &syn::Type, sg: &CratePath) -> TokenStream 
         let targets: Vec<&Endpoint> = match &edge.tail {
             None => Vec::new(),
             Some(Tail::Send { targets, .. }) => targets.iter().collect(),
-            Some(Tail::Match { map: Some(PathMapDecl::List(list)), .. }) => list.iter().collect(),
-            Some(Tail::Match { map: Some(PathMapDecl::Keyed(entries)), .. }) => {
-                entries.iter().map(|(_, t)| t).collect()
-            }
-            Some(Tail::Match { router, map: None, .. }) => {
+            Some(Tail::Match {
+                map: Some(PathMapDecl::List(list)),
+                ..
+            }) => list.iter().collect(),
+            Some(Tail::Match {
+                map: Some(PathMapDecl::Keyed(entries)),
+                ..
+            }) => entries.iter().map(|(_, t)| t).collect(),
+            Some(Tail::Match {
+                router, map: None, ..
+            }) => {
                 // A typed router: its routes are its return type's, when the
                 // router is named by a path (a closure's type cannot be named).
                 if let Expr::Path(path) = &**router {

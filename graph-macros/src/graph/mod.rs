@@ -99,11 +99,19 @@ mod tests {
         let state = graph.state.clone().unwrap();
         let out = expand::graph(&graph, &state, &CratePath::stategraph()).to_string();
         let first = out.find(". add_node (triage)").unwrap();
-        let edge = out.find(". add_edge (:: stategraph :: START , \"triage\")").unwrap();
+        let edge = out
+            .find(". add_edge (:: stategraph :: START , \"triage\")")
+            .unwrap();
         assert!(first < edge, "{out}");
         assert!(out.contains(". add_node_with (collect , :: stategraph :: NodeOptions :: new () . defer (true) . retry (RetryPolicy :: new ()))"), "{out}");
-        assert!(out.contains(". add_edge ([\"answer\" , \"research\"] , \"collect\")"), "{out}");
-        assert!(out.contains(". destinations (\"collect\" , [\"summarise\"])"), "{out}");
+        assert!(
+            out.contains(". add_edge ([\"answer\" , \"research\"] , \"collect\")"),
+            "{out}"
+        );
+        assert!(
+            out.contains(". destinations (\"collect\" , [\"summarise\"])"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -113,7 +121,9 @@ mod tests {
              a -> nope;",
         );
         assert_eq!(errs.len(), 7, "{errs:#?}");
-        assert!(errs.iter().any(|e| e.contains("needs the graph's state type")));
+        assert!(errs
+            .iter()
+            .any(|e| e.contains("needs the graph's state type")));
         assert!(errs.iter().any(|e| e.contains("trailing `->`")));
         assert!(errs.iter().any(|e| e.contains("declares no node `nope`")));
     }

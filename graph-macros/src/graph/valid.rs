@@ -54,7 +54,11 @@ pub(crate) fn check(cx: &Ctxt, graph: &Graph) {
                 format!(
                     "`{name}` is reserved for the graph's {} and cannot name a node; give the \
                      node another name (`node other = {name};`)",
-                    if name.contains("start") || name == "START" { "entry" } else { "end" }
+                    if name.contains("start") || name == "START" {
+                        "entry"
+                    } else {
+                        "end"
+                    }
                 ),
             );
         } else if RESERVED.contains(&name.as_str()) || name.starts_with("__pregel_") {

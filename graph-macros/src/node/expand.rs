@@ -114,9 +114,7 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
             let sgs = sg.spanned(goto.span());
             quote_spanned!(goto.span()=> #sgs::__private::goto_routes::<#goto>())
         })
-        .chain(
-            returns_node_output(&node.ret).then(|| quote!(::core::option::Option::None)),
-        );
+        .chain(returns_node_output(&node.ret).then(|| quote!(::core::option::Option::None)));
     let output_check = output_check(node, sg, &name);
     let state_bound = &node.state_bound;
     let where_call = with_state_bound(where_clause, state_bound.as_ref());
