@@ -65,7 +65,7 @@
 //!
 //! In `graph_core`, a graph goes from what you write down to what is stored:
 //!
-//! 1. **Builder**: [`StateGraph`] (module [`graph`]) collects nodes
+//! 1. **Builder**: [`StateGraph`] (module [`graph`](mod@graph)) collects nodes
 //!    ([`mod@node`]: what a node is and may return, the [`Context`] it gets)
 //!    and edges ([`Command`] and [`Send`] for routing from inside a node).
 //! 2. **Compiled graph**: `compile()` checks every edge, goto target and
