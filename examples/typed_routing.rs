@@ -7,6 +7,9 @@
 //! types names — shown below with a graph that forgot `escalate`. The drawing
 //! (`draw_mermaid`) lists every declared route, which LangGraph cannot know.
 //!
+//! The end of `main` declares the same graph with `graph!`: there rustc itself
+//! checks the variants, so the graph without `escalate` would not build at all.
+//!
 //! Run it with `cargo run --example typed_routing`.
 
 use stategraph::prelude::*;

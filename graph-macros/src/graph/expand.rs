@@ -52,10 +52,14 @@ fn add_node(node: &NodeDecl, sg: &CratePath) -> TokenStream {
     if let Some(cache) = &options.cache {
         calls.push(quote!(.cache(#cache)));
     }
+    // The call is spanned at the node, where rustc reports a node for another
+    // state or a value that is no node.
+    let span = value.span();
     if calls.is_empty() {
-        quote!(.add_node(#value))
+        quote_spanned!(span=> .add_node(#value))
     } else {
-        quote!(.add_node_with(#value, #sg::NodeOptions::new() #(#calls)*))
+        let sgs = sg.spanned(span);
+        quote_spanned!(span=> .add_node_with(#value, #sgs::NodeOptions::new() #(#calls)*))
     }
 }
 
