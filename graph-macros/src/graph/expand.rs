@@ -12,10 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, LitStr};
 
 pub(crate) fn graph(graph: &Graph, state: &syn::Type, sg: &CratePath) -> TokenStream {
-    let ctor = match &graph.context {
-        Some(context) => quote!(#sg::StateGraph::<#state, #context>::with_context_schema()),
-        None => quote!(#sg::StateGraph::<#state>::new()),
-    };
+    let ctor = constructor(graph, state, sg);
     let nodes = graph.nodes.iter().map(|node| add_node(node, sg));
     let edges = graph.edges.iter().flat_map(|edge| edge_calls(edge, sg));
     let check = const_check(graph, state, sg);
@@ -26,6 +23,14 @@ pub(crate) fn graph(graph: &Graph, state: &syn::Type, sg: &CratePath) -> TokenSt
                 #(#nodes)*
                 #(#edges)*
         }
+    }
+}
+
+/// The empty graph of the declared state and context.
+pub(crate) fn constructor(graph: &Graph, state: &syn::Type, sg: &CratePath) -> TokenStream {
+    match &graph.context {
+        Some(context) => quote!(#sg::StateGraph::<#state, #context>::with_context_schema()),
+        None => quote!(#sg::StateGraph::<#state>::new()),
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let sg = CratePath::new(graph.krate.clone(), Needs::Core);
     match (cx.check(), &graph.state) {
         (Ok(()), Some(state)) => expand::graph(&graph, state, &sg),
+        // `valid::check` reports a missing state.
         (Ok(()), None) => quote!(),
         (Err(err), state) => fallback(err, state.as_ref().map(|s| (s, &graph, &sg))),
     }
@@ -38,10 +39,7 @@ fn fallback(err: syn::Error, graph: Option<(&syn::Type, &ast::Graph, &CratePath)
     let err = err.into_compile_error();
     match graph {
         Some((state, graph, sg)) => {
-            let ctor = match &graph.context {
-                Some(context) => quote!(#sg::StateGraph::<#state, #context>::with_context_schema()),
-                None => quote!(#sg::StateGraph::<#state>::new()),
-            };
+            let ctor = expand::constructor(graph, state, sg);
             quote!({ #err #ctor })
         }
         None => quote!({ #err loop {} }),
