@@ -51,6 +51,8 @@ fn more(s: &Loop) -> &'static str {
 async fn chains_joins_and_a_keyed_path_map_run_as_the_builder_and_langgraph_do() {
     let declared = graph! {
         state Loop;
+        // The facade's path, as a crate that renames it would give it.
+        crate ::stategraph;
         node a, b, c, d;
 
         START -> a -> b;
