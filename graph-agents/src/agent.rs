@@ -4,13 +4,14 @@
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message};
 use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
+use crate::multi_agent::handoff::{messages_only, HandoffUpdate};
 use crate::state::{HasMessages, MessagesState};
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
-use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest};
+use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
 use graph_core::{
     CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
-    NodeOutput, NodeSpec, RetryPolicy, Route, Send, StateGraph, END, START,
+    NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -27,6 +28,7 @@ pub struct AgentNode<S> {
     tools: Arc<[ToolSpec]>,
     system: Option<Arc<str>>,
     name: Cow<'static, str>,
+    author: Option<Arc<str>>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -37,6 +39,7 @@ impl<S> Clone for AgentNode<S> {
             tools: Arc::clone(&self.tools),
             system: self.system.clone(),
             name: self.name.clone(),
+            author: self.author.clone(),
             _state: PhantomData,
         }
     }
@@ -50,6 +53,7 @@ impl<S: HasMessages> AgentNode<S> {
             tools,
             system: None,
             name: Cow::Borrowed("agent"),
+            author: None,
             _state: PhantomData,
         }
     }
@@ -57,6 +61,13 @@ impl<S: HasMessages> AgentNode<S> {
     /// Puts `prompt` before the history in every model call.
     pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.system = Some(prompt.into());
+        self
+    }
+
+    /// Signs every reply with `name` (the AI message's `name`), as LangGraph's
+    /// agent does with its own name: in a multi-agent history, who said what.
+    pub fn author(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.author = Some(name.into());
         self
     }
 }
@@ -94,15 +105,28 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
             } else {
                 reply
             };
+            let reply = match &node.author {
+                Some(author) => AiMessage {
+                    name: Some(author.to_string()),
+                    ..reply
+                },
+                None => reply,
+            };
             Ok(NodeOutput::new().with_update(S::messages_update(vec![reply.into()])))
         })
     }
 }
 
+/// The node of an agent with handoff tools that answers a handoff call and hands
+/// control to the parent graph.
+const HANDOFF: &str = "handoff";
+
 /// Routes after the agent: one `Send` to `tools` per tool call of the last AI
-/// message (answered concurrently), or END when it has none.
+/// message (answered concurrently), END when it has none, or the `handoff` node
+/// when one of them is a handoff.
 fn route_tool_calls<S: HasMessages>(
     tools: &'static str,
+    handoffs: Arc<[String]>,
 ) -> impl Fn(&S) -> Vec<Route<&'static str>> {
     move |state: &S| {
         let Some(ai) = state.messages().last().and_then(Message::as_ai) else {
@@ -110,6 +134,9 @@ fn route_tool_calls<S: HasMessages>(
         };
         if !ai.has_tool_calls() {
             return vec![Route::To(END)];
+        }
+        if ai.tool_calls.iter().any(|c| handoffs.contains(&c.name)) {
+            return vec![Route::To(HANDOFF)];
         }
         let valid = ai
             .tool_calls
@@ -171,32 +198,60 @@ fn route_tool_calls<S: HasMessages>(
 /// # Ok::<(), graph_core::GraphError>(())
 /// ```
 pub fn create_react_agent<M: ChatModel, T>(model: M, tools: impl IntoTools<T>) -> ReactAgent {
-    ReactAgent {
-        model: Arc::new(model),
-        tools: Toolbox::new(tools),
-        system: None,
-        approval: false,
-        retry: Some(model_retry_policy()),
-        _state: PhantomData,
-    }
+    ReactAgent::from_parts(Arc::new(model), Toolbox::new(tools))
 }
 
 /// The builder [`create_react_agent`] returns; `S` is the graph state
 /// ([`MessagesState`] unless [`with_state`](ReactAgent::with_state) changes it).
-pub struct ReactAgent<S = MessagesState> {
-    model: Arc<dyn ChatModel>,
-    tools: Toolbox,
-    system: Option<Arc<str>>,
+pub struct ReactAgent<S: State = MessagesState> {
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) tools: Toolbox,
+    pub(crate) system: Option<Arc<str>>,
+    pub(crate) name: Option<Arc<str>>,
     approval: bool,
     retry: Option<RetryPolicy>,
-    _state: PhantomData<fn() -> S>,
+    pub(crate) handoff: HandoffUpdate<S>,
 }
 
 impl<S: HasMessages> ReactAgent<S> {
+    /// An agent on an erased model and a ready toolbox, with the defaults of
+    /// [`create_react_agent`].
+    pub(crate) fn from_parts(model: Arc<dyn ChatModel>, tools: Toolbox) -> Self {
+        ReactAgent {
+            model,
+            tools,
+            system: None,
+            name: None,
+            approval: false,
+            retry: Some(model_retry_policy()),
+            handoff: messages_only::<S>,
+        }
+    }
+
     /// Puts `prompt` as a system message before the history in every model call.
     pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.system = Some(prompt.into());
         self
+    }
+
+    /// Names the agent: its replies are signed with the name (the AI message's
+    /// `name`), and a multi-agent graph
+    /// ([`create_supervisor`](crate::multi_agent::create_supervisor),
+    /// [`create_swarm`](crate::multi_agent::create_swarm)) runs it as the node of
+    /// that name.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The agent's name, if it has one.
+    pub fn agent_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The agent's tools.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.tools
     }
 
     /// Asks a human before each tool call: the run pauses with a
@@ -228,9 +283,10 @@ impl<S: HasMessages> ReactAgent<S> {
             model: self.model,
             tools: self.tools,
             system: self.system,
+            name: self.name,
             approval: self.approval,
             retry: self.retry,
-            _state: PhantomData,
+            handoff: messages_only::<S2>,
         }
     }
 
@@ -240,17 +296,30 @@ impl<S: HasMessages> ReactAgent<S> {
         if let Some(system) = self.system {
             agent = agent.system_prompt(system);
         }
+        if let Some(name) = self.name {
+            agent = agent.author(name);
+        }
         let mut options = NodeOptions::new();
         if let Some(policy) = self.retry {
             options = options.retry(policy);
         }
+        let handoffs: Arc<[String]> = self.tools.handoffs().map(|(t, _)| t.to_owned()).collect();
+        let handoff = (!handoffs.is_empty()).then(|| {
+            ToolNode::<S>::from_toolbox(self.tools.clone())
+                .named(HANDOFF)
+                .on_handoff(self.handoff)
+        });
         let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
-        StateGraph::<S>::new()
+        let graph = StateGraph::<S>::new()
             .add_node_with(agent, options)
             .add_node(tools)
             .add_edge(START, "agent")
-            .add_conditional_edges("agent", route_tool_calls::<S>("tools"))
-            .add_edge("tools", "agent")
+            .add_conditional_edges("agent", route_tool_calls::<S>("tools", handoffs))
+            .add_edge("tools", "agent");
+        match handoff {
+            Some(node) => graph.add_node(node),
+            None => graph,
+        }
     }
 
     /// Compiles the agent without a checkpointer.

@@ -35,6 +35,7 @@ pub mod agent;
 pub mod error;
 pub mod message;
 pub mod model;
+pub mod multi_agent;
 pub mod state;
 pub mod tool;
 pub mod tool_node;
