@@ -3,9 +3,13 @@
 
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message};
-use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
+use crate::model::{
+    call_model, model_retry_policy, parse_structured, ChatModel, ChatRequest, ResponseFormat,
+};
 use crate::multi_agent::handoff::{messages_only, HandoffUpdate};
-use crate::state::{HasMessages, MessagesState};
+use crate::state::{
+    AgentStateWithStructuredResponse, HasMessages, HasStructuredResponse, MessagesState,
+};
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
@@ -13,6 +17,9 @@ use graph_core::{
     CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -92,6 +99,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
                 system: node.system.as_deref(),
                 messages,
                 tools: &node.tools,
+                response_format: None,
             };
             let reply = call_model(&*node.model, request, &ctx)
                 .await
@@ -122,18 +130,19 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
 const HANDOFF: &str = "handoff";
 
 /// Routes after the agent: one `Send` to `tools` per tool call of the last AI
-/// message (answered concurrently), END when it has none, or the `handoff` node
-/// when one of them is a handoff.
+/// message (answered concurrently), `done` (END, or the node making the typed
+/// answer) when it has none, or the `handoff` node when one of them is a handoff.
 fn route_tool_calls<S: HasMessages>(
     tools: &'static str,
     handoffs: Arc<[String]>,
+    done: &'static str,
 ) -> impl Fn(&S) -> Vec<Route<&'static str>> {
     move |state: &S| {
         let Some(ai) = state.messages().last().and_then(Message::as_ai) else {
-            return vec![Route::To(END)];
+            return vec![Route::To(done)];
         };
         if !ai.has_tool_calls() {
-            return vec![Route::To(END)];
+            return vec![Route::To(done)];
         }
         if ai.tool_calls.iter().any(|c| handoffs.contains(&c.name)) {
             return vec![Route::To(HANDOFF)];
@@ -211,6 +220,100 @@ pub struct ReactAgent<S: State = MessagesState> {
     approval: bool,
     retry: Option<RetryPolicy>,
     pub(crate) handoff: HandoffUpdate<S>,
+    structured: Option<StructuredStep<S>>,
+}
+
+/// How an agent asked for a typed answer makes it: the format sent, and how the
+/// reply becomes the state's `structured_response`.
+struct StructuredStep<S: State> {
+    format: Arc<ResponseFormat>,
+    parse: fn(&AiMessage) -> Result<S::Update, AgentError>,
+}
+
+impl<S: State> Clone for StructuredStep<S> {
+    fn clone(&self) -> Self {
+        StructuredStep {
+            format: Arc::clone(&self.format),
+            parse: self.parse,
+        }
+    }
+}
+
+fn parse_into<S: HasStructuredResponse<T>, T: DeserializeOwned>(
+    reply: &AiMessage,
+) -> Result<S::Update, AgentError> {
+    parse_structured::<T>(reply).map(S::structured_response_update)
+}
+
+/// The node that asks the model, once the agent is done, for its answer as a
+/// typed value (LangGraph's `generate_structured_response`): the history without
+/// the system prompt, with the format; the history is left as it is.
+struct StructuredResponseNode<S: State> {
+    model: Arc<dyn ChatModel>,
+    step: StructuredStep<S>,
+}
+
+impl<S: HasMessages> NodeSpec for StructuredResponseNode<S> {
+    type Input = S;
+
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(STRUCTURED)
+    }
+}
+
+impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for StructuredResponseNode<S> {
+    fn run(&self, input: Arc<S>, _ctx: Context<C>) -> NodeFuture<S> {
+        let model = Arc::clone(&self.model);
+        let step = self.step.clone();
+        Box::pin(async move {
+            let request = ChatRequest::new(input.messages()).response_format(&step.format);
+            let reply = model
+                .generate(request)
+                .await
+                .map_err(AgentError::into_node_error)?;
+            let update = (step.parse)(&reply)?;
+            Ok(NodeOutput::new().with_update(update))
+        })
+    }
+}
+
+/// The node of an agent asked for a typed answer that makes it.
+const STRUCTURED: &str = "generate_structured_response";
+
+impl ReactAgent<MessagesState> {
+    /// Asks for a typed answer: once the model answers without tool calls, one
+    /// more model call with `T`'s JSON schema
+    /// ([`ChatModel::with_structured_output`]; OpenAI's `response_format:
+    /// json_schema`) fills `structured_response` of the
+    /// [`AgentStateWithStructuredResponse`] the agent now runs on, as LangGraph's
+    /// `response_format` does (the call gets the history without the system
+    /// prompt). A reply that does not fit `T` fails the run with
+    /// [`AgentError::StructuredOutput`], which carries the raw reply.
+    ///
+    /// ```
+    /// use graph_agents::{create_react_agent, AiMessage, Message};
+    /// use graph_agents::model::FakeChatModel;
+    ///
+    /// #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { ok: bool }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let model = FakeChatModel::new(vec![AiMessage::new("Looks fine."), AiMessage::new(r#"{"ok": true}"#)]);
+    /// let agent = create_react_agent(model, ()).response_format::<Verdict>().compile()?;
+    /// let input = graph_agents::AgentStateWithStructuredResponse::update().messages(vec![Message::human("ok?")]);
+    /// let out = agent.invoke(input, &Default::default()).await?;
+    /// assert_eq!(out.structured_response, Some(Verdict { ok: true }));
+    /// assert_eq!(out.messages.len(), 2, "the history is left as it is");
+    /// # Ok::<(), graph_core::GraphError>(())
+    /// # })?;
+    /// # Ok::<(), graph_core::GraphError>(())
+    /// ```
+    pub fn response_format<T>(self) -> ReactAgent<AgentStateWithStructuredResponse<T>>
+    where
+        T: DeserializeOwned + JsonSchema + Serialize + Clone + std::marker::Send + Sync + 'static,
+    {
+        self.with_state().structured_response::<T>()
+    }
 }
 
 impl<S: HasMessages> ReactAgent<S> {
@@ -225,6 +328,7 @@ impl<S: HasMessages> ReactAgent<S> {
             approval: false,
             retry: Some(model_retry_policy()),
             handoff: messages_only::<S>,
+            structured: None,
         }
     }
 
@@ -287,12 +391,31 @@ impl<S: HasMessages> ReactAgent<S> {
             approval: self.approval,
             retry: self.retry,
             handoff: messages_only::<S2>,
+            structured: None,
         }
+    }
+
+    /// Asks for a typed answer in a state of your own: once the model answers
+    /// without tool calls, one more model call with `T`'s JSON schema
+    /// ([`ChatModel::with_structured_output`]) fills the state's
+    /// `structured_response` ([`HasStructuredResponse`]). For the ready state,
+    /// use [`response_format`](ReactAgent::response_format).
+    pub fn structured_response<T>(mut self) -> Self
+    where
+        S: HasStructuredResponse<T>,
+        T: DeserializeOwned + JsonSchema,
+    {
+        self.structured = Some(StructuredStep {
+            format: Arc::new(ResponseFormat::of::<T>()),
+            parse: parse_into::<S, T>,
+        });
+        self
     }
 
     /// The uncompiled graph, to add nodes or edges before compiling.
     pub fn graph(self) -> StateGraph<S> {
-        let mut agent = AgentNode::<S>::new(self.model, Arc::clone(self.tools.specs()));
+        let mut agent =
+            AgentNode::<S>::new(Arc::clone(&self.model), Arc::clone(self.tools.specs()));
         if let Some(system) = self.system {
             agent = agent.system_prompt(system);
         }
@@ -303,7 +426,17 @@ impl<S: HasMessages> ReactAgent<S> {
         if let Some(policy) = self.retry {
             options = options.retry(policy);
         }
+        let agent_options = options.clone();
         let handoffs: Arc<[String]> = self.tools.handoffs().map(|(t, _)| t.to_owned()).collect();
+        let done = if self.structured.is_some() {
+            STRUCTURED
+        } else {
+            END
+        };
+        let structured = self.structured.map(|step| StructuredResponseNode::<S> {
+            model: Arc::clone(&self.model),
+            step,
+        });
         let handoff = (!handoffs.is_empty()).then(|| {
             ToolNode::<S>::from_toolbox(self.tools.clone())
                 .named(HANDOFF)
@@ -311,11 +444,15 @@ impl<S: HasMessages> ReactAgent<S> {
         });
         let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
         let graph = StateGraph::<S>::new()
-            .add_node_with(agent, options)
+            .add_node_with(agent, agent_options)
             .add_node(tools)
             .add_edge(START, "agent")
-            .add_conditional_edges("agent", route_tool_calls::<S>("tools", handoffs))
+            .add_conditional_edges("agent", route_tool_calls::<S>("tools", handoffs, done))
             .add_edge("tools", "agent");
+        let graph = match structured {
+            Some(node) => graph.add_node_with(node, options),
+            None => graph,
+        };
         match handoff {
             Some(node) => graph.add_node(node),
             None => graph,

@@ -56,7 +56,10 @@ pub use model::{
 };
 #[allow(deprecated)]
 pub use state::try_add_messages;
-pub use state::{add_messages, HasMessages, MessagesState, MessagesStateUpdate};
+pub use state::{
+    add_messages, AgentStateWithStructuredResponse, AgentStateWithStructuredResponseUpdate,
+    HasMessages, HasStructuredResponse, MessagesState, MessagesStateUpdate,
+};
 pub use tool::{BoxedTool, IntoTool, IntoTools, Tool, ToolErrors, ToolMarker, ToolSpec, Toolbox};
 pub use tool_node::{
     tools_condition, validate_chat_history, ToolApproval, ToolApprovalRequest, ToolCallNode,

@@ -126,6 +126,14 @@ impl OpenAiChat {
             max_tokens: self.max_tokens,
             messages,
             model: &self.model,
+            response_format: request.response_format.map(|f| RequestFormat {
+                json_schema: RequestJsonSchema {
+                    name: &f.name,
+                    schema: &f.schema,
+                    strict: f.strict.then_some(true),
+                },
+                kind: JsonSchemaKind::JsonSchema,
+            }),
             stream,
             temperature: self.temperature,
             tools: request
@@ -241,6 +249,8 @@ pub struct ChatCompletionRequest<'a> {
     max_tokens: Option<u32>,
     messages: Vec<RequestMessage<'a>>,
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<RequestFormat<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
@@ -364,6 +374,28 @@ struct RequestFunctionCall<'a> {
     /// The arguments as a JSON string, as OpenAI sends them.
     arguments: Cow<'a, str>,
     name: &'a str,
+}
+
+/// `response_format`: the JSON schema the reply must fit.
+#[derive(Debug, Clone, Serialize)]
+struct RequestFormat<'a> {
+    json_schema: RequestJsonSchema<'a>,
+    #[serde(rename = "type")]
+    kind: JsonSchemaKind,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum JsonSchemaKind {
+    JsonSchema,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct RequestJsonSchema<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
 }
 
 /// A tool the model may call.
