@@ -33,6 +33,8 @@ extern crate self as graph_agents;
 
 pub mod agent;
 pub mod error;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod message;
 pub mod model;
 pub mod multi_agent;

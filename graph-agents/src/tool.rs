@@ -160,6 +160,39 @@ impl BoxedTool {
         }
     }
 
+    /// A tool known only at run time (say, one an MCP server lists): its spec,
+    /// and a fn from the model's JSON arguments to the content for the model.
+    ///
+    /// ```
+    /// use graph_agents::{BoxedTool, ToolSpec};
+    ///
+    /// let spec = ToolSpec {
+    ///     name: "echo".into(),
+    ///     description: "Repeats the text.".into(),
+    ///     parameters: serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    /// };
+    /// let echo = BoxedTool::from_fn(spec, |args: serde_json::Value| async move {
+    ///     Ok(args["text"].as_str().unwrap_or_default().to_owned())
+    /// });
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// assert_eq!(echo.call(serde_json::json!({"text": "hi"})).await.unwrap(), "hi");
+    /// # });
+    /// ```
+    pub fn from_fn<F, Fut>(spec: ToolSpec, call: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
+    {
+        let call = move |args: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+            Box::pin(call(args))
+        };
+        BoxedTool {
+            spec: Arc::new(spec),
+            call: Arc::new(call),
+            handoff: None,
+        }
+    }
+
     /// A tool that only answers `content`: the erased form of a handoff tool, whose
     /// call the [`ToolNode`](crate::ToolNode) turns into a command for the parent graph.
     pub(crate) fn handoff(spec: ToolSpec, agent: Arc<str>, content: String) -> Self {
