@@ -2,7 +2,11 @@
 //! add up to an [`AiMessage`], and [`call_model`], which streams tokens to the
 //! `messages` stream mode when the caller listens.
 
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
 mod fake;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(feature = "openai")]
