@@ -14,7 +14,7 @@ use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
 use graph_core::{
-    CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
+    node_fn, CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
 use schemars::JsonSchema;
@@ -221,7 +221,17 @@ pub struct ReactAgent<S: State = MessagesState> {
     retry: Option<RetryPolicy>,
     pub(crate) handoff: HandoffUpdate<S>,
     structured: Option<StructuredStep<S>>,
+    pre_model_hook: Option<Hook<S>>,
+    post_model_hook: Option<Hook<S>>,
+    interrupt_before_tools: bool,
 }
+
+/// A node fn run before or after the model ([`ReactAgent::pre_model_hook`]).
+type Hook<S> = Arc<dyn Fn(&S) -> <S as State>::Update + std::marker::Send + Sync>;
+
+/// The nodes of the hooks, as LangGraph names them.
+const PRE_MODEL_HOOK: &str = "pre_model_hook";
+const POST_MODEL_HOOK: &str = "post_model_hook";
 
 /// How an agent asked for a typed answer makes it: the format sent, and how the
 /// reply becomes the state's `structured_response`.
@@ -329,6 +339,9 @@ impl<S: HasMessages> ReactAgent<S> {
             retry: Some(model_retry_policy()),
             handoff: messages_only::<S>,
             structured: None,
+            pre_model_hook: None,
+            post_model_hook: None,
+            interrupt_before_tools: false,
         }
     }
 
@@ -392,7 +405,42 @@ impl<S: HasMessages> ReactAgent<S> {
             retry: self.retry,
             handoff: messages_only::<S2>,
             structured: None,
+            pre_model_hook: None,
+            post_model_hook: None,
+            interrupt_before_tools: self.interrupt_before_tools,
         }
+    }
+
+    /// Runs `hook` (a node named `pre_model_hook`) before every model call; its
+    /// update is applied first, e.g. to trim or summarise the history with
+    /// [`Message::remove`] (LangGraph's `pre_model_hook`, without its
+    /// `llm_input_messages`: what the model sees is the state).
+    pub fn pre_model_hook(
+        mut self,
+        hook: impl Fn(&S) -> S::Update + std::marker::Send + Sync + 'static,
+    ) -> Self {
+        self.pre_model_hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` (a node named `post_model_hook`) after every model call,
+    /// before the agent routes on the last message: guardrails, validation, a
+    /// human check (LangGraph's `post_model_hook`).
+    pub fn post_model_hook(
+        mut self,
+        hook: impl Fn(&S) -> S::Update + std::marker::Send + Sync + 'static,
+    ) -> Self {
+        self.post_model_hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Pauses before the tools run (a static breakpoint on `tools`, LangGraph's
+    /// `interrupt_before=["tools"]`): the run returns with the model's tool
+    /// calls in the state, and `invoke(None, ..)` runs them. Needs a
+    /// checkpointer ([`compile_with`](Self::compile_with)).
+    pub fn interrupt_before_tools(mut self, yes: bool) -> Self {
+        self.interrupt_before_tools = yes;
+        self
     }
 
     /// Asks for a typed answer in a state of your own: once the model answers
@@ -443,12 +491,36 @@ impl<S: HasMessages> ReactAgent<S> {
                 .on_handoff(self.handoff)
         });
         let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
-        let graph = StateGraph::<S>::new()
+        let model_entry = if self.pre_model_hook.is_some() {
+            PRE_MODEL_HOOK
+        } else {
+            "agent"
+        };
+        let router = route_tool_calls::<S>("tools", handoffs, done);
+        let mut graph = StateGraph::<S>::new()
             .add_node_with(agent, agent_options)
             .add_node(tools)
-            .add_edge(START, "agent")
-            .add_conditional_edges("agent", route_tool_calls::<S>("tools", handoffs, done))
-            .add_edge("tools", "agent");
+            .add_edge(START, model_entry)
+            .add_edge("tools", model_entry);
+        if let Some(hook) = self.pre_model_hook {
+            graph = graph
+                .add_node(node_fn(PRE_MODEL_HOOK, move |s: &S| {
+                    NodeOutput::new().with_update(hook(s))
+                }))
+                .add_edge(PRE_MODEL_HOOK, "agent");
+        }
+        graph = match self.post_model_hook {
+            Some(hook) => graph
+                .add_node(node_fn(POST_MODEL_HOOK, move |s: &S| {
+                    NodeOutput::new().with_update(hook(s))
+                }))
+                .add_edge("agent", POST_MODEL_HOOK)
+                .add_conditional_edges(POST_MODEL_HOOK, router),
+            None => graph.add_conditional_edges("agent", router),
+        };
+        if self.interrupt_before_tools {
+            graph = graph.interrupt_before("tools");
+        }
         let graph = match structured {
             Some(node) => graph.add_node_with(node, options),
             None => graph,
