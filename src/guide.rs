@@ -17,6 +17,8 @@
 //!    task results, the same agent in both APIs.
 //! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
 //!    in the graph.
+//! 10. [Agents](agents): the ReAct agent and its hooks, typed structured output,
+//!     supervisor and swarm, MCP tools, model clients.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -55,4 +57,9 @@ pub mod functional {
 
 pub mod memory {
     #![doc = include_str!("../docs/guide/memory.md")]
+}
+
+#[cfg(feature = "agents")]
+pub mod agents {
+    #![doc = include_str!("../docs/guide/agents.md")]
 }
