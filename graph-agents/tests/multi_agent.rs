@@ -379,3 +379,32 @@ async fn a_handoff_outside_a_multi_agent_graph_is_a_parent_command_error() {
         .unwrap_err();
     assert!(matches!(err, GraphError::ParentCommand { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_checkpointed_supervisor_keeps_the_conversation_across_turns() {
+    let math = create_react_agent(
+        FakeChatModel::new(vec![AiMessage::new("7."), AiMessage::new("12.")]),
+        (),
+    )
+    .name("math_expert");
+    let supervisor = FakeChatModel::new(vec![
+        call("s1", "transfer_to_math_expert", json!({})),
+        AiMessage::new("It is 7."),
+        call("s2", "transfer_to_math_expert", json!({})),
+        AiMessage::new("It is 12."),
+    ]);
+    let app = create_supervisor(supervisor, [math])
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let turn = |q: &str| MessagesState::update().messages(vec![Message::human(q)]);
+    let first = app.invoke(turn("3 + 4?"), &config).await.unwrap();
+    assert_eq!(first.messages.len(), 7);
+    let out = app.invoke(turn("5 + 7?"), &config).await.unwrap();
+    let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+    assert_eq!(texts.len(), 14, "{texts:?}");
+    assert_eq!(texts[7], "5 + 7?");
+    assert_eq!(texts[10], "12.");
+    assert_eq!(texts[13], "It is 12.");
+    graph_agents::validate_chat_history(&out.messages).unwrap();
+}
