@@ -160,7 +160,7 @@ async fn http_server() -> (Child, String) {
         .spawn()
         .expect("python3 runs");
     let child = Child(child);
-    for _ in 0..200 {
+    for _ in 0..600 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
@@ -169,7 +169,7 @@ async fn http_server() -> (Child, String) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the test's MCP server did not listen on port {port} within 20 s");
+    panic!("the test's MCP server did not listen on port {port} within 60 s");
 }
 
 #[tokio::test]
