@@ -19,9 +19,11 @@
 //!    task results, the same agent in both APIs.
 //! 10. [Long-term memory](memory): the store, semantic search, TTL, the store
 //!     in the graph.
-//! 11. [Serving](serving): LangGraph Server's HTTP API for your graphs
+//! 11. [Agents](agents): the ReAct agent and its hooks, typed structured output,
+//!     supervisor and swarm, MCP tools, model clients.
+//! 12. [Serving](serving): LangGraph Server's HTTP API for your graphs
 //!     (feature `server`).
-//! 12. [Studio](studio): the web page graph-server serves to see, run,
+//! 13. [Studio](studio): the web page graph-server serves to see, run,
 //!     inspect and steer a graph: timeline, state diffs, interrupts, forks.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
@@ -73,4 +75,9 @@ pub mod serving {
 
 pub mod studio {
     #![doc = include_str!("../docs/guide/studio.md")]
+}
+
+#[cfg(feature = "agents")]
+pub mod agents {
+    #![doc = include_str!("../docs/guide/agents.md")]
 }
