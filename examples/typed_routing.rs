@@ -7,6 +7,9 @@
 //! types names — shown below with a graph that forgot `escalate`. The drawing
 //! (`draw_mermaid`) lists every declared route, which LangGraph cannot know.
 //!
+//! The end of `main` declares the same graph with `graph!`: there rustc itself
+//! checks the variants, so the graph without `escalate` would not build at all.
+//!
 //! Run it with `cargo run --example typed_routing`.
 
 use stategraph::prelude::*;
@@ -118,6 +121,30 @@ async fn main() -> Result<(), GraphError> {
         .map(|e| e.to_string())
         .unwrap_or_default();
     println!("\ncompile() without `escalate`:\n{err}");
+
+    // The same graph declared with `graph!`: rustc checks its shape, so the
+    // graph without `escalate` above would not build (`Triage::Escalate` and
+    // `AfterAnswer::Escalate` name it), and the drawing is the builder's.
+    let declared = graph! {
+        state Ticket;
+        node triage, answer, escalate;
+
+        START -> triage;
+        answer -> match after_answer;
+    }
+    .compile()?;
+    let out = declared
+        .invoke(
+            Ticket::update().text("How do I get a refund?".into()),
+            &RunConfig::new(),
+        )
+        .await?;
+    println!(
+        "\ngraph! version: {:?} (via {})",
+        out.reply,
+        out.handled_by.join(" -> ")
+    );
+    assert_eq!(declared.draw_mermaid(), app.draw_mermaid());
 
     println!("\n{}", app.draw_mermaid());
     Ok(())

@@ -8,17 +8,23 @@
 //! 2. [Nodes and `Command`](nodes): `#[node]`, goto enums, the `Context`.
 //! 3. [Edges and `Send`](edges): supersteps, conditional edges, joins, deferred
 //!    nodes, map-reduce, drawing a graph.
-//! 4. [Persistence](persistence): savers, threads, `get_state`,
+//! 4. [The graph checked by the compiler](checked): `graph!`, a whole graph
+//!    declared in one macro and its shape checked by rustc.
+//! 5. [Persistence](persistence): savers, threads, `get_state`,
 //!    `update_state`, time travel.
-//! 5. [Interrupts](interrupts): human in the loop, breakpoints.
-//! 6. [Subgraphs](subgraphs): shared and mapped state, namespaces.
-//! 7. [Streaming](streaming): stream modes, subgraph events.
-//! 8. [The Functional API](functional): `#[entrypoint]`, `#[task]`, durable
+//! 6. [Interrupts](interrupts): human in the loop, breakpoints.
+//! 7. [Subgraphs](subgraphs): shared and mapped state, namespaces.
+//! 8. [Streaming](streaming): stream modes, subgraph events.
+//! 9. [The Functional API](functional): `#[entrypoint]`, `#[task]`, durable
 //!    task results, the same agent in both APIs.
-//! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
-//!    in the graph.
-//! 10. [Serving](serving): LangGraph Server's HTTP API for your graphs
+//! 10. [Long-term memory](memory): the store, semantic search, TTL, the store
+//!     in the graph.
+//! 11. [Agents](agents): the ReAct agent and its hooks, typed structured output,
+//!     supervisor and swarm, MCP tools, model clients.
+//! 12. [Serving](serving): LangGraph Server's HTTP API for your graphs
 //!     (feature `server`).
+//! 13. [Studio](studio): the web page graph-server serves to see, run,
+//!     inspect and steer a graph: timeline, state diffs, interrupts, forks.
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -33,6 +39,10 @@ pub mod nodes {
 
 pub mod edges {
     #![doc = include_str!("../docs/guide/edges.md")]
+}
+
+pub mod checked {
+    #![doc = include_str!("../docs/guide/checked.md")]
 }
 
 pub mod persistence {
@@ -61,4 +71,13 @@ pub mod memory {
 
 pub mod serving {
     #![doc = include_str!("../docs/guide/serving.md")]
+}
+
+pub mod studio {
+    #![doc = include_str!("../docs/guide/studio.md")]
+}
+
+#[cfg(feature = "agents")]
+pub mod agents {
+    #![doc = include_str!("../docs/guide/agents.md")]
 }

@@ -66,7 +66,7 @@
 //!
 //! In `graph_core`, a graph goes from what you write down to what is stored:
 //!
-//! 1. **Builder**: [`StateGraph`] (module [`graph`]) collects nodes
+//! 1. **Builder**: [`StateGraph`] (module [`graph`](mod@graph)) collects nodes
 //!    ([`mod@node`]: what a node is and may return, the [`Context`] it gets)
 //!    and edges ([`Command`] and [`Send`] for routing from inside a node).
 //! 2. **Compiled graph**: `compile()` checks every edge, goto target and
@@ -237,6 +237,60 @@ pub use graph_macros::Schema;
 /// assert_eq!(Route::Done.destination(), Destination::End);
 /// ```
 pub use graph_macros::Goto;
+
+/// Declares a whole graph in one statement list that reads like its drawing, and
+/// has rustc check its shape: the [guide chapter](guide::checked) shows every
+/// statement and every check.
+///
+/// The declaration expands to the [`StateGraph`] builder calls it stands for, in
+/// its order, so the graph it makes is the one those calls make: the same
+/// `compile()`, runs and drawing. What rustc rejects, each at the token at fault:
+/// an edge, join or path map naming an undeclared node; a `#[derive(Goto)]`
+/// variant of a node's `Command<G>` or of a router's return type naming a node
+/// the graph lacks (the error names the variant and the node); a node written
+/// for another state; a `send` to an undeclared node; a node that nothing
+/// reaches from START (unless marked `#[dynamic]`); no edge from START; a name
+/// declared twice or reserved; END among a join's sources, START as a target.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Ticket { text: String, reply: String }
+///
+/// #[derive(Goto, Clone, Copy)]
+/// enum Triage { Answer, Escalate, #[goto(end)] Drop }
+///
+/// #[node]
+/// fn triage(t: &Ticket) -> Command<Triage> {
+///     Command::goto(if t.text.contains("lawyer") { Triage::Escalate } else { Triage::Answer })
+/// }
+/// #[node]
+/// fn answer(_: &Ticket) -> TicketUpdate { Ticket::update().reply("Done.".into()) }
+/// #[node]
+/// fn escalate(_: &Ticket) -> TicketUpdate { Ticket::update().reply("Call me.".into()) }
+///
+/// let declared = graph! {
+///     state Ticket;
+///     node triage, answer, escalate;
+///
+///     START -> triage;
+///     answer -> END;
+/// };
+///
+/// // The same graph, built by hand: the drawings are identical.
+/// let built = StateGraph::<Ticket>::new()
+///     .add_node(triage)
+///     .add_node(answer)
+///     .add_node(escalate)
+///     .add_edge(START, triage)
+///     .add_edge(answer, END);
+///
+/// let (declared, built) = (declared.compile()?, built.compile()?);
+/// assert_eq!(declared.draw_mermaid(), built.draw_mermaid());
+/// # Ok::<(), GraphError>(())
+/// ```
+pub use graph_macros::graph;
 
 /// Turns a fn (async or not) into a graph node named after the fn.
 ///
@@ -414,7 +468,7 @@ pub mod prelude {
     // The trait's methods (`state.get::<F>()`) without its name, which is the derive's.
     pub use graph_core::State as _;
     pub use graph_core::{Component, Has, NodeSet, UpdateOf};
-    pub use graph_macros::{node, Goto, Schema, State};
+    pub use graph_macros::{graph, node, Goto, Schema, State};
     pub use serde::{Deserialize, Serialize};
 
     #[cfg(feature = "agents")]

@@ -3,15 +3,23 @@
 
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message};
-use crate::model::{call_model, model_retry_policy, ChatModel, ChatRequest};
-use crate::state::{HasMessages, MessagesState};
+use crate::model::{
+    call_model, model_retry_policy, parse_structured, ChatModel, ChatRequest, ResponseFormat,
+};
+use crate::multi_agent::handoff::{messages_only, HandoffUpdate};
+use crate::state::{
+    AgentStateWithStructuredResponse, HasMessages, HasStructuredResponse, MessagesState,
+};
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
-use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest};
+use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
 use graph_core::{
-    CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
-    NodeOutput, NodeSpec, RetryPolicy, Route, Send, StateGraph, END, START,
+    node_fn, CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
+    NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -27,6 +35,7 @@ pub struct AgentNode<S> {
     tools: Arc<[ToolSpec]>,
     system: Option<Arc<str>>,
     name: Cow<'static, str>,
+    author: Option<Arc<str>>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -37,6 +46,7 @@ impl<S> Clone for AgentNode<S> {
             tools: Arc::clone(&self.tools),
             system: self.system.clone(),
             name: self.name.clone(),
+            author: self.author.clone(),
             _state: PhantomData,
         }
     }
@@ -50,6 +60,7 @@ impl<S: HasMessages> AgentNode<S> {
             tools,
             system: None,
             name: Cow::Borrowed("agent"),
+            author: None,
             _state: PhantomData,
         }
     }
@@ -57,6 +68,13 @@ impl<S: HasMessages> AgentNode<S> {
     /// Puts `prompt` before the history in every model call.
     pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.system = Some(prompt.into());
+        self
+    }
+
+    /// Signs every reply with `name` (the AI message's `name`), as LangGraph's
+    /// agent does with its own name: in a multi-agent history, who said what.
+    pub fn author(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.author = Some(name.into());
         self
     }
 }
@@ -81,6 +99,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
                 system: node.system.as_deref(),
                 messages,
                 tools: &node.tools,
+                response_format: None,
             };
             let reply = call_model(&*node.model, request, &ctx)
                 .await
@@ -94,22 +113,39 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
             } else {
                 reply
             };
+            let reply = match &node.author {
+                Some(author) => AiMessage {
+                    name: Some(author.to_string()),
+                    ..reply
+                },
+                None => reply,
+            };
             Ok(NodeOutput::new().with_update(S::messages_update(vec![reply.into()])))
         })
     }
 }
 
+/// The node of an agent with handoff tools that answers a handoff call and hands
+/// control to the parent graph.
+const HANDOFF: &str = "handoff";
+
 /// Routes after the agent: one `Send` to `tools` per tool call of the last AI
-/// message (answered concurrently), or END when it has none.
+/// message (answered concurrently), `done` (END, or the node making the typed
+/// answer) when it has none, or the `handoff` node when one of them is a handoff.
 fn route_tool_calls<S: HasMessages>(
     tools: &'static str,
+    handoffs: Arc<[String]>,
+    done: &'static str,
 ) -> impl Fn(&S) -> Vec<Route<&'static str>> {
     move |state: &S| {
         let Some(ai) = state.messages().last().and_then(Message::as_ai) else {
-            return vec![Route::To(END)];
+            return vec![Route::To(done)];
         };
         if !ai.has_tool_calls() {
-            return vec![Route::To(END)];
+            return vec![Route::To(done)];
+        }
+        if ai.tool_calls.iter().any(|c| handoffs.contains(&c.name)) {
+            return vec![Route::To(HANDOFF)];
         }
         let valid = ai
             .tool_calls
@@ -171,32 +207,168 @@ fn route_tool_calls<S: HasMessages>(
 /// # Ok::<(), graph_core::GraphError>(())
 /// ```
 pub fn create_react_agent<M: ChatModel, T>(model: M, tools: impl IntoTools<T>) -> ReactAgent {
-    ReactAgent {
-        model: Arc::new(model),
-        tools: Toolbox::new(tools),
-        system: None,
-        approval: false,
-        retry: Some(model_retry_policy()),
-        _state: PhantomData,
-    }
+    ReactAgent::from_parts(Arc::new(model), Toolbox::new(tools))
 }
 
 /// The builder [`create_react_agent`] returns; `S` is the graph state
 /// ([`MessagesState`] unless [`with_state`](ReactAgent::with_state) changes it).
-pub struct ReactAgent<S = MessagesState> {
-    model: Arc<dyn ChatModel>,
-    tools: Toolbox,
-    system: Option<Arc<str>>,
+pub struct ReactAgent<S: State = MessagesState> {
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) tools: Toolbox,
+    pub(crate) system: Option<Arc<str>>,
+    pub(crate) name: Option<Arc<str>>,
     approval: bool,
     retry: Option<RetryPolicy>,
-    _state: PhantomData<fn() -> S>,
+    pub(crate) handoff: HandoffUpdate<S>,
+    structured: Option<StructuredStep<S>>,
+    pre_model_hook: Option<Hook<S>>,
+    post_model_hook: Option<Hook<S>>,
+    interrupt_before_tools: bool,
+}
+
+/// A node fn run before or after the model ([`ReactAgent::pre_model_hook`]).
+type Hook<S> = Arc<dyn Fn(&S) -> <S as State>::Update + std::marker::Send + Sync>;
+
+/// The nodes of the hooks, as LangGraph names them.
+const PRE_MODEL_HOOK: &str = "pre_model_hook";
+const POST_MODEL_HOOK: &str = "post_model_hook";
+
+/// How an agent asked for a typed answer makes it: the format sent, and how the
+/// reply becomes the state's `structured_response`.
+struct StructuredStep<S: State> {
+    format: Arc<ResponseFormat>,
+    parse: fn(&AiMessage) -> Result<S::Update, AgentError>,
+}
+
+impl<S: State> Clone for StructuredStep<S> {
+    fn clone(&self) -> Self {
+        StructuredStep {
+            format: Arc::clone(&self.format),
+            parse: self.parse,
+        }
+    }
+}
+
+fn parse_into<S: HasStructuredResponse<T>, T: DeserializeOwned>(
+    reply: &AiMessage,
+) -> Result<S::Update, AgentError> {
+    parse_structured::<T>(reply).map(S::structured_response_update)
+}
+
+/// The node that asks the model, once the agent is done, for its answer as a
+/// typed value (LangGraph's `generate_structured_response`): the history without
+/// the system prompt, with the format; the history is left as it is.
+struct StructuredResponseNode<S: State> {
+    model: Arc<dyn ChatModel>,
+    step: StructuredStep<S>,
+}
+
+impl<S: HasMessages> NodeSpec for StructuredResponseNode<S> {
+    type Input = S;
+
+    fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(STRUCTURED)
+    }
+}
+
+impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for StructuredResponseNode<S> {
+    fn run(&self, input: Arc<S>, _ctx: Context<C>) -> NodeFuture<S> {
+        let model = Arc::clone(&self.model);
+        let step = self.step.clone();
+        Box::pin(async move {
+            let request = ChatRequest::new(input.messages()).response_format(&step.format);
+            let reply = model
+                .generate(request)
+                .await
+                .map_err(AgentError::into_node_error)?;
+            let update = (step.parse)(&reply)?;
+            Ok(NodeOutput::new().with_update(update))
+        })
+    }
+}
+
+/// The node of an agent asked for a typed answer that makes it.
+const STRUCTURED: &str = "generate_structured_response";
+
+impl ReactAgent<MessagesState> {
+    /// Asks for a typed answer: once the model answers without tool calls, one
+    /// more model call with `T`'s JSON schema
+    /// ([`ChatModel::with_structured_output`]; OpenAI's `response_format:
+    /// json_schema`) fills `structured_response` of the
+    /// [`AgentStateWithStructuredResponse`] the agent now runs on, as LangGraph's
+    /// `response_format` does (the call gets the history without the system
+    /// prompt). A reply that does not fit `T` fails the run with
+    /// [`AgentError::StructuredOutput`], which carries the raw reply.
+    ///
+    /// ```
+    /// use graph_agents::{create_react_agent, AiMessage, Message};
+    /// use graph_agents::model::FakeChatModel;
+    ///
+    /// #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { ok: bool }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let model = FakeChatModel::new(vec![AiMessage::new("Looks fine."), AiMessage::new(r#"{"ok": true}"#)]);
+    /// let agent = create_react_agent(model, ()).response_format::<Verdict>().compile()?;
+    /// let input = graph_agents::AgentStateWithStructuredResponse::update().messages(vec![Message::human("ok?")]);
+    /// let out = agent.invoke(input, &Default::default()).await?;
+    /// assert_eq!(out.structured_response, Some(Verdict { ok: true }));
+    /// assert_eq!(out.messages.len(), 2, "the history is left as it is");
+    /// # Ok::<(), graph_core::GraphError>(())
+    /// # })?;
+    /// # Ok::<(), graph_core::GraphError>(())
+    /// ```
+    pub fn response_format<T>(self) -> ReactAgent<AgentStateWithStructuredResponse<T>>
+    where
+        T: DeserializeOwned + JsonSchema + Serialize + Clone + std::marker::Send + Sync + 'static,
+    {
+        self.with_state().structured_response::<T>()
+    }
 }
 
 impl<S: HasMessages> ReactAgent<S> {
+    /// An agent on an erased model and a ready toolbox, with the defaults of
+    /// [`create_react_agent`].
+    pub(crate) fn from_parts(model: Arc<dyn ChatModel>, tools: Toolbox) -> Self {
+        ReactAgent {
+            model,
+            tools,
+            system: None,
+            name: None,
+            approval: false,
+            retry: Some(model_retry_policy()),
+            handoff: messages_only::<S>,
+            structured: None,
+            pre_model_hook: None,
+            post_model_hook: None,
+            interrupt_before_tools: false,
+        }
+    }
+
     /// Puts `prompt` as a system message before the history in every model call.
     pub fn system_prompt(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.system = Some(prompt.into());
         self
+    }
+
+    /// Names the agent: its replies are signed with the name (the AI message's
+    /// `name`), and a multi-agent graph
+    /// ([`create_supervisor`](crate::multi_agent::create_supervisor),
+    /// [`create_swarm`](crate::multi_agent::create_swarm)) runs it as the node of
+    /// that name.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The agent's name, if it has one.
+    pub fn agent_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The agent's tools.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.tools
     }
 
     /// Asks a human before each tool call: the run pauses with a
@@ -228,29 +400,135 @@ impl<S: HasMessages> ReactAgent<S> {
             model: self.model,
             tools: self.tools,
             system: self.system,
+            name: self.name,
             approval: self.approval,
             retry: self.retry,
-            _state: PhantomData,
+            handoff: messages_only::<S2>,
+            structured: None,
+            pre_model_hook: None,
+            post_model_hook: None,
+            interrupt_before_tools: self.interrupt_before_tools,
         }
+    }
+
+    /// Runs `hook` (a node named `pre_model_hook`) before every model call; its
+    /// update is applied first, e.g. to trim or summarise the history with
+    /// [`Message::remove`] (LangGraph's `pre_model_hook`, without its
+    /// `llm_input_messages`: what the model sees is the state).
+    pub fn pre_model_hook(
+        mut self,
+        hook: impl Fn(&S) -> S::Update + std::marker::Send + Sync + 'static,
+    ) -> Self {
+        self.pre_model_hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` (a node named `post_model_hook`) after every model call,
+    /// before the agent routes on the last message: guardrails, validation, a
+    /// human check (LangGraph's `post_model_hook`).
+    pub fn post_model_hook(
+        mut self,
+        hook: impl Fn(&S) -> S::Update + std::marker::Send + Sync + 'static,
+    ) -> Self {
+        self.post_model_hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Pauses before the tools run (a static breakpoint on `tools`, LangGraph's
+    /// `interrupt_before=["tools"]`): the run returns with the model's tool
+    /// calls in the state, and `invoke(None, ..)` runs them. Needs a
+    /// checkpointer ([`compile_with`](Self::compile_with)).
+    pub fn interrupt_before_tools(mut self, yes: bool) -> Self {
+        self.interrupt_before_tools = yes;
+        self
+    }
+
+    /// Asks for a typed answer in a state of your own: once the model answers
+    /// without tool calls, one more model call with `T`'s JSON schema
+    /// ([`ChatModel::with_structured_output`]) fills the state's
+    /// `structured_response` ([`HasStructuredResponse`]). For the ready state,
+    /// use [`response_format`](ReactAgent::response_format).
+    pub fn structured_response<T>(mut self) -> Self
+    where
+        S: HasStructuredResponse<T>,
+        T: DeserializeOwned + JsonSchema,
+    {
+        self.structured = Some(StructuredStep {
+            format: Arc::new(ResponseFormat::of::<T>()),
+            parse: parse_into::<S, T>,
+        });
+        self
     }
 
     /// The uncompiled graph, to add nodes or edges before compiling.
     pub fn graph(self) -> StateGraph<S> {
-        let mut agent = AgentNode::<S>::new(self.model, Arc::clone(self.tools.specs()));
+        let mut agent =
+            AgentNode::<S>::new(Arc::clone(&self.model), Arc::clone(self.tools.specs()));
         if let Some(system) = self.system {
             agent = agent.system_prompt(system);
+        }
+        if let Some(name) = self.name {
+            agent = agent.author(name);
         }
         let mut options = NodeOptions::new();
         if let Some(policy) = self.retry {
             options = options.retry(policy);
         }
+        let agent_options = options.clone();
+        let handoffs: Arc<[String]> = self.tools.handoffs().map(|(t, _)| t.to_owned()).collect();
+        let done = if self.structured.is_some() {
+            STRUCTURED
+        } else {
+            END
+        };
+        let structured = self.structured.map(|step| StructuredResponseNode::<S> {
+            model: Arc::clone(&self.model),
+            step,
+        });
+        let handoff = (!handoffs.is_empty()).then(|| {
+            ToolNode::<S>::from_toolbox(self.tools.clone())
+                .named(HANDOFF)
+                .on_handoff(self.handoff)
+        });
         let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
-        StateGraph::<S>::new()
-            .add_node_with(agent, options)
+        let model_entry = if self.pre_model_hook.is_some() {
+            PRE_MODEL_HOOK
+        } else {
+            "agent"
+        };
+        let router = route_tool_calls::<S>("tools", handoffs, done);
+        let mut graph = StateGraph::<S>::new()
+            .add_node_with(agent, agent_options)
             .add_node(tools)
-            .add_edge(START, "agent")
-            .add_conditional_edges("agent", route_tool_calls::<S>("tools"))
-            .add_edge("tools", "agent")
+            .add_edge(START, model_entry)
+            .add_edge("tools", model_entry);
+        if let Some(hook) = self.pre_model_hook {
+            graph = graph
+                .add_node(node_fn(PRE_MODEL_HOOK, move |s: &S| {
+                    NodeOutput::new().with_update(hook(s))
+                }))
+                .add_edge(PRE_MODEL_HOOK, "agent");
+        }
+        graph = match self.post_model_hook {
+            Some(hook) => graph
+                .add_node(node_fn(POST_MODEL_HOOK, move |s: &S| {
+                    NodeOutput::new().with_update(hook(s))
+                }))
+                .add_edge("agent", POST_MODEL_HOOK)
+                .add_conditional_edges(POST_MODEL_HOOK, router),
+            None => graph.add_conditional_edges("agent", router),
+        };
+        if self.interrupt_before_tools {
+            graph = graph.interrupt_before("tools");
+        }
+        let graph = match structured {
+            Some(node) => graph.add_node_with(node, options),
+            None => graph,
+        };
+        match handoff {
+            Some(node) => graph.add_node(node),
+            None => graph,
+        }
     }
 
     /// Compiles the agent without a checkpointer.

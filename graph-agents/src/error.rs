@@ -136,6 +136,21 @@ pub enum AgentError {
     #[error("the model's response stream ended early: {0}")]
     StreamEnded(String),
 
+    /// A structured reply ([`with_structured_output`](crate::ChatModel::with_structured_output))
+    /// that does not fit its type.
+    #[error(
+        "the model's reply does not fit `{type_name}` ({reason}): say in the prompt what to \
+         answer, or loosen the type; the reply was: {raw}"
+    )]
+    StructuredOutput {
+        /// The type asked for.
+        type_name: &'static str,
+        /// The reply as the model sent it.
+        raw: String,
+        /// What did not fit (the JSON error).
+        reason: String,
+    },
+
     /// A scripted model ran out of responses, or another model-specific failure.
     #[error("{0}")]
     Model(String),

@@ -33,8 +33,11 @@ extern crate self as graph_agents;
 
 pub mod agent;
 pub mod error;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod message;
 pub mod model;
+pub mod multi_agent;
 pub mod state;
 pub mod tool;
 pub mod tool_node;
@@ -55,7 +58,10 @@ pub use model::{
 };
 #[allow(deprecated)]
 pub use state::try_add_messages;
-pub use state::{add_messages, HasMessages, MessagesState, MessagesStateUpdate};
+pub use state::{
+    add_messages, AgentStateWithStructuredResponse, AgentStateWithStructuredResponseUpdate,
+    HasMessages, HasStructuredResponse, MessagesState, MessagesStateUpdate,
+};
 pub use tool::{BoxedTool, IntoTool, IntoTools, Tool, ToolErrors, ToolMarker, ToolSpec, Toolbox};
 pub use tool_node::{
     tools_condition, validate_chat_history, ToolApproval, ToolApprovalRequest, ToolCallNode,

@@ -162,6 +162,58 @@ impl HasMessages for MessagesState {
     }
 }
 
+/// A state with a typed `structured_response`: what
+/// [`ReactAgent::response_format`](crate::ReactAgent::response_format) fills.
+///
+/// [`AgentStateWithStructuredResponse`] implements it; implement it for your own
+/// state (a field `Option<T>` without a reducer) to add fields.
+pub trait HasStructuredResponse<T>: HasMessages {
+    /// An update that sets the structured response.
+    fn structured_response_update(value: T) -> Self::Update;
+}
+
+/// The messages and the typed answer of an agent asked for a `T`
+/// (LangGraph's `AgentStateWithStructuredResponse`).
+#[derive(graph_macros::State, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentStateWithStructuredResponse<T: Clone + Send + Sync + 'static> {
+    /// The conversation.
+    #[reducer(add_messages)]
+    pub messages: Vec<Message>,
+    /// The answer as a `T`, once the agent is done (`None` before).
+    pub structured_response: Option<T>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Default for AgentStateWithStructuredResponse<T> {
+    fn default() -> Self {
+        AgentStateWithStructuredResponse {
+            messages: Vec::new(),
+            structured_response: None,
+        }
+    }
+}
+
+impl<T> HasMessages for AgentStateWithStructuredResponse<T>
+where
+    T: Clone + Send + Sync + Serialize + serde::de::DeserializeOwned + 'static,
+{
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn messages_update(messages: Vec<Message>) -> Self::Update {
+        AgentStateWithStructuredResponse::update().messages(messages)
+    }
+}
+
+impl<T> HasStructuredResponse<T> for AgentStateWithStructuredResponse<T>
+where
+    T: Clone + Send + Sync + Serialize + serde::de::DeserializeOwned + 'static,
+{
+    fn structured_response_update(value: T) -> Self::Update {
+        AgentStateWithStructuredResponse::update().structured_response(Some(value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,6 +111,9 @@ type CallFn = dyn Fn(Value) -> BoxFuture<'static, Result<String, AgentError>> + 
 pub struct BoxedTool {
     spec: Arc<ToolSpec>,
     call: Arc<CallFn>,
+    /// The agent a handoff tool moves control to
+    /// ([`create_handoff_tool`](crate::multi_agent::create_handoff_tool)).
+    handoff: Option<Arc<str>>,
 }
 
 impl fmt::Debug for BoxedTool {
@@ -153,7 +156,61 @@ impl BoxedTool {
         BoxedTool {
             spec: Arc::new(spec),
             call: Arc::new(call),
+            handoff: None,
         }
+    }
+
+    /// A tool known only at run time (say, one an MCP server lists): its spec,
+    /// and a fn from the model's JSON arguments to the content for the model.
+    ///
+    /// ```
+    /// use graph_agents::{BoxedTool, ToolSpec};
+    ///
+    /// let spec = ToolSpec {
+    ///     name: "echo".into(),
+    ///     description: "Repeats the text.".into(),
+    ///     parameters: serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    /// };
+    /// let echo = BoxedTool::from_fn(spec, |args: serde_json::Value| async move {
+    ///     Ok(args["text"].as_str().unwrap_or_default().to_owned())
+    /// });
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// assert_eq!(echo.call(serde_json::json!({"text": "hi"})).await.unwrap(), "hi");
+    /// # });
+    /// ```
+    pub fn from_fn<F, Fut>(spec: ToolSpec, call: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
+    {
+        let call = move |args: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+            Box::pin(call(args))
+        };
+        BoxedTool {
+            spec: Arc::new(spec),
+            call: Arc::new(call),
+            handoff: None,
+        }
+    }
+
+    /// A tool that only answers `content`: the erased form of a handoff tool, whose
+    /// call the [`ToolNode`](crate::ToolNode) turns into a command for the parent graph.
+    pub(crate) fn handoff(spec: ToolSpec, agent: Arc<str>, content: String) -> Self {
+        let content: Arc<str> = content.into();
+        let call = move |_: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+            let content = content.to_string();
+            Box::pin(std::future::ready(Ok(content)))
+        };
+        BoxedTool {
+            spec: Arc::new(spec),
+            call: Arc::new(call),
+            handoff: Some(agent),
+        }
+    }
+
+    /// The agent this tool hands control to, when it is a handoff tool.
+    pub fn handoff_target(&self) -> Option<&str> {
+        self.handoff.as_deref()
     }
 
     /// The tool's name.
@@ -344,6 +401,14 @@ impl Toolbox {
     /// What the model is told about the tools, in the order given.
     pub fn specs(&self) -> &Arc<[ToolSpec]> {
         &self.specs
+    }
+
+    /// The handoff tools, as (tool name, agent) pairs in the order given.
+    pub fn handoffs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.specs.iter().filter_map(|s| {
+            let tool = self.tools.get(&s.name)?;
+            Some((tool.name(), tool.handoff_target()?))
+        })
     }
 
     /// The tool named `name`.

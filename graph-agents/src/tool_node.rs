@@ -4,10 +4,11 @@
 
 use crate::error::AgentError;
 use crate::message::{InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
+use crate::multi_agent::handoff::{self, HandoffUpdate};
 use crate::state::HasMessages;
 use crate::tool::{IntoTools, ToolErrors, Toolbox};
 use graph_core::context::FromContext;
-use graph_core::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, Targets};
+use graph_core::{Context, Node, NodeError, NodeFuture, NodeOutput, NodeSpec, State, Targets};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -20,23 +21,28 @@ use std::sync::Arc;
 /// tools, arguments that do not fit, and tool errors become error messages the
 /// model can react to (see [`ToolErrors`] to change that), so every tool call of
 /// the history gets its answer.
-pub struct ToolNode<S> {
+///
+/// A call of a handoff tool
+/// ([`create_handoff_tool`](crate::multi_agent::create_handoff_tool)) ends the
+/// graph's run instead: the node returns a command for the parent graph that
+/// moves control to the handoff's agent, with the history and the call's answer.
+pub struct ToolNode<S: State> {
     tools: Toolbox,
     name: Cow<'static, str>,
-    _state: PhantomData<fn() -> S>,
+    handoff: HandoffUpdate<S>,
 }
 
-impl<S> Clone for ToolNode<S> {
+impl<S: State> Clone for ToolNode<S> {
     fn clone(&self) -> Self {
         ToolNode {
             tools: self.tools.clone(),
             name: self.name.clone(),
-            _state: PhantomData,
+            handoff: self.handoff,
         }
     }
 }
 
-impl<S> std::fmt::Debug for ToolNode<S> {
+impl<S: State> std::fmt::Debug for ToolNode<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolNode")
             .field("name", &self.name)
@@ -56,8 +62,14 @@ impl<S: HasMessages> ToolNode<S> {
         ToolNode {
             tools,
             name: Cow::Borrowed("tools"),
-            _state: PhantomData,
+            handoff: handoff::messages_only::<S>,
         }
+    }
+
+    /// Sets how a handoff writes the parent's state (a swarm records the agent).
+    pub(crate) fn on_handoff(mut self, update: HandoffUpdate<S>) -> Self {
+        self.handoff = update;
+        self
     }
 
     /// Registers the node under another name.
@@ -91,6 +103,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
     fn run(&self, input: Arc<S>, ctx: Context<C>) -> NodeFuture<S> {
         let ctx: Context = FromContext::from_context(ctx);
         let tools = self.tools.clone();
+        let handoff = self.handoff;
         Box::pin(async move {
             let Some(ai) = input.messages().iter().rev().find_map(Message::as_ai) else {
                 return Err(NodeError::msg(
@@ -98,6 +111,19 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
                      model asked for tools (see tools_condition)",
                 ));
             };
+            // A handoff ends this graph's run: the parent takes over (the first
+            // handoff call wins; other calls of the message are not run).
+            let first_handoff = ai.tool_calls.iter().find_map(|call| {
+                let agent = tools.get(&call.name)?.handoff_target()?;
+                Some((call, agent))
+            });
+            if let Some((call, agent)) = first_handoff {
+                let (output, answer) = handoff::hand_off(input.messages(), call, agent, handoff)?;
+                if ctx.is_streaming_messages() {
+                    ctx.write_message_chunk(&answer);
+                }
+                return Ok(output);
+            }
             let calls = ai.tool_calls.iter().map(|call| tools.run(call));
             let mut answers: Vec<ToolMessage> = futures::future::try_join_all(calls).await?;
             answers.extend(

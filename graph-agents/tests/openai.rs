@@ -896,3 +896,60 @@ async fn a_server_that_does_not_answer_in_time_is_a_transport_error_that_says_so
     assert!(err.is_retryable());
     drop(listener);
 }
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Forecast {
+    city: String,
+    celsius: i32,
+}
+
+#[tokio::test]
+async fn structured_output_sends_a_json_schema_response_format_and_parses_the_reply() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(body_partial_json(json!({
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": "Forecast",
+                "schema": {"type": "object", "required": ["city", "celsius"]},
+            }},
+        })))
+        .respond_with(json_response(completion(
+            json!({"role": "assistant", "content": "{\"city\": \"Oslo\", \"celsius\": -3}"}),
+            "stop",
+        )))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(json_response(completion(
+            json!({"role": "assistant", "content": "Cold, I would say."}),
+            "stop",
+        )))
+        .mount(&server)
+        .await;
+    let model = client(&server).with_structured_output::<Forecast>();
+    let history = [Message::human("Oslo?")];
+    let forecast = model.invoke(&history).await.unwrap();
+    assert_eq!(
+        forecast,
+        Forecast {
+            city: "Oslo".into(),
+            celsius: -3
+        }
+    );
+    // `strict` is sent only when asked for.
+    let requests = server.received_requests().await.unwrap_or_default();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert!(body["response_format"]["json_schema"]
+        .get("strict")
+        .is_none());
+
+    // A reply that is not a Forecast: a typed error with the raw text.
+    let err = model.invoke(&history).await.unwrap_err();
+    assert!(
+        matches!(&err, AgentError::StructuredOutput { raw, .. } if raw == "Cold, I would say."),
+        "{err:?}"
+    );
+}

@@ -409,3 +409,80 @@ async fn tokens_of_an_agent_running_as_a_subgraph_stream_with_its_namespace() {
         "{namespaces:?}"
     );
 }
+
+#[tokio::test]
+async fn model_hooks_run_around_every_model_call_as_in_langgraph() {
+    // LangGraph 1.2.22, create_react_agent(model, [add], pre_model_hook=pre,
+    // post_model_hook=post), pre keeping only the last message (RemoveMessage
+    // of REMOVE_ALL_MESSAGES, then it), post returning {}:
+    //   order: ['pre_model_hook', 'agent', 'post_model_hook', 'tools',
+    //           'pre_model_hook', 'agent', 'post_model_hook']
+    //   final: [('tool', '3'), ('ai', '3')]
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("").with_tool_call(call("c1", json!({"a": 1, "b": 2}))),
+        AiMessage::new("3"),
+    ]);
+    let agent = create_react_agent(model.clone(), Add)
+        .pre_model_hook(|s: &MessagesState| {
+            let last = s.messages.last().cloned().into_iter();
+            MessagesState::update()
+                .messages(std::iter::once(Message::remove_all()).chain(last).collect())
+        })
+        .post_model_hook(|_: &MessagesState| MessagesState::update())
+        .compile()
+        .unwrap();
+    let mut order = Vec::new();
+    let mut stream = agent.stream(input("1 + 2?"), &RunConfig::new(), StreamMode::Updates);
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Updates { node, .. } = event.unwrap() {
+            order.push(node.to_string());
+        }
+    }
+    assert_eq!(
+        order,
+        [
+            "pre_model_hook",
+            "agent",
+            "post_model_hook",
+            "tools",
+            "pre_model_hook",
+            "agent",
+            "post_model_hook"
+        ]
+    );
+    let out = agent
+        .invoke(input("1 + 2?"), &RunConfig::new())
+        .await
+        .unwrap();
+    let rows: Vec<(&str, &str)> = out.messages.iter().map(|m| (m.kind(), m.text())).collect();
+    assert_eq!(rows, [("tool", "3"), ("ai", "3")]);
+    assert_eq!(
+        model.last_history_len(),
+        1,
+        "the model saw the trimmed history"
+    );
+}
+
+#[tokio::test]
+async fn interrupt_before_tools_pauses_with_the_calls_and_resumes_them() {
+    // LangGraph 1.2.22, create_react_agent(..., interrupt_before=["tools"]):
+    //   paused: [('human', '1 + 2?'), ('ai', '')] next: ('tools',)
+    //   resumed: [('human', '1 + 2?'), ('ai', ''), ('tool', '3'), ('ai', '3')]
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("").with_tool_call(call("c1", json!({"a": 1, "b": 2}))),
+        AiMessage::new("3"),
+    ]);
+    let agent = create_react_agent(model, Add)
+        .interrupt_before_tools(true)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("t");
+    let out = agent.invoke(input("1 + 2?"), &config).await.unwrap();
+    let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+    assert_eq!(texts, ["1 + 2?", ""]);
+    let snapshot = agent.get_state(&config).await.unwrap();
+    assert_eq!(snapshot.next, ["tools"]);
+    let out = agent.invoke(None, &config).await.unwrap();
+    let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+    assert_eq!(texts, ["1 + 2?", "", "3", "3"]);
+}

@@ -4,6 +4,7 @@ use crate::command::{Destination, GotoTarget, Route, Send, Targets};
 use crate::context::{Context, FromContext, Untyped};
 use crate::error::NodeError;
 use crate::node::{InputOnly, WithContext};
+use crate::spec::GotoRoute;
 use crate::state::State;
 use std::borrow::Cow;
 
@@ -30,6 +31,11 @@ pub trait IntoRoutes {
 
     /// The destinations this type can produce.
     fn targets() -> Targets;
+
+    /// The nodes its gotos name, for the compile-time checks of `graph!`
+    /// (`None`: known only at run time).
+    #[doc(hidden)]
+    const ROUTES: Option<&'static [GotoRoute]> = None;
 }
 
 fn push_goto<G: GotoTarget>(g: &G, out: &mut Vec<BranchRoute>) {
@@ -51,6 +57,8 @@ impl<G: GotoTarget> IntoRoutes for G {
     fn targets() -> Targets {
         G::targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = G::ROUTES;
 }
 
 impl<G: GotoTarget> IntoRoutes for Vec<G> {
@@ -63,6 +71,8 @@ impl<G: GotoTarget> IntoRoutes for Vec<G> {
     fn targets() -> Targets {
         G::targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = G::ROUTES;
 }
 
 impl IntoRoutes for Send {
@@ -73,6 +83,9 @@ impl IntoRoutes for Send {
     fn targets() -> Targets {
         Targets::Dynamic
     }
+
+    // Its targets are declared with `-> send` in `graph!`.
+    const ROUTES: Option<&'static [GotoRoute]> = Some(&[]);
 }
 
 impl IntoRoutes for Vec<Send> {
@@ -83,6 +96,9 @@ impl IntoRoutes for Vec<Send> {
     fn targets() -> Targets {
         Targets::Dynamic
     }
+
+    // Its targets are declared with `-> send` in `graph!`.
+    const ROUTES: Option<&'static [GotoRoute]> = Some(&[]);
 }
 
 impl<G: GotoTarget> IntoRoutes for Vec<Route<G>> {
@@ -101,6 +117,8 @@ impl<G: GotoTarget> IntoRoutes for Vec<Route<G>> {
             other => other,
         }
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = G::ROUTES;
 }
 
 /// Marker for a router that returns its routes (see [`RouterOutput`]).
@@ -126,6 +144,10 @@ pub trait RouterOutput<M> {
     /// The destinations the routes can name.
     #[doc(hidden)]
     fn route_targets() -> Targets;
+
+    /// [`IntoRoutes::ROUTES`] of the routes.
+    #[doc(hidden)]
+    const ROUTES: Option<&'static [GotoRoute]> = None;
 }
 
 impl<R: IntoRoutes> RouterOutput<Infallible> for R {
@@ -137,6 +159,8 @@ impl<R: IntoRoutes> RouterOutput<Infallible> for R {
     fn route_targets() -> Targets {
         R::targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = R::ROUTES;
 }
 
 impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> {
@@ -148,6 +172,8 @@ impl<R: IntoRoutes, E: Into<NodeError>> RouterOutput<Fallible> for Result<R, E> 
     fn route_targets() -> Targets {
         R::targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = R::ROUTES;
 }
 
 /// A router of a conditional edge: a fn or closure taking the state
@@ -200,6 +226,10 @@ pub trait RouterFn<S: State, M, C: ?Sized = Untyped>: std::marker::Send + Sync +
     /// The destinations the router's routes can name.
     #[doc(hidden)]
     fn router_targets() -> Targets;
+
+    /// [`IntoRoutes::ROUTES`] of the routes.
+    #[doc(hidden)]
+    const ROUTES: Option<&'static [GotoRoute]> = None;
 }
 
 impl<S, C, F, R, M> RouterFn<S, (InputOnly, M), C> for F
@@ -221,6 +251,8 @@ where
     fn router_targets() -> Targets {
         R::route_targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = R::ROUTES;
 }
 
 impl<S, C, F, R, M, X> RouterFn<S, (WithContext<X>, M), C> for F
@@ -244,6 +276,8 @@ where
     fn router_targets() -> Targets {
         R::route_targets()
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = R::ROUTES;
 }
 
 /// A conditional edge's path map (LangGraph's `path_map`): the names a router

@@ -2,7 +2,7 @@
 //! (update + goto in one return value) and [`Send`] (a task with its own input).
 
 use crate::checkpoint::Blob;
-use crate::spec::{IntoNodeSpec, NodeSpec};
+use crate::spec::{GotoRoute, IntoNodeSpec, NodeSpec};
 use serde::Serialize;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -44,6 +44,11 @@ pub trait GotoTarget: std::marker::Send + Sync + 'static {
 
     /// Every destination this type can produce.
     fn targets() -> Targets;
+
+    /// The nodes its values name, for the compile-time checks of `graph!`;
+    /// `None` when they are only known at run time (node names as strings).
+    #[doc(hidden)]
+    const ROUTES: Option<&'static [GotoRoute]> = None;
 }
 
 impl GotoTarget for &'static str {
@@ -86,6 +91,8 @@ impl GotoTarget for NoGoto {
     fn targets() -> Targets {
         Targets::None
     }
+
+    const ROUTES: Option<&'static [GotoRoute]> = Some(&[]);
 }
 
 /// A task for one node with its own input, instead of the graph state (a PUSH task).

@@ -8,7 +8,10 @@ pub use crate::ids::format_uuid;
 
 pub use crate::field::FieldOfType;
 
-pub use crate::spec::Projection;
+pub use crate::spec::{GotoRoute, Projection};
+
+/// The compile-time checks of `graph!`.
+pub use crate::graph::declared as graph_check;
 
 use crate::channels::{Channel, ReducerError};
 use std::fmt;
@@ -172,6 +175,11 @@ impl<T> ListOf for Vec<T> {
 
 /// Checks at compile time that a `#[node]`'s goto type is a [`GotoTarget`](crate::GotoTarget).
 pub fn assert_goto_target<G: crate::GotoTarget>() {}
+
+/// The routes of a `#[node]`'s goto type, for its [`NodeSpec::GOTO_ROUTES`](crate::NodeSpec).
+pub const fn goto_routes<G: crate::GotoTarget>() -> Option<&'static [GotoRoute]> {
+    G::ROUTES
+}
 
 /// What a `#[node]` (`Self`, its unit struct) takes (`I`) and returns (`R`),
 /// checked against the state `S` of the graph it is added to: the one bound of the

@@ -26,6 +26,25 @@ pub trait NodeSpec: std::marker::Send + Sync + 'static {
     {
         None
     }
+
+    /// The nodes the node's gotos can name, one entry per goto type of its
+    /// return type (`None`: known only at run time), for the compile-time checks
+    /// of `graph!`. `#[node]` fills it in; any other node says `[None]`.
+    #[doc(hidden)]
+    const GOTO_ROUTES: &'static [Option<&'static [GotoRoute]>] = &[None];
+}
+
+/// A node that a goto type can route to, as `graph!` checks it at compile time:
+/// its name, and the whole message of the compile error when the graph does not
+/// declare it (const evaluation cannot format one). `#[derive(Goto)]` makes one
+/// per variant that names a node.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct GotoRoute {
+    /// The node's name.
+    pub node: &'static str,
+    /// The error when the graph lacks it, naming the variant and the node.
+    pub missing: &'static str,
 }
 
 /// How a node whose input is a [`View`](crate::View) gets it from the state:

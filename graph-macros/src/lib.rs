@@ -13,6 +13,7 @@ mod ctxt;
 mod fallback;
 mod func;
 mod goto;
+mod graph;
 mod node;
 mod schema;
 mod state;
@@ -38,6 +39,13 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 pub fn derive_goto(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     debug("derive(Goto)", &input.ident, goto::derive(&input))
+}
+
+/// Declares a whole graph, its shape checked at compile time: see `stategraph::graph!`.
+#[proc_macro]
+pub fn graph(input: TokenStream) -> TokenStream {
+    let tokens = graph::expand(input.into());
+    debug("graph!", &"graph", tokens)
 }
 
 #[proc_macro_attribute]

@@ -62,6 +62,7 @@ mod graph;
 mod routes;
 mod runs;
 mod store_routes;
+pub mod studio;
 mod wire;
 
 pub use auth::{ApiKeys, Authenticator};

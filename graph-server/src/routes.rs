@@ -30,6 +30,7 @@ type ApiResult<T> = Result<T, ApiError>;
 /// Every route of the API.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
+        .merge(crate::studio::router())
         .route("/ok", get(|| async { Json(json!({"ok": true})) }))
         .route("/info", get(info))
         .route("/assistants/search", post(search_assistants))

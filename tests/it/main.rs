@@ -24,6 +24,7 @@ mod functional;
 mod fuzz_decoding;
 mod generic_nodes;
 mod generic_state;
+mod graph_macro;
 mod interrupts;
 mod no_copy;
 mod overwrite;

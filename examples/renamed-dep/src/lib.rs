@@ -103,3 +103,16 @@ pub fn graph() -> Result<CompiledGraph<Essay>, GraphError> {
         .add_edge(review, END)
         .compile()
 }
+
+/// The same graph declared with `graph!`, which finds `sg` in Cargo.toml too.
+pub fn declared_graph() -> Result<CompiledGraph<Essay>, GraphError> {
+    graph! {
+        state Essay;
+        node write, fan_out, review;
+
+        START -> write;
+        fan_out -> send review;
+        review -> END;
+    }
+    .compile()
+}

@@ -2,7 +2,7 @@
 //! same shapes with every macro told `crate = sg` (the path as an identifier, and as
 //! a string), from an integration test, which sees the library as a dependency.
 
-use renamed_dep::{count_words, graph, Essay};
+use renamed_dep::{count_words, declared_graph, graph, Essay};
 use sg::agents::{tool, ToolCall, Toolbox};
 use sg::prelude::*;
 
@@ -18,6 +18,27 @@ async fn the_tour_runs_with_the_renamed_facade() -> Result<(), GraphError> {
         reviews,
         ["draft 1 on rust: 4 words", "draft 2 on rust: 4 words"]
     );
+
+    // `graph!` finds the renamed facade on its own, and is told with `crate sg;`.
+    let told = sg::graph! {
+        state Essay;
+        crate sg;
+        node renamed_dep::write, renamed_dep::fan_out, renamed_dep::review;
+
+        START -> write;
+        fan_out -> send review;
+        review -> END;
+    }
+    .compile()?;
+    for app in [declared_graph()?, told] {
+        let declared = app
+            .invoke(Essay::update().topic("rust".into()), &RunConfig::new())
+            .await?;
+        assert_eq!(declared.drafts, essay.drafts);
+        let mut declared_reviews = declared.reviews.clone();
+        declared_reviews.sort();
+        assert_eq!(declared_reviews, reviews);
+    }
 
     let tools = Toolbox::new(count_words);
     let call = ToolCall::new("c1", "count_words", sg::json!({ "text": "one two three" }));

@@ -2,13 +2,19 @@
 //! add up to an [`AiMessage`], and [`call_model`], which streams tokens to the
 //! `messages` stream mode when the caller listens.
 
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
 mod fake;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(feature = "openai")]
 mod openai_embeddings;
+mod structured;
 
 pub use fake::FakeChatModel;
+pub use structured::{parse_structured, ResponseFormat, StructuredModel};
 
 use crate::error::AgentError;
 use crate::message::{new_id, AiMessage, InvalidToolCall, Message, ToolCall, Usage};
@@ -30,6 +36,9 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The JSON schema the reply must fit (OpenAI's `response_format`), for
+    /// structured output ([`ChatModel::with_structured_output`]).
+    pub response_format: Option<&'a ResponseFormat>,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -39,6 +48,7 @@ impl<'a> ChatRequest<'a> {
             system: None,
             messages,
             tools: &[],
+            response_format: None,
         }
     }
 
@@ -51,6 +61,12 @@ impl<'a> ChatRequest<'a> {
     /// Adds the tools the model may call.
     pub fn tools(mut self, tools: &'a [ToolSpec]) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// Asks for a reply that fits `format`'s JSON schema.
+    pub fn response_format(mut self, format: &'a ResponseFormat) -> Self {
+        self.response_format = Some(format);
         self
     }
 }
@@ -75,6 +91,18 @@ pub trait ChatModel: Send + Sync + 'static {
     ) -> BoxStream<'a, Result<AiMessageChunk, AgentError>> {
         futures::stream::once(async move { self.generate(request).await.map(AiMessageChunk::from) })
             .boxed()
+    }
+
+    /// This model answering with a `T`: each request carries `T`'s JSON schema
+    /// ([`ResponseFormat`]; OpenAI's `response_format: json_schema`) and the reply
+    /// is parsed into a `T`, or fails with
+    /// [`AgentError::StructuredOutput`] and the raw reply.
+    fn with_structured_output<T>(self) -> StructuredModel<T>
+    where
+        Self: Sized,
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        StructuredModel::new(Arc::new(self))
     }
 }
 

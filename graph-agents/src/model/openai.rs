@@ -28,6 +28,7 @@ pub use reqwest;
 
 pub use super::openai_embeddings::OpenAiEmbeddings;
 
+use super::http::{retry_after, transport, truncate};
 use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message, Usage};
@@ -126,6 +127,14 @@ impl OpenAiChat {
             max_tokens: self.max_tokens,
             messages,
             model: &self.model,
+            response_format: request.response_format.map(|f| RequestFormat {
+                json_schema: RequestJsonSchema {
+                    name: &f.name,
+                    schema: &f.schema,
+                    strict: f.strict.then_some(true),
+                },
+                kind: JsonSchemaKind::JsonSchema,
+            }),
             stream,
             temperature: self.temperature,
             tools: request
@@ -164,12 +173,7 @@ impl OpenAiChat {
         if status.is_success() {
             return Ok(response);
         }
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry_after(response.headers());
         let body = response.text().await.unwrap_or_default();
         let body = truncate(body, 2000);
         Err(match status.as_u16() {
@@ -187,48 +191,6 @@ fn reply_id() -> String {
     format!("run-{}", crate::message::new_id())
 }
 
-/// A failure of the HTTP client, said in words that tell what to do; the
-/// client's error stays whole as the source.
-pub(super) fn transport(e: reqwest::Error) -> AgentError {
-    let at = e.url().map(|url| format!(" at {url}")).unwrap_or_default();
-    let context = if e.is_timeout() {
-        format!(
-            "the model server{at} did not answer in time: check that it is up and not \
-             overloaded, or allow more time with a client of your own (`OpenAiChat::with_client`)"
-        )
-    } else if e.is_connect() {
-        format!(
-            "could not connect to the model server{at}: check the base URL and that the \
-             server is running"
-        )
-    } else if e.is_builder() {
-        format!("could not build the request to the model server{at}: check the base URL")
-    } else if e.is_body() || e.is_decode() {
-        format!("the connection to the model server{at} failed while its reply was read: try again")
-    } else {
-        format!(
-            "the request to the model server{at} failed: check the base URL and that the \
-             server is running"
-        )
-    };
-    AgentError::Transport {
-        context,
-        source: Box::new(e),
-    }
-}
-
-pub(super) fn truncate(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let cut = (0..=max)
-            .rev()
-            .find(|&i| s.is_char_boundary(i))
-            .unwrap_or(0);
-        s.truncate(cut);
-        s.push('…');
-    }
-    s
-}
-
 /// The body of a chat completions request, from [`OpenAiChat::body`]. It is
 /// [`Serialize`]: `serde_json::to_value(&body)` shows the JSON that is sent.
 //
@@ -241,6 +203,8 @@ pub struct ChatCompletionRequest<'a> {
     max_tokens: Option<u32>,
     messages: Vec<RequestMessage<'a>>,
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<RequestFormat<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
@@ -364,6 +328,28 @@ struct RequestFunctionCall<'a> {
     /// The arguments as a JSON string, as OpenAI sends them.
     arguments: Cow<'a, str>,
     name: &'a str,
+}
+
+/// `response_format`: the JSON schema the reply must fit.
+#[derive(Debug, Clone, Serialize)]
+struct RequestFormat<'a> {
+    json_schema: RequestJsonSchema<'a>,
+    #[serde(rename = "type")]
+    kind: JsonSchemaKind,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum JsonSchemaKind {
+    JsonSchema,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct RequestJsonSchema<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
 }
 
 /// A tool the model may call.

@@ -1,7 +1,7 @@
 //! [`OpenAiEmbeddings`]: the [`Embeddings`] of a store's semantic search from
 //! any server speaking OpenAI's embeddings API. Feature `openai`.
 
-use super::openai::{transport, truncate};
+use super::http::{transport, truncate};
 use crate::error::AgentError;
 use futures::future::BoxFuture;
 use graph_core::store::{EmbeddingError, Embeddings};

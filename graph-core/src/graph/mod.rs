@@ -6,6 +6,8 @@
 
 mod batch;
 mod build;
+#[doc(hidden)]
+pub mod declared;
 pub(crate) mod draw;
 mod edges;
 mod schema;

@@ -4,6 +4,7 @@ use super::ast::{Destination, Input};
 use crate::crate_path::CratePath;
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::ext::IdentExt;
 
 pub(crate) fn derive(input: &Input) -> TokenStream {
     let sg = &input.krate;
@@ -25,6 +26,21 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
         }
     }
     let targets = seen.iter().map(|(_, d)| d);
+    // Each variant that names a node, with the error `graph!` reports when the
+    // graph does not declare that node.
+    let enum_name = ident.unraw().to_string();
+    let routes = input.variants.iter().filter_map(|variant| {
+        let Destination::Node(node) = &variant.destination else {
+            return None;
+        };
+        let missing = format!(
+            "`{enum_name}::{}` routes to the node `{node}`, which this graph does not declare: \
+             declare it (`node {node};`) or route the variant to a declared node \
+             (#[goto(name = \"..\")])",
+            variant.ident.unraw()
+        );
+        Some(quote!(#sg::__private::GotoRoute { node: #node, missing: #missing }))
+    });
     quote! {
         #[allow(unused_qualifications)]
         const _: () = {
@@ -39,6 +55,9 @@ pub(crate) fn derive(input: &Input) -> TokenStream {
                 fn targets() -> #sg::Targets {
                     #sg::Targets::Declared(&[#(#targets),*])
                 }
+
+                const ROUTES: ::core::option::Option<&'static [#sg::__private::GotoRoute]> =
+                    ::core::option::Option::Some(&[#(#routes),*]);
             }
         };
     }

@@ -104,21 +104,17 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
     let run_body = quote_spanned!(ident.span()=> #ctx_convert ::std::boxed::Box::pin(#future));
     let input_assoc = quote_spanned!(input_ty.span()=> type Input = #input_ty;);
 
-    let goto_check = (!node.gotos.is_empty()).then(|| {
-        let check = format_ident!("__graph_check_{}_goto", ident.unraw());
-        let (impl_generics, _, where_clause) = generics.split_for_impl();
-        let asserts = node.gotos.iter().map(|goto| {
+    // The nodes each goto type names, for the compile-time checks of `graph!`;
+    // each spanned at its goto type, where a type that is no `GotoTarget` is
+    // reported. A node returning a `NodeOutput` routes where it likes.
+    let goto_routes = node
+        .gotos
+        .iter()
+        .map(|goto| {
             let sgs = sg.spanned(goto.span());
-            quote_spanned!(goto.span()=> #sgs::__private::assert_goto_target::<#goto>();)
-        });
-        quote! {
-            #[doc(hidden)]
-            #[allow(dead_code, non_snake_case)]
-            fn #check #impl_generics () #where_clause {
-                #(#asserts)*
-            }
-        }
-    });
+            quote_spanned!(goto.span()=> #sgs::__private::goto_routes::<#goto>())
+        })
+        .chain(returns_node_output(&node.ret).then(|| quote!(::core::option::Option::None)));
     let output_check = output_check(node, sg, &name);
     let state_bound = &node.state_bound;
     let where_call = with_state_bound(where_clause, state_bound.as_ref());
@@ -156,6 +152,9 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
                     use #sg::__private::{ViaView as _, ViaWhole as _};
                     (&#sg::__private::ViewProbe::<#input_ty>::NEW).projection()
                 }
+
+                const GOTO_ROUTES: &'static [::core::option::Option<&'static [#sg::__private::GotoRoute]>] =
+                    &[#(#goto_routes),*];
             }
 
             #[automatically_derived]
@@ -181,7 +180,6 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
                 #is_blocking
             }
 
-            #goto_check
             #output_check
         };
     }
@@ -261,4 +259,16 @@ fn with_state_bound(
             Some(quote!(where #(#preds,)* #bound))
         }
     }
+}
+
+/// Whether `ty` names `NodeOutput` anywhere: its gotos are only known at run time.
+fn returns_node_output(ty: &syn::Type) -> bool {
+    fn names_it(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "NodeOutput",
+            proc_macro2::TokenTree::Group(group) => names_it(group.stream()),
+            _ => false,
+        })
+    }
+    names_it(quote!(#ty))
 }
