@@ -90,6 +90,33 @@ async fn requests_without_a_valid_key_are_401_but_ok_is_open() {
 }
 
 #[tokio::test]
+async fn the_studio_page_loads_without_a_key_but_its_api_calls_need_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    for page in ["/studio/", "/studio/app.js"] {
+        let response = running
+            .router()
+            .oneshot(Request::get(page).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{page}");
+    }
+    // A path under /studio that is not an asset is still a 404, not data.
+    let response = running
+        .router()
+        .oneshot(Request::get("/studio/nope.js").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let search = Some(r#"{"limit": 10}"#.to_owned());
+    let (status, _) = call(&running, None, "POST", "/threads/search", search.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = call(&running, Some("k-alice"), "POST", "/threads/search", search).await;
+    assert_eq!(status, StatusCode::OK);
+    running.shutdown().await;
+}
+
+#[tokio::test]
 async fn another_callers_thread_is_404_everywhere_and_absent_from_searches() {
     let dir = tempfile::tempdir().unwrap();
     let running = server(&dir).await;
