@@ -184,9 +184,15 @@ impl Shared {
             .ok_or_else(|| ApiError::assistant(id))
     }
 
-    /// The graph of a thread: the assistant its runs used, else the first.
+    /// The graph of a thread: the assistant its runs used, else the graph
+    /// its metadata names (`graph_id`, as a client creating a thread for a
+    /// graph sets it), else the first.
     pub(crate) fn thread_graph(&self, thread: &Value) -> Result<&Assistant, ApiError> {
-        match thread["metadata"]["assistant_id"].as_str() {
+        let metadata = &thread["metadata"];
+        match metadata["assistant_id"]
+            .as_str()
+            .or_else(|| metadata["graph_id"].as_str())
+        {
             Some(id) => self.assistant(id),
             None => self
                 .assistants

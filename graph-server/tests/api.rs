@@ -140,6 +140,33 @@ async fn a_wait_run_returns_the_state_and_leaves_the_thread_idle() {
 }
 
 #[tokio::test]
+async fn a_thread_without_runs_updates_the_state_of_the_graph_its_metadata_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let (_, thread) = json_call(
+        &running,
+        "POST",
+        "/threads",
+        Some(json!({"metadata": {"graph_id": "hitl"}})),
+    )
+    .await;
+    let tid = thread["thread_id"].as_str().unwrap();
+    // `review` is a node of `hitl` only: the first assistant (`agent`) would
+    // refuse it.
+    let (status, out) = json_call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/state"),
+        Some(json!({"values": {"messages": ["typed"]}, "as_node": "review"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (_, state) = json_call(&running, "GET", &format!("/threads/{tid}/state"), None).await;
+    assert_eq!(state["values"]["messages"], json!(["typed"]));
+    running.shutdown().await;
+}
+
+#[tokio::test]
 async fn input_that_does_not_fit_the_state_is_422_with_the_field_path() {
     let dir = tempfile::tempdir().unwrap();
     let running = server(&dir).await;
