@@ -119,6 +119,77 @@ impl Drawing {
         json!({"nodes": nodes, "edges": edges})
     }
 
+    /// [`json`](Self::json) with subgraph nodes expanded `options.xray`
+    /// levels deep, as LangGraph's `get_graph(xray=…).to_json()`: a child's
+    /// nodes are named `<node>:<child node>` (id and name), and its `__start__`
+    /// and `__end__` are left out, the parent's edges joined straight to the
+    /// child's first and last nodes.
+    pub(crate) fn json_with(&self, options: &DrawOptions) -> serde_json::Value {
+        use serde_json::json;
+        if options.xray == 0 {
+            return self.json();
+        }
+        let flat = Flat::of(self, options);
+        let expanded = |name: &str| self.subgraphs.contains_key(name);
+        let mut edges = flat.edges;
+        // As in `json`: a top-level node that routes nowhere ends the run.
+        for (name, _) in &self.nodes {
+            if !self.edges.iter().any(|(from, _, _)| from == name) && !self.dynamic.contains(name) {
+                let from = if expanded(name) {
+                    format!("{name}:{END}")
+                } else {
+                    name.clone()
+                };
+                edges.push((from, END.to_owned(), EdgeKind::Static));
+            }
+        }
+        // Join the edges through each child's START and END, innermost first
+        // (the longest keys), so nested boxes collapse in turn.
+        let mut inner: Vec<String> = flat
+            .items
+            .iter()
+            .filter(|i| i.level > 0 && matches!(i.kind, ItemKind::Start | ItemKind::End))
+            .map(|i| i.key.clone())
+            .collect();
+        inner.sort_by_key(|k| std::cmp::Reverse(k.matches(':').count()));
+        for key in &inner {
+            let (ins, rest): (Vec<_>, Vec<_>) = edges.into_iter().partition(|(_, to, _)| to == key);
+            let (outs, rest): (Vec<_>, Vec<_>) =
+                rest.into_iter().partition(|(from, _, _)| from == key);
+            edges = rest;
+            for (from, _, in_kind) in &ins {
+                for (_, to, out_kind) in &outs {
+                    // A route that is conditional on either side is conditional.
+                    let kind = match in_kind {
+                        EdgeKind::Static | EdgeKind::Join => out_kind.clone(),
+                        _ => in_kind.clone(),
+                    };
+                    edges.push((from.clone(), to.clone(), kind));
+                }
+            }
+        }
+        let mut nodes = vec![json!({"id": START, "type": "runnable", "data": {"name": START}})];
+        for item in &flat.items {
+            if let ItemKind::Node { .. } = item.kind {
+                nodes.push(json!({"id": item.key, "type": "runnable", "data": {"name": item.key}}));
+            }
+        }
+        if edges.iter().any(|(_, to, _)| to == END) {
+            nodes.push(json!({"id": END}));
+        }
+        let edges = edges
+            .iter()
+            .map(|(from, to, kind)| match kind {
+                EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
+                EdgeKind::Mapped(key) => json!({
+                    "source": from, "target": to, "data": key, "conditional": true
+                }),
+                _ => json!({"source": from, "target": to, "conditional": true}),
+            })
+            .collect::<Vec<_>>();
+        json!({"nodes": nodes, "edges": edges})
+    }
+
     /// Mermaid flowchart source.
     pub(crate) fn mermaid(&self, options: &DrawOptions) -> String {
         let flat = Flat::of(self, options);

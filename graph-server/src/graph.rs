@@ -54,8 +54,9 @@ pub type EventStream = BoxStream<'static, Result<WireEvent, GraphError>>;
 /// (the state values go out as JSON) and whose context has a default; use
 /// [`Server::assistant`](crate::Server::assistant) rather than this trait.
 pub trait ServedGraph: Send + Sync + 'static {
-    /// LangGraph's `get_graph().to_json()`: nodes and edges.
-    fn graph_json(&self) -> Value;
+    /// LangGraph's `get_graph(xray=depth).to_json()`: nodes and edges,
+    /// subgraphs expanded `xray` levels deep.
+    fn graph_json(&self, xray: usize) -> Value;
     /// The JSON schema of the state (field names; types are not known).
     fn state_schema(&self) -> Value;
     /// The graph with `saver` as its checkpointer.
@@ -398,8 +399,9 @@ where
     S: State + Serialize,
     C: ?Sized + DefaultContext + Send + Sync + 'static,
 {
-    fn graph_json(&self) -> Value {
-        self.app.draw_json()
+    fn graph_json(&self, xray: usize) -> Value {
+        self.app
+            .draw_json_with(&graph_core::DrawOptions::new().xray(xray))
     }
 
     fn state_schema(&self) -> Value {

@@ -145,11 +145,26 @@ async fn assistant_versions(
     Ok(Json(json!([shared.assistant(&id)?.to_json()])))
 }
 
+#[derive(Deserialize)]
+struct GraphQuery {
+    xray: Option<String>,
+}
+
 async fn assistant_graph(
     State(shared): AppState,
     Path(id): Path<String>,
+    Query(q): Query<GraphQuery>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(shared.assistant(&id)?.graph.graph_json()))
+    // LangGraph's `xray`: `true` expands every level, a number that many.
+    let xray = match q.xray.as_deref() {
+        None | Some("false") | Some("0") => 0,
+        Some("true") => usize::MAX,
+        Some(n) => n.parse().map_err(|_| ApiError::Unprocessable {
+            path: "xray".into(),
+            message: format!("expected true, false or a number of levels, not `{n}`"),
+        })?,
+    };
+    Ok(Json(shared.assistant(&id)?.graph.graph_json(xray)))
 }
 
 async fn assistant_schemas(

@@ -408,6 +408,54 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         self.drawing.json()
     }
 
+    /// [`draw_json`](Self::draw_json) with subgraph nodes expanded by
+    /// [`DrawOptions::xray`], as LangGraph's `get_graph(xray=…).to_json()`
+    /// (LangGraph Server's `/assistants/{id}/graph?xray=true`): a child's
+    /// nodes are named `<node>:<child node>`; its own `__start__` and
+    /// `__end__` are left out, the parent's edges joined to its first and last
+    /// nodes.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph::{DrawOptions, Subgraph};
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize)]
+    /// struct S { n: u32 }
+    ///
+    /// let child = StateGraph::<S>::new()
+    ///     .add_node(node_fn("search", |_: &S| ()))
+    ///     .add_node(node_fn("summarize", |_: &S| ()))
+    ///     .add_edge(START, "search")
+    ///     .add_edge("search", "summarize")
+    ///     .compile()
+    ///     .unwrap();
+    /// let app = StateGraph::<S>::new()
+    ///     .add_node(Subgraph::new("research", child))
+    ///     .add_node(node_fn("write", |_: &S| ()))
+    ///     .add_edge(START, "research")
+    ///     .add_edge("research", "write")
+    ///     .compile()
+    ///     .unwrap();
+    ///
+    /// let json = app.draw_json_with(&DrawOptions::new().xray(usize::MAX));
+    /// let edges = json["edges"].as_array().unwrap();
+    /// // LangGraph 1.2.22, the same graph: __start__ -> research:search,
+    /// // research:search -> research:summarize, research:summarize -> write,
+    /// // write -> __end__.
+    /// for (from, to) in [
+    ///     ("__start__", "research:search"),
+    ///     ("research:search", "research:summarize"),
+    ///     ("research:summarize", "write"),
+    ///     ("write", "__end__"),
+    /// ] {
+    ///     assert!(edges.contains(&stategraph::json!({"source": from, "target": to})), "{from} -> {to}");
+    /// }
+    /// assert_eq!(edges.len(), 4);
+    /// ```
+    pub fn draw_json_with(&self, options: &DrawOptions) -> serde_json::Value {
+        self.drawing.json_with(options)
+    }
+
     /// What the drawing of a graph that uses this one as a subgraph needs.
     pub(crate) fn drawing(&self) -> Arc<Drawing> {
         Arc::clone(&self.drawing)

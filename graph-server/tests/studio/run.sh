@@ -54,9 +54,7 @@ if [ "$graph_server" = 1 ]; then
     server_pid=$!
     trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
     wait_ok "$port" "$server_pid" "$work/server.log"
-    # graph-server's drawing does not expand subgraphs (`xray`) yet: the
-    # subgraph check is left out against it.
-    args+=(--server "http://127.0.0.1:$port" --studio "http://127.0.0.1:$port/studio/" --subgraph-assistant '')
+    args+=(--server "http://127.0.0.1:$port" --studio "http://127.0.0.1:$port/studio/")
 elif [[ " ${args[*]} " != *" --server "* ]]; then
     # langgraph dev reads langgraph.json and the graphs relative to its working
     # directory and writes its state there: a scratch copy.
