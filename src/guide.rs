@@ -17,6 +17,9 @@
 //!    task results, the same agent in both APIs.
 //! 9. [Long-term memory](memory): the store, semantic search, TTL, the store
 //!    in the graph.
+//! 10. [Testing your agent](testing): step-by-step runs with faked nodes,
+//!     reducer laws, recording fakes, snapshots, compile-fail tests (feature
+//!     `testing`).
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -55,4 +58,10 @@ pub mod functional {
 
 pub mod memory {
     #![doc = include_str!("../docs/guide/memory.md")]
+}
+
+// The chapter's examples use the `testing` feature, which the facade's own
+// dev-dependency on itself turns on for its doctests.
+pub mod testing {
+    #![doc = include_str!("../docs/guide/testing.md")]
 }
