@@ -51,7 +51,7 @@
 //! timer. A stand-in of [`Stepper::fake_with`](super::Stepper::fake_with) that
 //! `tokio::time::sleep`s is a slow model the same way. The store's TTLs and the
 //! node cache's expiry read the system clock, not tokio's: test them with a
-//! short TTL and a real wait, or through [`Store::sweep_ttl`](crate::store::Store::sweep_ttl).
+//! short TTL and a real wait, or through [`Store::sweep_ttl`].
 
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
