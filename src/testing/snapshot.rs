@@ -40,8 +40,10 @@ use graph_core::{CompiledGraph, State, StateSnapshot};
 use std::collections::HashMap;
 use std::fmt::{Debug, Write};
 
+// The macro alone, not the crate: a re-exported crate makes rustc print
+// `std::string::String` for `String` in users' error messages (src/lib.rs).
 #[doc(hidden)]
-pub use insta as __insta;
+pub use insta::assert_snapshot as __assert_snapshot;
 
 /// Snapshots a compiled graph's Mermaid drawing (`draw_mermaid`) with insta:
 /// `assert_graph_snapshot!(app)`, or `assert_graph_snapshot!("name", app)`.
@@ -49,11 +51,11 @@ pub use insta as __insta;
 macro_rules! assert_graph_snapshot {
     ($graph:expr $(,)?) => {{
         let drawing = $crate::testing::snapshot::graph_text(&$graph);
-        $crate::testing::snapshot::__insta::assert_snapshot!(drawing)
+        $crate::testing::snapshot::__assert_snapshot!(drawing)
     }};
     ($name:expr, $graph:expr $(,)?) => {{
         let drawing = $crate::testing::snapshot::graph_text(&$graph);
-        $crate::testing::snapshot::__insta::assert_snapshot!($name, drawing)
+        $crate::testing::snapshot::__assert_snapshot!($name, drawing)
     }};
 }
 
@@ -65,11 +67,11 @@ macro_rules! assert_graph_snapshot {
 macro_rules! assert_history_snapshot {
     ($history:expr $(,)?) => {{
         let history = $crate::testing::snapshot::history_text(&$history);
-        $crate::testing::snapshot::__insta::assert_snapshot!(history)
+        $crate::testing::snapshot::__assert_snapshot!(history)
     }};
     ($name:expr, $history:expr $(,)?) => {{
         let history = $crate::testing::snapshot::history_text(&$history);
-        $crate::testing::snapshot::__insta::assert_snapshot!($name, history)
+        $crate::testing::snapshot::__assert_snapshot!($name, history)
     }};
 }
 
