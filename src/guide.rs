@@ -25,6 +25,9 @@
 //!     (feature `server`).
 //! 13. [Studio](studio): the web page graph-server serves to see, run,
 //!     inspect and steer a graph: timeline, state diffs, interrupts, forks.
+//! 14. [Testing your agent](testing): step-by-step runs with faked nodes,
+//!     reducer laws, recording fakes, snapshots, compile-fail tests (feature
+//!     `testing`).
 //!
 //! Each chapter ends with what differs from LangGraph, and the examples and
 //! tests that show more.
@@ -80,4 +83,10 @@ pub mod studio {
 #[cfg(feature = "agents")]
 pub mod agents {
     #![doc = include_str!("../docs/guide/agents.md")]
+}
+
+// The chapter's examples use the `testing` feature, which the facade's own
+// dev-dependency on itself turns on for its doctests.
+pub mod testing {
+    #![doc = include_str!("../docs/guide/testing.md")]
 }

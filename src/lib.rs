@@ -97,6 +97,8 @@ pub use graph_core::*;
 
 pub mod func;
 pub mod guide;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 /// Derives [`State`](trait@State) for a struct: each field becomes a channel.
 ///

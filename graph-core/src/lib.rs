@@ -31,7 +31,8 @@
 //! - `test-util` (off by default): `checkpoint::conformance`, the test suite
 //!   every [`Checkpointer`](checkpoint::Checkpointer) passes, for the tests of a
 //!   saver written outside this crate. Enable it for dev-dependencies only; the
-//!   facade forwards it as `stategraph/test-util`.
+//!   facade forwards it as `stategraph/test-util`. It also brings [`testing`]:
+//!   the `Stepper` that runs a compiled graph one superstep at a time.
 
 // Module order, lowest first. A module may use the modules above it in this
 // list and those beside it on its line, never one below it: data flows one way,
@@ -66,6 +67,7 @@
 // - graph: the StateGraph builder and the CompiledGraph a user runs
 // - subgraph: a compiled graph as a node of another
 // - component: graphs and node sets a library ships for any state
+// - testing: step-by-step runs of a compiled graph, for tests (feature test-util)
 // - __private: support for the macros' expansions
 // End of module order.
 
@@ -101,6 +103,9 @@ pub mod state;
 pub mod store;
 pub mod stream;
 pub mod subgraph;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
 pub(crate) mod unwind;
 pub mod view;
 

@@ -69,7 +69,7 @@ fn graph() -> CompiledGraph<S> {
 
 #[test]
 fn mermaid_shows_static_join_conditional_and_goto_edges() {
-    insta::assert_snapshot!(graph().draw_mermaid());
+    stategraph::assert_graph_snapshot!(graph());
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn map_reduce(declared: bool) -> StateGraph<Jobs> {
 #[test]
 fn send_targets_are_drawn_when_declared() {
     let app = map_reduce(true).compile().unwrap();
-    insta::assert_snapshot!("send_targets_mermaid", app.draw_mermaid());
+    stategraph::assert_graph_snapshot!("send_targets_mermaid", app);
     insta::assert_snapshot!("send_targets_dot", app.draw_dot());
 }
 
@@ -298,7 +298,7 @@ fn subgraphs_are_one_node_by_default() {
         app.draw_dot(),
         app.draw_dot_with(&DrawOptions::new().xray(0))
     );
-    insta::assert_snapshot!("subgraphs_collapsed_mermaid", app.draw_mermaid());
+    stategraph::assert_graph_snapshot!("subgraphs_collapsed_mermaid", app);
     insta::assert_snapshot!("subgraphs_collapsed_dot", app.draw_dot());
 }
 

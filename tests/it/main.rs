@@ -40,6 +40,7 @@ mod store;
 mod stream_messages;
 mod streaming;
 mod subgraphs;
+mod testing;
 mod time_travel;
 mod tracing_spans;
 mod views;

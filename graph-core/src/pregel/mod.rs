@@ -18,6 +18,8 @@
 
 mod control;
 mod execute;
+#[cfg(feature = "test-util")]
+pub(crate) mod gate;
 mod interrupts;
 mod lease;
 mod nested;
@@ -121,6 +123,9 @@ pub(crate) struct Run<S: State> {
     context: crate::context::RunContext,
     /// The long-term memory the nodes reach through their context.
     store: Option<Arc<dyn crate::store::Store>>,
+    /// A test's hold before each superstep's tasks (`crate::testing::Stepper`).
+    #[cfg(feature = "test-util")]
+    gate: Option<Arc<gate::Gate<S>>>,
 }
 
 /// What a subgraph's run knows about the task that runs it.
@@ -213,6 +218,8 @@ impl<S: State> Run<S> {
             cache: None,
             context: None,
             store: None,
+            #[cfg(feature = "test-util")]
+            gate: None,
         })
     }
 
@@ -357,6 +364,11 @@ impl<S: State> Run<S> {
         start.pending.clear();
         if self.should_interrupt(&self.interrupts.before, &tasks) {
             return self.stop_before(&tasks, restored).await.map(Next::Paused);
+        }
+        #[cfg(feature = "test-util")]
+        if self.gate.is_some() {
+            let done: Vec<bool> = restored.iter().map(Option::is_some).collect();
+            self.at_gate(&tasks, &done).await;
         }
         self.emit_task_starts(&tasks, &restored);
         let sent_before = self.stream.sent();
