@@ -62,7 +62,7 @@ use graph_core::checkpoint::{CheckpointConfig, ListOptions};
 use graph_core::graph::GraphStream;
 use graph_core::node::{Node, NodeFuture, NodeSpec};
 use graph_core::{
-    Command, CompiledGraph, Context, GraphError, Interrupt, IntoCheckpointer, IntoNodeOutput,
+    Command, CompileOptions, CompiledGraph, Context, GraphError, Interrupt, IntoNodeOutput,
     NodeError, RunConfig, StateGraph, StateSnapshot, StreamModes, Subgraph, START,
 };
 use std::borrow::Cow;
@@ -127,6 +127,7 @@ impl<F: EntrypointFn> Entrypoint<F> {
         StateGraph::new()
             .add_node_with(EntryNode(Arc::new(self.f)), self.options)
             .add_edge(START, name)
+            .__input_at_input_step()
     }
 
     /// Compiles it without a checkpointer: nothing is saved, nothing resumes.
@@ -136,14 +137,18 @@ impl<F: EntrypointFn> Entrypoint<F> {
         })
     }
 
-    /// Compiles it with a checkpointer: task results are saved, interrupts
-    /// resume, `previous` carries across runs of a thread.
+    /// Compiles it with a checkpointer (task results are saved, interrupts
+    /// resume, `previous` carries across runs of a thread), or with
+    /// [`CompileOptions`]: a checkpointer, the cache of tasks with a
+    /// [`CachePolicy`](graph_core::cache::CachePolicy), the store the
+    /// entrypoint and its tasks reach (LangGraph's
+    /// `@entrypoint(checkpointer=.., cache=.., store=..)`).
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledEntrypoint<F>, GraphError> {
         Ok(CompiledEntrypoint {
-            graph: self.into_graph().compile_with(saver)?,
+            graph: self.into_graph().compile_with(options)?,
         })
     }
 }
