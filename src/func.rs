@@ -6,10 +6,17 @@
 //!   [`TaskFuture`]; several run in parallel when awaited together
 //!   (`futures::join!`, `try_join_all`). Each call's result is saved as it
 //!   finishes, keyed by its position in call order. Options:
-//!   `#[task(name = "..", retry = RetryPolicy::new(), timeout = Duration::from_secs(5))]`.
+//!   `#[task(name = "..", retry = RetryPolicy::new(), timeout = Duration::from_secs(5),
+//!   cache_policy = CachePolicy::new())]` (the cache is
+//!   [`CompileOptions::cache`](graph_core::CompileOptions::cache)'s; a sync
+//!   task with a timeout runs on tokio's blocking pool, as a sync node does).
+//!   Inside a task, [`store()`] is the entrypoint's store (LangGraph's
+//!   `get_store()`) and [`context()`] its context.
 //! - `#[entrypoint]` on an async fn taking the input, optionally
-//!   `previous: Option<T>` (what the thread's last run saved) and
-//!   `ctx: &Context`, and returning the output (or [`Final`]`<Output, Save>`
+//!   `previous: Option<T>` (what the thread's last run saved),
+//!   `ctx: &Context` and `store: &dyn Store` (or `Option<&dyn Store>`: the
+//!   store given to [`CompileOptions::store`](graph_core::CompileOptions::store),
+//!   LangGraph's injected `store`), and returning the output (or [`Final`]`<Output, Save>`
 //!   to save another value than it returns), optionally in a `Result`.
 //!   [`Entrypoint::new`] compiles it into a [`CompiledEntrypoint`]: a graph with
 //!   one node, with the checkpointers, durability modes, streaming and state
@@ -51,12 +58,14 @@
 //! ```
 
 pub use graph_core::func::{
-    context, interrupt, EntryFuture, EntrypointFn, Final, FuncError, TaskFuture, TaskOptions,
+    context, interrupt, store, EntryFuture, EntrypointFn, Final, FuncError, TaskFuture, TaskOptions,
 };
 pub use graph_macros::{entrypoint, task};
 
 #[doc(hidden)]
-pub use graph_core::func::{__ArgsHash, __Codec, __call, __once, __repeat, __task_result};
+pub use graph_core::func::{
+    __ArgsHash, __Codec, __StoreArg, __call, __off_executor, __once, __repeat, __task_result,
+};
 
 use graph_core::checkpoint::{CheckpointConfig, ListOptions};
 use graph_core::graph::GraphStream;

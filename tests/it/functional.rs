@@ -475,7 +475,10 @@ async fn snapshot_tasks_are_the_entrypoint_with_its_result_not_its_task_calls() 
     let input = &history[1];
     let names: Vec<&str> = input.tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["doubled_then_asked"]);
-    let result = input.tasks[0].result.as_ref().expect("the entrypoint's result");
+    let result = input.tasks[0]
+        .result
+        .as_ref()
+        .expect("the entrypoint's result");
     assert_eq!(result[0].output, Some(Some(7)), "{result:?}");
 }
 
