@@ -318,7 +318,7 @@ impl IndexConfig {
         texts
             .into_iter()
             .map(|text| {
-                let unchanged = old_texts.iter().any(|old| *old == text);
+                let unchanged = old_texts.contains(&text);
                 match unchanged.then(|| vector_of(&text.field)).flatten() {
                     Some(vector) => TextPlan::Keep {
                         field: text.field,
