@@ -6,10 +6,17 @@
 //!   [`TaskFuture`]; several run in parallel when awaited together
 //!   (`futures::join!`, `try_join_all`). Each call's result is saved as it
 //!   finishes, keyed by its position in call order. Options:
-//!   `#[task(name = "..", retry = RetryPolicy::new(), timeout = Duration::from_secs(5))]`.
+//!   `#[task(name = "..", retry = RetryPolicy::new(), timeout = Duration::from_secs(5),
+//!   cache_policy = CachePolicy::new())]` (the cache is
+//!   [`CompileOptions::cache`](graph_core::CompileOptions::cache)'s; a sync
+//!   task with a timeout runs on tokio's blocking pool, as a sync node does).
+//!   Inside a task, [`store()`] is the entrypoint's store (LangGraph's
+//!   `get_store()`) and [`context()`] its context.
 //! - `#[entrypoint]` on an async fn taking the input, optionally
-//!   `previous: Option<T>` (what the thread's last run saved) and
-//!   `ctx: &Context`, and returning the output (or [`Final`]`<Output, Save>`
+//!   `previous: Option<T>` (what the thread's last run saved),
+//!   `ctx: &Context` and `store: &dyn Store` (or `Option<&dyn Store>`: the
+//!   store given to [`CompileOptions::store`](graph_core::CompileOptions::store),
+//!   LangGraph's injected `store`), and returning the output (or [`Final`]`<Output, Save>`
 //!   to save another value than it returns), optionally in a `Result`.
 //!   [`Entrypoint::new`] compiles it into a [`CompiledEntrypoint`]: a graph with
 //!   one node, with the checkpointers, durability modes, streaming and state
@@ -51,18 +58,20 @@
 //! ```
 
 pub use graph_core::func::{
-    context, interrupt, EntryFuture, EntrypointFn, Final, FuncError, TaskFuture, TaskOptions,
+    context, interrupt, store, EntryFuture, EntrypointFn, Final, FuncError, TaskFuture, TaskOptions,
 };
 pub use graph_macros::{entrypoint, task};
 
 #[doc(hidden)]
-pub use graph_core::func::{__ArgsHash, __Codec, __call, __once, __repeat, __task_result};
+pub use graph_core::func::{
+    __ArgsHash, __Codec, __StoreArg, __call, __off_executor, __once, __repeat, __task_result,
+};
 
 use graph_core::checkpoint::{CheckpointConfig, ListOptions};
 use graph_core::graph::GraphStream;
 use graph_core::node::{Node, NodeFuture, NodeSpec};
 use graph_core::{
-    Command, CompiledGraph, Context, GraphError, Interrupt, IntoCheckpointer, IntoNodeOutput,
+    Command, CompileOptions, CompiledGraph, Context, GraphError, Interrupt, IntoNodeOutput,
     NodeError, RunConfig, StateGraph, StateSnapshot, StreamModes, Subgraph, START,
 };
 use std::borrow::Cow;
@@ -127,6 +136,7 @@ impl<F: EntrypointFn> Entrypoint<F> {
         StateGraph::new()
             .add_node_with(EntryNode(Arc::new(self.f)), self.options)
             .add_edge(START, name)
+            .__input_at_input_step()
     }
 
     /// Compiles it without a checkpointer: nothing is saved, nothing resumes.
@@ -136,14 +146,18 @@ impl<F: EntrypointFn> Entrypoint<F> {
         })
     }
 
-    /// Compiles it with a checkpointer: task results are saved, interrupts
-    /// resume, `previous` carries across runs of a thread.
+    /// Compiles it with a checkpointer (task results are saved, interrupts
+    /// resume, `previous` carries across runs of a thread), or with
+    /// [`CompileOptions`]: a checkpointer, the cache of tasks with a
+    /// [`CachePolicy`](graph_core::cache::CachePolicy), the store the
+    /// entrypoint and its tasks reach (LangGraph's
+    /// `@entrypoint(checkpointer=.., cache=.., store=..)`).
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledEntrypoint<F>, GraphError> {
         Ok(CompiledEntrypoint {
-            graph: self.into_graph().compile_with(saver)?,
+            graph: self.into_graph().compile_with(options)?,
         })
     }
 }

@@ -77,6 +77,9 @@ pub(crate) struct Graph<S: State> {
     /// Static breakpoints set at build time.
     pub(crate) interrupt_before: crate::interrupt::Breakpoints,
     pub(crate) interrupt_after: crate::interrupt::Breakpoints,
+    /// New input is applied by the `input` checkpoint itself, whose next step
+    /// runs the nodes after `START` (the Functional API's entrypoints).
+    pub(crate) direct_input: bool,
 }
 
 impl<S: State> Graph<S> {

@@ -62,8 +62,27 @@ pub(crate) type MessageSink = Arc<dyn Fn(&Arc<str>, &str, i64, serde_json::Value
 pub(crate) struct StreamSinks {
     pub(crate) custom: Option<CustomSink>,
     pub(crate) messages: Option<MessageSink>,
-    /// `updates` mode's results of task calls (`crate::func`).
-    pub(crate) calls: Option<CustomSink>,
+    /// The starts and results of task calls (`crate::func`), for the
+    /// `updates`, `tasks` and `debug` modes.
+    pub(crate) calls: Option<CallSink>,
+}
+
+/// Where task calls (`crate::func`) report their progress.
+pub(crate) type CallSink = Arc<dyn Fn(CallEvent<'_>) + Send + Sync>;
+
+/// A task call starting, or finishing with its saved result or an error.
+pub(crate) enum CallEvent<'a> {
+    Start {
+        id: &'a str,
+        task: &'a str,
+    },
+    Done {
+        id: &'a str,
+        task: &'a str,
+        result: Result<&'a crate::checkpoint::Blob, String>,
+        /// Whether the result came from the cache (no `tasks` result then).
+        cached: bool,
+    },
 }
 
 /// The context of one task: its step, ids, the run's config, the stream, and
@@ -437,11 +456,11 @@ impl<C: ?Sized> Context<C> {
         }
     }
 
-    /// Reports a finished task call's result on the `updates` stream mode, if
-    /// the caller listens to it.
-    pub(crate) fn emit_call(&self, task: &str, value: impl FnOnce() -> serde_json::Value) {
+    /// Reports a task call's start or result to the stream, if the caller
+    /// listens to a mode that shows it.
+    pub(crate) fn emit_call(&self, event: CallEvent<'_>) {
         if let Some(sink) = &self.inner.sinks.calls {
-            sink(&Arc::from(task), value());
+            sink(event);
         }
     }
 

@@ -105,6 +105,9 @@ pub(crate) struct StepScope {
     /// The long-term memory the graph was compiled with (the root graph's,
     /// for nested graphs).
     pub(crate) store: Option<Arc<dyn crate::store::Store>>,
+    /// The cache the graph was compiled with, for task calls with a cache
+    /// policy (`crate::func`).
+    pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
 }
 
 impl StepScope {

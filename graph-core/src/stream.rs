@@ -253,6 +253,21 @@ pub enum StreamEvent<S: State> {
         /// The interrupts it paused at (empty when it completed or failed).
         interrupts: Vec<Interrupt>,
     },
+    /// `tasks` mode: a task call of the Functional API (`#[task]`) finished
+    /// (LangGraph's `task_result` of a `__pregel_push` task, whose `result` is
+    /// `{"__return__": value}`). Its start is a [`TaskStart`](Self::TaskStart)
+    /// with the trigger `__pregel_push`; a call that returns its saved or
+    /// cached result starts but reports no result, as in LangGraph.
+    CallResult {
+        /// The call's id.
+        id: String,
+        /// The task.
+        task: Arc<str>,
+        /// The error, if it failed.
+        error: Option<String>,
+        /// Its result, as JSON (`None` if it failed).
+        value: Option<serde_json::Value>,
+    },
     /// `updates` mode: a task paused at [`Context::interrupt`](crate::Context::interrupt)
     /// (its interrupts), or the run stopped at a static breakpoint (empty).
     Interrupt(Vec<Interrupt>),
@@ -273,7 +288,8 @@ pub enum StreamEvent<S: State> {
         event: SubgraphEvent,
     },
     /// `debug` mode: a [`Checkpoint`](Self::Checkpoint),
-    /// [`TaskStart`](Self::TaskStart) or [`TaskResult`](Self::TaskResult) event
+    /// [`TaskStart`](Self::TaskStart), [`TaskResult`](Self::TaskResult) or
+    /// [`CallResult`](Self::CallResult) event
     /// (LangGraph's `checkpoint`, `task` and `task_result`), with its step.
     /// With `debug` and the event's own mode both asked for, the event comes
     /// twice: as it is, then wrapped.
@@ -334,7 +350,9 @@ impl<S: State> StreamEvent<S> {
                 StreamMode::Updates
             }
             StreamEvent::Custom { .. } => StreamMode::Custom,
-            StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::Tasks,
+            StreamEvent::TaskStart { .. }
+            | StreamEvent::TaskResult { .. }
+            | StreamEvent::CallResult { .. } => StreamMode::Tasks,
             StreamEvent::Checkpoint(_) => StreamMode::Checkpoints,
             StreamEvent::Subgraph { event, .. } => event.mode(),
             StreamEvent::Message { .. } => StreamMode::Messages,
@@ -371,6 +389,17 @@ impl<S: State> StreamEvent<S> {
                 updates: updates.clone(),
                 interrupts: interrupts.clone(),
             },
+            StreamEvent::CallResult {
+                id,
+                task,
+                error,
+                value,
+            } => StreamEvent::CallResult {
+                id: id.clone(),
+                task: Arc::clone(task),
+                error: error.clone(),
+                value: value.clone(),
+            },
             _ => return None,
         })
     }
@@ -392,6 +421,18 @@ where
             StreamEvent::Call { task, value } => f
                 .debug_struct("Call")
                 .field("task", task)
+                .field("value", value)
+                .finish(),
+            StreamEvent::CallResult {
+                id,
+                task,
+                error,
+                value,
+            } => f
+                .debug_struct("CallResult")
+                .field("id", id)
+                .field("task", task)
+                .field("error", error)
                 .field("value", value)
                 .finish(),
             StreamEvent::Custom { node, value } => f

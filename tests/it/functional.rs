@@ -390,29 +390,25 @@ async fn updates_mode_reports_each_task_result_then_the_entrypoint_output() {
 /// async 4 (the same)
 /// exit 2 [('loop', 2, 6, []), ('loop', 0, 6, [])]
 /// ```
-/// One difference, deliberate: an entrypoint here is a `StateGraph`, whose
-/// input goes through the `__start__` step, so each run stores one more
-/// checkpoint (`input` → `loop` with the entrypoint next → `loop`) where
-/// LangGraph's entrypoint node reads the input channel directly. Under `exit`
-/// each run stores its last checkpoint only, as in LangGraph.
+/// The entrypoint's node reads the input from the `input` checkpoint (no
+/// `__start__` step), so each run stores two checkpoints, as in LangGraph;
+/// under `exit` each run stores its last checkpoint only.
 #[tokio::test]
 async fn history_has_an_input_and_a_loop_checkpoint_per_run_except_under_exit() {
     use stategraph::checkpoint::ListOptions;
     use stategraph::Durability;
     let every_checkpoint = &[
-        "loop [] Some(6)",
-        "loop [\"doubled_sum\"] Some(6)",
-        "input [\"__start__\"] Some(6)",
-        "loop [] Some(6)",
-        "loop [\"doubled_sum\"] None",
-        "input [\"__start__\"] None",
+        "loop 2 Some(6) []",
+        "input 1 Some(6) [\"doubled_sum\"]",
+        "loop 0 Some(6) []",
+        "input -1 None [\"doubled_sum\"]",
     ][..];
     for (durability, expected) in [
         (Durability::Sync, every_checkpoint),
         (Durability::Async, every_checkpoint),
         (
             Durability::Exit,
-            &["loop [] Some(6)", "loop [] Some(6)"][..],
+            &["loop 2 Some(6) []", "loop 0 Some(6) []"][..],
         ),
     ] {
         let app = Entrypoint::new(doubled_sum)
@@ -428,20 +424,62 @@ async fn history_has_an_input_and_a_loop_checkpoint_per_run_except_under_exit() 
         let seen: Vec<String> = history
             .iter()
             .map(|s| {
-                let source = s
-                    .metadata
-                    .as_ref()
-                    .map(|m| format!("{:?}", m.source).to_lowercase());
-                format!(
-                    "{} {:?} {:?}",
-                    source.unwrap_or_default(),
-                    s.next,
-                    s.values.output
-                )
+                let meta = s.metadata.as_ref().unwrap();
+                let source = format!("{:?}", meta.source).to_lowercase();
+                let tasks: Vec<&str> = s.tasks.iter().map(|t| t.name.as_str()).collect();
+                format!("{source} {} {:?} {tasks:?}", meta.step, s.values.output)
             })
             .collect();
         assert_eq!(seen, expected, "{durability:?}");
     }
+}
+
+/// Python: the snapshot's tasks are the entrypoint's, never its task calls
+/// (their saved results are pending writes); a finished run's `input`
+/// checkpoint lists the entrypoint with its result, a paused one with its
+/// interrupt:
+/// ```text
+/// paused:  [PregelTask(name='wf', interrupts=(Interrupt(value='ok?'),), result=None)]
+/// history after resume: input -1 (PregelTask(name='wf', interrupts=(Interrupt(value='ok?'),), result=7),)
+/// ```
+#[entrypoint]
+async fn doubled_then_asked(n: u32) -> Result<u32, NodeError> {
+    let a = twice(n).await?;
+    let ok: bool = interrupt("ok?")?;
+    Ok(a + u32::from(ok))
+}
+
+#[tokio::test]
+async fn snapshot_tasks_are_the_entrypoint_with_its_result_not_its_task_calls() {
+    use stategraph::checkpoint::ListOptions;
+    let app = Entrypoint::new(doubled_then_asked)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("snap");
+    app.invoke(3, &config).await.unwrap();
+    let paused = app.get_state(&config).await.unwrap();
+    let names: Vec<&str> = paused.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["doubled_then_asked"], "the task call is not listed");
+    assert_eq!(paused.tasks[0].interrupts[0].value, "ok?");
+    assert!(paused.tasks[0].result.is_none());
+    let done = app
+        .invoke_command(Command::resume(true), &config)
+        .await
+        .unwrap();
+    assert_eq!(done.value, Some(7));
+    let history = app
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    let input = &history[1];
+    let names: Vec<&str> = input.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["doubled_then_asked"]);
+    let result = input.tasks[0]
+        .result
+        .as_ref()
+        .expect("the entrypoint's result");
+    assert_eq!(result[0].output, Some(Some(7)), "{result:?}");
 }
 
 // ---- interrupts inside tasks ----

@@ -21,6 +21,8 @@ mod draw;
 mod edges;
 mod errors;
 mod functional;
+mod functional_options;
+mod functional_stream;
 mod fuzz_decoding;
 mod generic_nodes;
 mod generic_state;

@@ -40,9 +40,11 @@
 //! # }
 //! ```
 
+use crate::cache::CachePolicy;
 use crate::checkpoint::{Blob, CheckpointConfig, CheckpointError, PendingWrite};
-use crate::context::Context;
+use crate::context::{CallEvent, Context};
 use crate::error::NodeError;
+use crate::store::Store;
 use futures::FutureExt;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::future::Future;
@@ -265,7 +267,7 @@ impl<T> std::fmt::Debug for TaskFuture<T> {
     }
 }
 
-/// A task's options: `#[task(retry = .., timeout = ..)]`.
+/// A task's options: `#[task(retry = .., timeout = .., cache_policy = ..)]`.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct TaskOptions {
@@ -273,6 +275,12 @@ pub struct TaskOptions {
     pub retry: Option<crate::retry::RetryPolicy>,
     /// The time limit of each attempt.
     pub timeout: Option<std::time::Duration>,
+    /// How the task's results are cached (in the cache the entrypoint or
+    /// graph was compiled with), keyed by the task and its arguments.
+    pub cache: Option<CachePolicy>,
+    /// Whether the body runs on tokio's blocking pool (a sync task with a
+    /// timeout), so that a timed-out attempt is abandoned, not cancelled.
+    off_executor: bool,
 }
 
 impl TaskOptions {
@@ -290,6 +298,24 @@ impl TaskOptions {
     /// With a timeout per attempt.
     pub fn timeout(mut self, limit: std::time::Duration) -> Self {
         self.timeout = Some(limit);
+        self
+    }
+
+    /// With a cache policy (LangGraph's `@task(cache_policy=..)`): a call
+    /// whose task and arguments were seen before, within the policy's TTL,
+    /// returns the cached result without running. The cache is the one given
+    /// to [`CompileOptions::cache`](crate::CompileOptions::cache); without one
+    /// the policy does nothing.
+    pub fn cache_policy(mut self, policy: CachePolicy) -> Self {
+        self.cache = Some(policy);
+        self
+    }
+
+    /// The body runs on tokio's blocking pool (`#[task(timeout = ..)]` on a
+    /// sync fn, whose body is [`__off_executor`]).
+    #[doc(hidden)]
+    pub fn __off_executor(mut self) -> Self {
+        self.off_executor = true;
         self
     }
 }
@@ -457,27 +483,108 @@ async fn run_call<T, B, Fut>(
     args: Result<u128, serde_json::Error>,
     codec: __Codec<T>,
     options: TaskOptions,
-    mut body: B,
+    body: B,
 ) -> Result<T, NodeError>
 where
     T: Send + 'static,
     B: Attempts<Fut>,
     Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
 {
-    let args =
-        crate::ids::format_hex(args.map_err(|source| FuncError::Arguments { task: name, source })?);
-    if let Some(saved) = saved(scope.ctx(), &id) {
-        return reuse(&scope, name, position, &args, codec.decode, saved);
+    let args = args.map_err(|source| FuncError::Arguments { task: name, source })?;
+    let ctx = scope.ctx().clone();
+    ctx.emit_call(CallEvent::Start {
+        id: &id,
+        task: name,
+    });
+    let args_hex = crate::ids::format_hex(args);
+    if let Some(saved) = saved(&ctx, &id) {
+        return reuse(&scope, name, position, &args_hex, codec.decode, saved);
+    }
+    // A cached result (a task with a cache policy, in a graph with a cache)
+    // is saved as the call's result and reported as an update, not as a task
+    // result: LangGraph's `{'task': value, '__metadata__': {'cached': True}}`.
+    let cache = options
+        .cache
+        .as_ref()
+        .and_then(|policy| Some((policy, ctx.scope().cache.as_ref()?)));
+    if let Some((_, cache)) = cache {
+        let hit = cache
+            .get(name, args)
+            .and_then(|v| v.downcast_ref::<Blob>().cloned());
+        if let Some(ret) = hit {
+            tracing::debug!(task = name, position, "task call returns its cached result");
+            let value = (codec.decode)(&ret).map_err(|source| FuncError::SavedResult {
+                task: name,
+                expected: std::any::type_name::<T>(),
+                source,
+            })?;
+            save(&ctx, &id, name, args_hex, 0, ret.clone()).await?;
+            ctx.emit_call(CallEvent::Done {
+                id: &id,
+                task: name,
+                result: Ok(&ret),
+                cached: true,
+            });
+            return Ok(value);
+        }
     }
     let child = Arc::new(CallScope {
-        ctx: scope.ctx().clone(),
+        ctx: ctx.clone(),
         id: id.clone(),
         calls: AtomicU32::new(0),
         asks: AtomicUsize::new(0),
     });
-    let policy = options.retry.clone();
+    let value = match attempts(&scope, &child, name, &options, body).await {
+        Ok(value) => value,
+        Err(error) => {
+            // A pause is no result: the call runs again on resume.
+            if !ctx.signalled() {
+                ctx.emit_call(CallEvent::Done {
+                    id: &id,
+                    task: name,
+                    result: Err(error.to_string()),
+                    cached: false,
+                });
+            }
+            return Err(error);
+        }
+    };
+    let asks = child.asks.load(Ordering::Relaxed);
+    scope.asked(asks);
+    let ret = (codec.encode)(&value)
+        .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
+    if let Some((policy, cache)) = cache {
+        // A call that consumed interrupt answers depends on them: not cached.
+        if asks == 0 {
+            cache.set(name, args, Arc::new(ret.clone()), policy.get_ttl());
+        }
+    }
+    save(&ctx, &id, name, args_hex, asks, ret.clone()).await?;
+    ctx.emit_call(CallEvent::Done {
+        id: &id,
+        task: name,
+        result: Ok(&ret),
+        cached: false,
+    });
+    Ok(value)
+}
+
+/// Runs the attempts of a call's body in the call's scope, under its timeout
+/// and retry policy, until one succeeds or the policy gives up.
+async fn attempts<T, B, Fut>(
+    scope: &Scope,
+    child: &Arc<CallScope>,
+    name: &'static str,
+    options: &TaskOptions,
+    mut body: B,
+) -> Result<T, NodeError>
+where
+    B: Attempts<Fut>,
+    Fut: Future<Output = Result<T, NodeError>> + Send + 'static,
+{
+    let policy = options.retry.as_ref();
     let mut attempt = 1;
-    let value = loop {
+    loop {
         child.calls.store(0, Ordering::Relaxed);
         let Some(body) = body.next_attempt() else {
             return Err(NodeError::msg(format!(
@@ -485,20 +592,20 @@ where
             )));
         };
         let fut =
-            AssertUnwindSafe(CURRENT.scope(Scope::Call(Arc::clone(&child)), body)).catch_unwind();
+            AssertUnwindSafe(CURRENT.scope(Scope::Call(Arc::clone(child)), body)).catch_unwind();
         let outcome = match options.timeout {
             Some(limit) => match tokio::time::timeout(limit, fut).await {
                 Ok(outcome) => outcome,
                 Err(_) => Ok(Err(NodeError::from(crate::error::NodeTimeout {
                     node: name.to_owned(),
                     limit,
-                    abandoned: false,
+                    abandoned: options.off_executor,
                 }))),
             },
             None => fut.await,
         };
         let error = match outcome {
-            Ok(Ok(value)) => break value,
+            Ok(Ok(value)) => return Ok(value),
             Ok(Err(e)) => e,
             Err(panic) => {
                 return Err(FuncError::Panicked {
@@ -512,10 +619,7 @@ where
         if scope.ctx().signalled() {
             return Err(error);
         }
-        if attempt == 1 && policy.is_none() {
-            return Err(error);
-        }
-        let wait = match &policy {
+        let wait = match policy {
             Some(policy) => crate::unwind::catch(|| policy.next_wait(attempt, &error))
                 .ok()
                 .flatten(),
@@ -528,16 +632,39 @@ where
             tokio::time::sleep(wait).await;
         }
         attempt += 1;
+    }
+}
+
+/// The body of a sync task with a timeout: run on tokio's blocking pool (in
+/// the call's scope), so that the timeout fires on time. A thread cannot be
+/// interrupted: past the limit the attempt is abandoned — it runs to its end
+/// in the background, its result discarded — as a sync node's is.
+/// `#[task(timeout = ..)]` on a sync fn expands to this.
+#[doc(hidden)]
+pub async fn __off_executor<T, F>(name: &'static str, body: F) -> Result<T, NodeError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, NodeError> + Send + 'static,
+{
+    let scope = CURRENT.try_with(Scope::clone).ok();
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Err(NodeError::msg(format!(
+            "task `{name}` has a timeout, which needs a tokio runtime with its timer; run the \
+             entrypoint inside one (e.g. #[tokio::main]) or remove the timeout"
+        )));
     };
-    let asks = child.asks.load(Ordering::Relaxed);
-    scope.asked(asks);
-    let ret = (codec.encode)(&value)
-        .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
-    save(scope.ctx(), &id, name, args, asks, ret.clone()).await?;
-    scope.ctx().emit_call(name, || {
-        serde_json::from_str(ret.as_str()).unwrap_or(serde_json::Value::Null)
+    let attempt = runtime.spawn_blocking(move || match scope {
+        Some(scope) => CURRENT.sync_scope(scope, body),
+        None => body(),
     });
-    Ok(value)
+    match attempt.await {
+        Ok(result) => result,
+        // Raised again here, where the call catches panics.
+        Err(joined) if joined.is_panic() => std::panic::resume_unwind(joined.into_panic()),
+        Err(_) => Err(NodeError::msg(format!(
+            "task `{name}` was cancelled on tokio's blocking pool: the runtime is shutting down"
+        ))),
+    }
 }
 
 /// The writes of task calls among a loaded checkpoint's pending writes, if any.
@@ -656,6 +783,53 @@ where
 /// tasks: its thread, config, custom stream. `None` outside an entrypoint.
 pub fn context() -> Option<Context> {
     CURRENT.try_with(|s| s.ctx().clone()).ok()
+}
+
+/// The store the running entrypoint (or graph) was compiled with
+/// ([`CompileOptions::store`](crate::CompileOptions::store)), for its tasks:
+/// LangGraph's `get_store()`. `None` outside an entrypoint or node, or when
+/// no store was given.
+pub fn store() -> Option<Arc<dyn Store>> {
+    CURRENT
+        .try_with(|s| s.ctx().store().ok().cloned())
+        .ok()
+        .flatten()
+}
+
+/// How an entrypoint's `store` parameter is made from the store the
+/// entrypoint was compiled with: `&dyn Store` or `&Arc<dyn Store>` (the run
+/// fails with [`StoreError::NoStore`](crate::store::StoreError::NoStore)
+/// without one), or `Option<&dyn Store>` / `Option<&Arc<dyn Store>>` (`None`
+/// without one, as LangGraph's injected `store`).
+#[doc(hidden)]
+pub trait __StoreArg<'a>: Sized {
+    fn __from(store: Option<&'a Arc<dyn Store>>) -> Result<Self, crate::store::StoreError>;
+}
+
+impl<'a> __StoreArg<'a> for &'a Arc<dyn Store> {
+    fn __from(store: Option<&'a Arc<dyn Store>>) -> Result<Self, crate::store::StoreError> {
+        store.ok_or(crate::store::StoreError::NoStore)
+    }
+}
+
+impl<'a> __StoreArg<'a> for &'a dyn Store {
+    fn __from(store: Option<&'a Arc<dyn Store>>) -> Result<Self, crate::store::StoreError> {
+        store
+            .map(|s| &**s as &dyn Store)
+            .ok_or(crate::store::StoreError::NoStore)
+    }
+}
+
+impl<'a> __StoreArg<'a> for Option<&'a Arc<dyn Store>> {
+    fn __from(store: Option<&'a Arc<dyn Store>>) -> Result<Self, crate::store::StoreError> {
+        Ok(store)
+    }
+}
+
+impl<'a> __StoreArg<'a> for Option<&'a dyn Store> {
+    fn __from(store: Option<&'a Arc<dyn Store>>) -> Result<Self, crate::store::StoreError> {
+        Ok(store.map(|s| &**s as &dyn Store))
+    }
 }
 
 /// What an entrypoint returns: `value` is the run's output, `save` the value

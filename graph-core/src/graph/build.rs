@@ -19,6 +19,7 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         interrupt_before,
         interrupt_after,
         destinations: _,
+        direct_input,
         context: _,
     } = graph;
 
@@ -149,5 +150,6 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         branch_of,
         interrupt_before,
         interrupt_after,
+        direct_input,
     }
 }

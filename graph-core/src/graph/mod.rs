@@ -306,6 +306,9 @@ pub struct StateGraph<S: State, C: ?Sized = Untyped> {
     pub(crate) interrupt_after: Breakpoints,
     /// Run-time routes declared for the drawing: (source, targets).
     pub(crate) destinations: Vec<(String, Vec<String>)>,
+    /// Whether new input is applied in the `input` checkpoint itself (see
+    /// [`__input_at_input_step`](Self::__input_at_input_step)).
+    pub(crate) direct_input: bool,
     /// The type of the context value its runs are given.
     context: std::marker::PhantomData<fn(&C)>,
 }
@@ -369,6 +372,7 @@ impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
             interrupt_before: Breakpoints::None,
             interrupt_after: Breakpoints::None,
             destinations: Vec::new(),
+            direct_input: false,
             context: std::marker::PhantomData,
         }
     }
@@ -377,6 +381,18 @@ impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
     /// ([`NodeOptions::retry`]).
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
+        self
+    }
+
+    /// New input is applied in the run's `input` checkpoint itself, whose next
+    /// step runs the nodes after `START`: a run stores one checkpoint less (no
+    /// `loop` checkpoint with `__start__` done), and `values` streaming reports
+    /// no state for the input. This is how LangGraph's Functional API runs an
+    /// entrypoint (its node reads the input channel directly); the facade's
+    /// `func::Entrypoint` sets it.
+    #[doc(hidden)]
+    pub fn __input_at_input_step(mut self) -> Self {
+        self.direct_input = true;
         self
     }
 

@@ -4,7 +4,7 @@
 use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
-use crate::context::{Context, CustomSink, MessageSink, StreamSinks};
+use crate::context::{CallEvent, CallSink, Context, CustomSink, MessageSink, StreamSinks};
 use crate::error::{GraphError, NodeError, PanicSite, SerdeValue};
 use crate::interrupt::Scratchpad;
 use crate::node::{NodeFuture, NodeOutput};
@@ -235,18 +235,68 @@ impl<S: State> Run<S> {
         }))
     }
 
-    /// Where task calls (`crate::func`) report their results: `updates` mode.
-    fn call_sink(&self) -> Option<CustomSink> {
+    /// Where task calls (`crate::func`) report their starts and results:
+    /// results as `updates` (LangGraph's `{task: result}`); starts and results
+    /// as `tasks` and `debug` events, as LangGraph's `__pregel_push` tasks.
+    fn call_sink(&self) -> Option<CallSink> {
         let events = self.stream.events.as_ref()?;
-        if !events.wants(StreamMode::Updates) {
+        let (updates, tasks) = (
+            events.wants(StreamMode::Updates),
+            events.wants(StreamMode::Tasks),
+        );
+        if !updates && !tasks {
             return None;
         }
         let events = Arc::clone(events);
-        Some(Arc::new(move |task: &Arc<str>, value| {
-            events.emit(StreamEvent::Call {
-                task: Arc::clone(task),
-                value,
-            })
+        let step = self.schedule.step;
+        Some(Arc::new(move |event: CallEvent<'_>| match event {
+            CallEvent::Start { id, task } => {
+                if tasks {
+                    events.emit_at(
+                        step,
+                        StreamEvent::TaskStart {
+                            id: id.to_owned(),
+                            name: Arc::from(task),
+                            triggers: vec!["__pregel_push".to_owned()],
+                        },
+                    );
+                }
+            }
+            CallEvent::Done {
+                id,
+                task,
+                result,
+                cached,
+            } => {
+                let task: Arc<str> = Arc::from(task);
+                let (value, error) = match result {
+                    Ok(blob) => (
+                        Some(
+                            serde_json::from_str::<serde_json::Value>(blob.as_str())
+                                .unwrap_or_default(),
+                        ),
+                        None,
+                    ),
+                    Err(e) => (None, Some(e)),
+                };
+                if let (true, Some(value)) = (updates, &value) {
+                    events.emit(StreamEvent::Call {
+                        task: Arc::clone(&task),
+                        value: value.clone(),
+                    });
+                }
+                if tasks && !cached {
+                    events.emit_at(
+                        step,
+                        StreamEvent::CallResult {
+                            id: id.to_owned(),
+                            task,
+                            error,
+                            value,
+                        },
+                    );
+                }
+            }
         }))
     }
 
@@ -441,6 +491,7 @@ impl<S: State> Run<S> {
             signals: Default::default(),
             saved_calls: None,
             store: self.store.clone(),
+            cache: self.cache.clone(),
         }
     }
 

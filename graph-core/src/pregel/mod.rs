@@ -460,8 +460,39 @@ impl<S: State> Run<S> {
     async fn start_with_input(&mut self, update: S::Update, limit: i64) -> Result<(), GraphError> {
         self.schedule.limit_steps(limit);
         self.apply_graph_input(update)?;
+        if self.graph.direct_input {
+            self.run_start_inline()?;
+        }
         self.save(CheckpointSource::Input).await?;
         self.schedule.step += 1;
         Ok(())
+    }
+}
+
+impl<S: State> Run<S> {
+    /// The `__start__` step of a graph whose input is applied by its `input`
+    /// checkpoint (LangGraph's entrypoints): the input's writes and the edges
+    /// from `START` are applied now, so the checkpoint's next step runs the
+    /// nodes after `START`. Its state is not a `values` event: LangGraph's
+    /// entrypoint streams its output only.
+    fn run_start_inline(&mut self) -> Result<(), GraphError> {
+        let tasks = self.prepare()?;
+        if tasks.iter().any(|t| t.node != 0) {
+            return Ok(());
+        }
+        let updates = self.start_input.clone().unwrap_or_default();
+        let results = tasks
+            .iter()
+            .map(|_| {
+                writes::TaskResult::Output(crate::node::NodeOutput {
+                    updates: updates.clone(),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        let events = self.stream.events.take();
+        let applied = self.apply(&tasks, results, None, true);
+        self.stream.events = events;
+        applied
     }
 }

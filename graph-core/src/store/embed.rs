@@ -165,6 +165,38 @@ impl IndexConfig {
         }
     }
 
+    /// Appends the texts of `value` to embed under `index` to `texts`, and
+    /// calls `field` with each one's vector name, in the same order: what
+    /// [`texts_to_embed`](Self::texts_to_embed) lists, without its
+    /// allocations (a path yielding one text names its vector with the path's
+    /// shared name).
+    pub(crate) fn push_texts(
+        &self,
+        value: &Map<String, Value>,
+        index: &PutIndex,
+        texts: &mut Vec<String>,
+        mut field: impl FnMut(Arc<str>),
+    ) {
+        let paths = match index {
+            PutIndex::Off => return,
+            PutIndex::StoreFields => &self.fields[..],
+            PutIndex::Fields(paths) => &paths[..],
+        };
+        for path in paths {
+            let start = texts.len();
+            path.texts_into(value, texts);
+            match texts.len() - start {
+                0 => {}
+                1 => field(Arc::clone(path.name())),
+                several => {
+                    for i in 0..several {
+                        field(Arc::from(format!("{}.{i}", path.as_str())));
+                    }
+                }
+            }
+        }
+    }
+
     /// Embeds `texts` in one call (each distinct text once), checking the
     /// number and size of the vectors and the timeout.
     pub async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, StoreError> {
@@ -248,6 +280,54 @@ impl IndexConfig {
             },
         };
         result.map_err(StoreError::Embedding)
+    }
+}
+
+/// What becomes of one text of a put ([`IndexConfig::keep_or_embed`]).
+#[derive(Debug, PartialEq)]
+pub enum TextPlan<'v, V> {
+    /// The item the put replaces has this text under this field: its stored
+    /// vector is kept.
+    Keep {
+        /// The vector's field name.
+        field: String,
+        /// The stored vector.
+        vector: &'v V,
+    },
+    /// A new or changed text: it is embedded.
+    Embed(IndexedText),
+}
+
+impl IndexConfig {
+    /// Splits `texts`, a put's texts ([`texts_to_embed`](Self::texts_to_embed)
+    /// of its value and `index`), into those whose vector the item it
+    /// replaces already has — the same text under the same field, whose
+    /// stored vector is kept — and those to embed: an update re-embeds only
+    /// what changed. `stored` is the replaced item's value and how to find
+    /// its vector of a field (in whatever form the backend keeps vectors).
+    pub fn keep_or_embed<'v, V>(
+        &self,
+        texts: Vec<IndexedText>,
+        index: &PutIndex,
+        stored: Option<(&Map<String, Value>, impl Fn(&str) -> Option<&'v V>)>,
+    ) -> Vec<TextPlan<'v, V>> {
+        let Some((old_value, vector_of)) = stored else {
+            return texts.into_iter().map(TextPlan::Embed).collect();
+        };
+        let old_texts = self.texts_to_embed(old_value, index);
+        texts
+            .into_iter()
+            .map(|text| {
+                let unchanged = old_texts.contains(&text);
+                match unchanged.then(|| vector_of(&text.field)).flatten() {
+                    Some(vector) => TextPlan::Keep {
+                        field: text.field,
+                        vector,
+                    },
+                    None => TextPlan::Embed(text),
+                }
+            })
+            .collect()
     }
 }
 

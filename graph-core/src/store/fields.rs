@@ -33,7 +33,8 @@ use serde_json::{Map, Value};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldPath {
-    text: String,
+    /// As written; shared by the vectors named after it.
+    text: std::sync::Arc<str>,
     tokens: Vec<Token>,
 }
 
@@ -50,7 +51,7 @@ impl FieldPath {
     /// The path of the whole value, `$` (LangGraph's default `fields`).
     pub fn root() -> Self {
         FieldPath {
-            text: "$".to_owned(),
+            text: "$".into(),
             tokens: Vec::new(),
         }
     }
@@ -59,7 +60,7 @@ impl FieldPath {
     pub fn parse(path: &str) -> Result<Self, StoreError> {
         if path.is_empty() || path == "$" {
             return Ok(FieldPath {
-                text: path.to_owned(),
+                text: path.into(),
                 tokens: Vec::new(),
             });
         }
@@ -131,7 +132,7 @@ impl FieldPath {
         }
         flush(&mut current, &mut tokens);
         Ok(FieldPath {
-            text: path.to_owned(),
+            text: path.into(),
             tokens,
         })
     }
@@ -151,12 +152,22 @@ impl FieldPath {
     /// `get_text_at_path`).
     pub fn texts(&self, value: &Map<String, Value>) -> Vec<String> {
         let mut out = Vec::new();
+        self.texts_into(value, &mut out);
+        out
+    }
+
+    /// The texts at this path in `value`, appended to `out`.
+    pub(crate) fn texts_into(&self, value: &Map<String, Value>, out: &mut Vec<String>) {
         if self.tokens.is_empty() {
             out.push(python_json(&ValueRef::Object(value)));
-            return out;
+            return;
         }
-        extract_in_object(value, &self.tokens, &mut out);
-        out
+        extract_in_object(value, &self.tokens, out);
+    }
+
+    /// The path as written, shared.
+    pub(crate) fn name(&self) -> &std::sync::Arc<str> {
+        &self.text
     }
 }
 

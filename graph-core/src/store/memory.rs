@@ -10,6 +10,7 @@ use super::{Store, StoreConfig, StoreError};
 use futures::future::BoxFuture;
 use hashbrown::HashMap;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,7 +74,9 @@ struct Entry {
 }
 
 struct Vector {
-    field: String,
+    /// The field name (shared with the index's path when the path yields
+    /// one text).
+    field: Arc<str>,
     text_hash: u64,
     values: Box<[f32]>,
     norm: f32,
@@ -149,13 +152,73 @@ fn text_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
-/// One text of a put: its vector is reused when the stored item has the same
-/// text under the same field, embedded otherwise.
-struct Planned {
-    op: usize,
-    field: String,
-    text_hash: u64,
-    reused: Option<Box<[f32]>>,
+/// The vectors of a put of `value` (under `put_index`) replacing `stored`,
+/// planned before embedding: a text the stored item has under the same field
+/// keeps its vector; every other text is appended to `to_embed`, its vector's
+/// position to `pending`, to be filled by [`fill_vectors`].
+fn plan_vectors(
+    index: &IndexConfig,
+    stored: Option<&Entry>,
+    value: &Map<String, Value>,
+    put_index: &super::op::PutIndex,
+    to_embed: &mut Vec<String>,
+    pending: &mut SmallVec<[usize; 4]>,
+) -> Vec<Vector> {
+    let start = to_embed.len();
+    let mut vectors: Vec<Vector> = Vec::new();
+    index.push_texts(value, put_index, to_embed, |field| {
+        vectors.push(Vector {
+            field,
+            text_hash: 0,
+            values: Box::default(),
+            norm: 0.0,
+        })
+    });
+    // Texts whose vector is kept leave `to_embed`.
+    let mut kept = 0;
+    for (i, vector) in vectors.iter_mut().enumerate() {
+        let text = &to_embed[start + i];
+        vector.text_hash = text_hash(text);
+        let reused = stored.and_then(|e| {
+            e.vectors
+                .iter()
+                .find(|v| v.field == vector.field && v.text_hash == vector.text_hash)
+        });
+        match reused {
+            Some(old) => {
+                vector.values = old.values.clone();
+                vector.norm = old.norm;
+                to_embed[start + i].clear();
+                kept += 1;
+            }
+            None => pending.push(i),
+        }
+    }
+    if kept > 0 {
+        let mut i = 0;
+        to_embed.retain(|_| {
+            i += 1;
+            i <= start || pending.contains(&(i - 1 - start))
+        });
+    }
+    vectors
+}
+
+/// Puts the next embedded vectors at the `pending` positions of `vectors`.
+fn fill_vectors(
+    vectors: &mut [Vector],
+    pending: &[usize],
+    fresh: &mut impl Iterator<Item = Vec<f32>>,
+) -> Result<(), StoreError> {
+    for &at in pending {
+        let values = fresh
+            .next()
+            .ok_or_else(|| StoreError::InvalidInput("fewer vectors than texts".into()))?
+            .into_boxed_slice();
+        vectors[at].norm = norm(&values);
+        vectors[at].values = values;
+    }
+    Ok(())
 }
 
 impl InMemoryStore {
@@ -286,7 +349,7 @@ impl InMemoryStore {
         ops: &[Op],
         effective: &[bool],
     ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
-        let mut planned: Vec<Planned> = Vec::new();
+        let mut planned: Vec<(usize, Vec<Vector>, SmallVec<[usize; 4]>)> = Vec::new();
         let mut to_embed: Vec<String> = Vec::new();
         {
             let data = self.read();
@@ -308,56 +371,64 @@ impl InMemoryStore {
                     .namespaces
                     .get(namespace)
                     .and_then(|items| items.get(key.as_str()));
-                for text in index.texts_to_embed(value, put_index) {
-                    let hash = text_hash(&text.text);
-                    let reused = stored.and_then(|e| {
-                        e.vectors
-                            .iter()
-                            .find(|v| v.field == text.field && v.text_hash == hash)
-                            .map(|v| v.values.clone())
-                    });
-                    if reused.is_none() {
-                        to_embed.push(text.text);
-                    }
-                    planned.push(Planned {
-                        op: i,
-                        field: text.field,
-                        text_hash: hash,
-                        reused,
-                    });
+                let mut pending = SmallVec::new();
+                let vectors =
+                    plan_vectors(index, stored, value, put_index, &mut to_embed, &mut pending);
+                if !vectors.is_empty() {
+                    planned.push((i, vectors, pending));
                 }
             }
         }
         let mut fresh = index.embed_documents(&to_embed).await?.into_iter();
         // In op order, one entry per put with texts.
-        let mut out: Vec<(usize, Vec<Vector>)> = Vec::new();
-        for Planned {
-            op: i,
-            field,
-            text_hash,
-            reused,
-        } in planned
-        {
-            let values = match reused {
-                Some(v) => v,
-                None => fresh
-                    .next()
-                    .ok_or_else(|| StoreError::InvalidInput("fewer vectors than texts".into()))?
-                    .into_boxed_slice(),
-            };
-            let norm = norm(&values);
-            let vector = Vector {
-                field,
-                text_hash,
-                values,
-                norm,
-            };
-            match out.last_mut() {
-                Some((at, vectors)) if *at == i => vectors.push(vector),
-                _ => out.push((i, vec![vector])),
-            }
+        let mut out = Vec::with_capacity(planned.len());
+        for (i, mut vectors, pending) in planned {
+            fill_vectors(&mut vectors, &pending, &mut fresh)?;
+            out.push((i, vectors));
         }
         Ok(out)
+    }
+
+    /// One put, without the batch around it (no op list, no results): the
+    /// same steps as a batch of one.
+    async fn put_one(&self, op: PutOp) -> Result<(), StoreError> {
+        op.validate()?;
+        // No embedding work without an index.
+        let vectors = match &self.inner.config.index {
+            Some(index) => self.embed_put(index, &op).await?,
+            None => Vec::new(),
+        };
+        let mut data = self.write();
+        apply_put(
+            &mut data,
+            op,
+            vectors,
+            &self.inner.config.ttl,
+            SystemTime::now(),
+        );
+        Ok(())
+    }
+
+    /// The vectors of one put (the common call: no batch around it).
+    async fn embed_put(&self, index: &IndexConfig, op: &PutOp) -> Result<Vec<Vector>, StoreError> {
+        let Some(value) = &op.value else {
+            return Ok(Vec::new());
+        };
+        let mut to_embed: Vec<String> = Vec::new();
+        let mut pending = SmallVec::new();
+        let mut vectors = {
+            let data = self.read();
+            let stored = data
+                .namespaces
+                .get(&op.namespace)
+                .and_then(|items| items.get(op.key.as_str()));
+            plan_vectors(index, stored, value, &op.index, &mut to_embed, &mut pending)
+        };
+        if !pending.is_empty() {
+            let fresh = index.embed_documents(&to_embed).await?;
+            fill_vectors(&mut vectors, &pending, &mut fresh.into_iter())?;
+        }
+        Ok(vectors)
     }
 
     fn read_ops(
@@ -546,34 +617,23 @@ impl Store for InMemoryStore {
         Box::pin(self.run_batch(ops))
     }
 
+    /// [`put_with`](Store::put_with) of a plain put, in one future.
+    fn put<'a>(
+        &'a self,
+        namespace: &'a Namespace,
+        key: &'a str,
+        value: Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let op = PutOp::put(namespace.clone(), key, value)?;
+            self.put_one(op).await
+        })
+    }
+
     /// A put without the batch around it (no op list, no results): the same
     /// steps as a batch of one.
     fn put_with(&self, op: PutOp) -> BoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(async move {
-            op.validate()?;
-            let ops = [Op::Put(op)];
-            let vectors = match &self.inner.config.index {
-                Some(index) => self
-                    .embed_puts(index, &ops, &[true])
-                    .await?
-                    .pop()
-                    .map(|(_, v)| v)
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            };
-            let [Op::Put(op)] = ops else {
-                return Ok(());
-            };
-            let mut data = self.write();
-            apply_put(
-                &mut data,
-                op,
-                vectors,
-                &self.inner.config.ttl,
-                SystemTime::now(),
-            );
-            Ok(())
-        })
+        Box::pin(self.put_one(op))
     }
 
     fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
@@ -598,5 +658,65 @@ impl std::fmt::Debug for InMemoryStore {
             .field("items", &self.len())
             .field("config", &self.inner.config)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{HashEmbeddings, SearchOp, StoreConfig};
+    use serde_json::json;
+
+    fn best(found: &[SearchItem]) -> (String, f64) {
+        let top = &found[0];
+        (top.key.clone(), top.score.unwrap_or_default())
+    }
+
+    /// An update keeping some texts and changing others: each kept vector
+    /// stays under its own field and each new one lands under its own, so a
+    /// query for any text finds the item with a perfect score.
+    #[tokio::test]
+    async fn kept_and_new_vectors_stay_under_their_fields() {
+        let index = IndexConfig::new(256, HashEmbeddings::new(256))
+            .fields(["text", "tags[*]"])
+            .unwrap();
+        let store = InMemoryStore::with_config(StoreConfig::new().index(index));
+        let ns = Namespace::new(["t"]).unwrap();
+        let first = json!({"text": "alpha", "tags": ["beta", "gamma"]});
+        // `text` changes, `tags[*].0` is kept, `tags[*].1` changes.
+        let second = json!({"text": "omega", "tags": ["beta", "delta"]});
+        store.put(&ns, "k", first).await.unwrap();
+        store.put(&ns, "k", second).await.unwrap();
+        {
+            let data = store.read();
+            let entry = &data.namespaces[&ns]["k"];
+            let fields: Vec<&str> = entry.vectors.iter().map(|v| &*v.field).collect();
+            assert_eq!(fields, ["text", "tags[*].0", "tags[*].1"]);
+        }
+        for word in ["omega", "beta", "delta"] {
+            let found = store
+                .search(SearchOp::new(ns.clone()).query(word))
+                .await
+                .unwrap();
+            let (key, score) = best(&found);
+            assert_eq!(key, "k");
+            assert!((score - 1.0).abs() < 1e-5, "{word}: {score}");
+        }
+        for gone in ["alpha", "gamma"] {
+            let found = store
+                .search(SearchOp::new(ns.clone()).query(gone))
+                .await
+                .unwrap();
+            assert!(best(&found).1 < 0.99, "{gone} is gone: {found:?}");
+        }
+    }
+
+    /// Without an index a put stores no vectors.
+    #[tokio::test]
+    async fn a_store_without_an_index_keeps_no_vectors() {
+        let store = InMemoryStore::new();
+        let ns = Namespace::new(["t"]).unwrap();
+        store.put(&ns, "k", json!({"text": "alpha"})).await.unwrap();
+        assert!(store.read().namespaces[&ns]["k"].vectors.is_empty());
     }
 }

@@ -43,7 +43,7 @@ mod ttl;
 
 pub use embed::{
     cosine_similarity, indexed_texts, EmbeddingError, Embeddings, HashEmbeddings, IndexConfig,
-    IndexedText,
+    IndexedText, TextPlan,
 };
 pub use error::StoreError;
 pub use fields::FieldPath;

@@ -344,6 +344,21 @@ pub enum Op {
 }
 
 impl Op {
+    /// The positions of the puts of `ops` that take effect, in order: the
+    /// last put of each item (an earlier put of the same key is overwritten
+    /// within the batch, as in LangGraph).
+    pub fn last_puts(ops: &[Op]) -> Vec<usize> {
+        let mut last: hashbrown::HashMap<(&Namespace, &str), usize> = hashbrown::HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            if let Op::Put(put) = op {
+                last.insert((&put.namespace, put.key.as_str()), i);
+            }
+        }
+        let mut puts: Vec<usize> = last.into_values().collect();
+        puts.sort_unstable();
+        puts
+    }
+
     /// Checks what the types do not (see [`PutOp::validate`] and
     /// [`Filter::validate`]).
     pub fn validate(&self) -> Result<(), StoreError> {

@@ -20,8 +20,13 @@ pub struct TtlConfig {
     /// Whether reads restart the TTL of what they return, unless an operation
     /// says otherwise (LangGraph's default: yes).
     pub refresh_on_read: bool,
-    /// How often a [`TtlSweeper`] started by the store sweeps (`None`: only
-    /// explicit sweeps).
+    /// How often the sweeper `InMemoryStore::start_ttl_sweeper` starts sweeps
+    /// (`None`: every 5 minutes), LangGraph's `sweep_interval_minutes`.
+    /// Setting it starts nothing, as in LangGraph (whose stores sweep only
+    /// once `start_ttl_sweeper()` is called): start a sweeper
+    /// ([`TtlSweeper::start`] for any store) or call [`Store::sweep_ttl`]
+    /// yourself. Until a sweep deletes them, expired items are kept but never
+    /// returned, listed or found.
     pub sweep_interval: Option<Duration>,
 }
 

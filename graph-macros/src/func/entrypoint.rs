@@ -12,6 +12,7 @@ enum Role {
     Input,
     Previous,
     Context,
+    Store,
 }
 
 /// The parsed signature.
@@ -63,7 +64,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> (Ident, TokenStrea
 }
 
 const NOT_A_FN: &str = "#[entrypoint] goes on an async fn taking the input (and optionally \
-                        `previous: Option<T>` and `ctx: &Context`) and returning the output";
+                        `previous: Option<T>`, `ctx: &Context` and `store: &dyn Store`) and \
+                        returning the output";
 
 fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
     if f.sig.asyncness.is_none() {
@@ -93,7 +95,9 @@ fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
             );
             continue;
         };
-        let role = if let Type::Reference(_) = &*t.ty {
+        let role = if pat.ident == "store" {
+            Role::Store
+        } else if let Type::Reference(_) = &*t.ty {
             Role::Context
         } else if pat.ident == "previous" {
             if super::generic_arg(&t.ty, "Option", 0).is_none() {
@@ -112,7 +116,8 @@ fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
             cx.error_spanned_by(
                 &t.pat,
                 "an #[entrypoint] takes one input: bundle several values in a struct or tuple \
-                 (the other parameters may be `previous: Option<T>` and `ctx: &Context`)",
+                 (the other parameters may be `previous: Option<T>`, `ctx: &Context` and \
+                 `store: &dyn Store`)",
             );
             continue;
         };
@@ -166,7 +171,24 @@ fn expand_entry(f: &ItemFn, sig: &Sig<'_>, krate: CratePath) -> TokenStream {
         Role::Input => quote!(input),
         Role::Previous => quote!(previous),
         Role::Context => quote!(&ctx),
+        Role::Store => quote!(store),
     });
+    // `store` is made from the context's store by its type (`&dyn Store`,
+    // `Option<&dyn Store>`, ...); a required one missing fails the run.
+    let store = sig
+        .params
+        .iter()
+        .any(|(r, _, _)| matches!(r, Role::Store))
+        .then(|| {
+            quote! {
+                let store = match #func::__StoreArg::__from(ctx.store().ok()) {
+                    ::core::result::Result::Ok(store) => store,
+                    ::core::result::Result::Err(e) => {
+                        return ::core::result::Result::Err(::core::convert::Into::into(e))
+                    }
+                };
+            }
+        });
     let uses_previous = sig
         .params
         .iter()
@@ -217,6 +239,7 @@ fn expand_entry(f: &ItemFn, sig: &Sig<'_>, krate: CratePath) -> TokenStream {
                 #drop_previous
                 ::std::boxed::Box::pin(async move {
                     let _ = &ctx;
+                    #store
                     ::core::result::Result::Ok(#done)
                 })
             }

@@ -13,6 +13,7 @@ struct Args {
     name: Option<LitStr>,
     retry: Option<Expr>,
     timeout: Option<Expr>,
+    cache_policy: Option<Expr>,
     krate: Option<syn::Path>,
 }
 
@@ -26,12 +27,14 @@ fn parse_args(cx: &Ctxt, args: TokenStream) -> Args {
             out.retry = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("timeout") {
             out.timeout = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("cache_policy") {
+            out.cache_policy = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("crate") {
             crate::crate_path::parse_option(&meta, &mut out.krate, "task", &mut errors)?;
         } else {
             return Err(meta.error(
                 "unknown #[task] argument: expected `name = \"..\"`, `retry = <RetryPolicy>`, \
-                 `timeout = <Duration>` or `crate = path`",
+                 `timeout = <Duration>`, `cache_policy = <CachePolicy>` or `crate = path`",
             ));
         }
         Ok(())
@@ -175,13 +178,24 @@ fn expand_task(f: &ItemFn, params: &[Param<'_>], args: &Args) -> TokenStream {
     if let Some(timeout) = &args.timeout {
         options = quote!(#options.timeout(#timeout));
     }
+    if let Some(policy) = &args.cache_policy {
+        options = quote!(#options.cache_policy(#policy));
+    }
+    // A sync body with a timeout runs on tokio's blocking pool, so that the
+    // timeout fires on time (as a sync node's does); otherwise it runs inline.
+    let attempt = if asyncness.is_none() && args.timeout.is_some() {
+        options = quote!(#options.__off_executor());
+        quote!(#func::__off_executor(#name, move || #result))
+    } else {
+        quote!(async move { #result })
+    };
     let body = if args.retry.is_some() {
         quote!(#func::__repeat(move || {
             #(let #idents = ::core::clone::Clone::clone(&#idents);)*
-            async move { #result }
+            #attempt
         }))
     } else {
-        quote!(#func::__once(move || async move { #result }))
+        quote!(#func::__once(move || #attempt))
     };
     quote! {
         #(#attrs)*

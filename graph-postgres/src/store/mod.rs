@@ -57,7 +57,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use graph_core::store::{
     cosine_similarity, Condition, Filter, IndexConfig, IndexedText, Item, ListNamespacesOp,
-    Namespace, Op, OpResult, PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError,
+    Namespace, Op, OpResult, PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError, TextPlan,
     TtlConfig,
 };
 use serde_json::{Map, Value};
@@ -171,7 +171,7 @@ impl PostgresStore {
                 _ => None,
             });
         }
-        let puts = last_puts(&ops);
+        let puts = Op::last_puts(&ops);
         let mut reuse = true;
         loop {
             let writes = self.plan_writes(&ops, &puts, reuse).await?;
@@ -278,24 +278,19 @@ impl PostgresStore {
             } else {
                 None
             };
-            let old = stored.map(|s| {
-                let texts = index.texts_to_embed(&s.value, &put.index);
-                (s, texts)
-            });
-            for IndexedText { field, text } in indexed {
-                let kept = old.as_ref().and_then(|(s, old_texts)| {
-                    old_texts
-                        .iter()
-                        .any(|t| t.field == field && t.text == text)
-                        .then(|| s.vectors.get(&field))
-                        .flatten()
-                });
-                match kept {
-                    Some(vector) => {
-                        write.expect_value = old.as_ref().map(|(s, _)| s.text.clone());
+            let old = stored.as_ref();
+            let plans = index.keep_or_embed(
+                indexed,
+                &put.index,
+                old.map(|s| (&s.value, |field: &str| s.vectors.get(field))),
+            );
+            for plan in plans {
+                match plan {
+                    TextPlan::Keep { field, vector } => {
+                        write.expect_value = old.map(|s| s.text.clone());
                         write.vectors.push((field, vector.clone()));
                     }
-                    None => {
+                    TextPlan::Embed(IndexedText { field, text }) => {
                         slots.push((w, field));
                         to_embed.push(text);
                     }
@@ -631,19 +626,6 @@ impl Sql {
             }
         }
     }
-}
-
-/// The positions of the puts that take effect: the last put of each key.
-fn last_puts(ops: &[Op]) -> Vec<usize> {
-    let mut last: HashMap<(&Namespace, &str), usize> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        if let Op::Put(put) = op {
-            last.insert((&put.namespace, put.key.as_str()), i);
-        }
-    }
-    let mut puts: Vec<usize> = last.into_values().collect();
-    puts.sort_unstable();
-    puts
 }
 
 /// What one put writes, prepared before its transaction.

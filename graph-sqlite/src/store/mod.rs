@@ -72,7 +72,7 @@ use crate::worker::Worker;
 use futures::future::BoxFuture;
 use graph_core::store::{
     Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult, PutOp,
-    SearchItem, SearchOp, Store, StoreConfig, StoreError, TtlConfig,
+    SearchItem, SearchOp, Store, StoreConfig, StoreError, TextPlan, TtlConfig,
 };
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::{Map, Value};
@@ -178,7 +178,7 @@ impl SqliteStore {
                 _ => None,
             });
         }
-        let puts = last_puts(&ops);
+        let puts = Op::last_puts(&ops);
         let mut reuse = true;
         let ops = std::sync::Arc::new(ops);
         let queries = std::sync::Arc::new(queries);
@@ -255,23 +255,19 @@ impl SqliteStore {
             let Op::Put(put) = &ops[write.op] else {
                 continue;
             };
-            let old = stored[w]
-                .as_ref()
-                .map(|s| (s, index.texts_to_embed(&s.value, &put.index)));
-            for IndexedText { field, text } in indexed {
-                let kept = old.as_ref().and_then(|(s, old_texts)| {
-                    old_texts
-                        .iter()
-                        .any(|t| t.field == field && t.text == text)
-                        .then(|| s.vectors.get(&field))
-                        .flatten()
-                });
-                match kept {
-                    Some(blob) => {
-                        write.expect_value = old.as_ref().map(|(s, _)| s.text.clone());
-                        write.vectors.push((field, blob.clone()));
+            let old = stored[w].as_ref();
+            let plans = index.keep_or_embed(
+                indexed,
+                &put.index,
+                old.map(|s| (&s.value, |field: &str| s.vectors.get(field))),
+            );
+            for plan in plans {
+                match plan {
+                    TextPlan::Keep { field, vector } => {
+                        write.expect_value = old.map(|s| s.text.clone());
+                        write.vectors.push((field, vector.clone()));
                     }
-                    None => {
+                    TextPlan::Embed(IndexedText { field, text }) => {
                         slots.push((w, field));
                         to_embed.push(text);
                     }
@@ -317,19 +313,6 @@ impl Store for SqliteStore {
             Ok(deleted as u64)
         }))
     }
-}
-
-/// The positions of the puts that take effect: the last put of each key.
-fn last_puts(ops: &[Op]) -> Vec<usize> {
-    let mut last: HashMap<(&Namespace, &str), usize> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        if let Op::Put(put) = op {
-            last.insert((&put.namespace, put.key.as_str()), i);
-        }
-    }
-    let mut puts: Vec<usize> = last.into_values().collect();
-    puts.sort_unstable();
-    puts
 }
 
 /// What one put writes, prepared before its transaction.
