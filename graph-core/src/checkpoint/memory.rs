@@ -248,6 +248,35 @@ impl InMemorySaver {
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
         lock(&self.store)
     }
+
+    /// The bytes of the values it holds, over every thread: the stored
+    /// channel values and pending writes, as serialised (the bookkeeping
+    /// around them, ids, versions and metadata, is not counted).
+    ///
+    /// ```
+    /// use stategraph::checkpoint::InMemorySaver;
+    ///
+    /// assert_eq!(InMemorySaver::new().stored_bytes(), 0);
+    /// ```
+    pub fn stored_bytes(&self) -> usize {
+        let store = self.lock();
+        let namespaces = store
+            .threads
+            .values()
+            .flat_map(|t| t.iter().map(|(_, n)| n));
+        namespaces
+            .map(|n| {
+                let blobs: usize = n.blobs.values().flatten().map(|b| b.as_str().len()).sum();
+                let writes: usize = n
+                    .writes
+                    .values()
+                    .flatten()
+                    .map(|w| w.value.as_str().len())
+                    .sum();
+                blobs + writes
+            })
+            .sum()
+    }
 }
 
 impl InMemorySaver {
