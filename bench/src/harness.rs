@@ -76,37 +76,30 @@ pub fn sqlite_file_bytes(db: &std::path::Path) -> u64 {
 }
 
 /// The floor of storing `bytes`: the median time, in milliseconds, to write
-/// that many bytes into fresh memory (a new allocation, every page touched for
-/// the first time: what a saver that keeps its values pays at least).
+/// that many bytes into fresh memory (what a saver that keeps its values pays
+/// at least). Each round allocates a new zeroed buffer (from pages not yet
+/// touched, when the allocator maps them fresh) and writes every byte; the
+/// buffers are kept until the end so that no round reuses another's memory.
 pub fn floor_ms(bytes: u64) -> f64 {
     let Ok(n) = usize::try_from(bytes) else {
         return f64::NAN;
     };
-    let mut times: Vec<f64> = (0..5)
+    // Five rounds, or one for a large size (five copies would not fit).
+    let rounds = if n > 400 << 20 { 1 } else { 5 };
+    let mut kept = Vec::with_capacity(rounds);
+    let mut times: Vec<f64> = (0..rounds)
         .map(|_| {
             let t0 = Instant::now();
-            let mut buf: Vec<u8> = Vec::with_capacity(n);
-            buf.resize(n, 0x5a);
-            std::hint::black_box(&buf);
-            t0.elapsed().as_secs_f64() * 1e3
+            let mut buf = vec![0u8; n];
+            buf.fill(0x5a);
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            kept.push(std::hint::black_box(buf));
+            ms
         })
         .collect();
+    drop(kept);
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
-}
-
-/// The peak resident set size of this process, in KiB (`ru_maxrss` on Linux).
-pub fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Times the runs of one workload and renders the result line.
