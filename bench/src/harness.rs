@@ -102,6 +102,20 @@ pub fn floor_ms(bytes: u64) -> f64 {
     times[times.len() / 2]
 }
 
+/// The peak resident set size of this process, in KiB (`ru_maxrss` on Linux).
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Times the runs of one workload and renders the result line.
 pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool) {
     let base_rss = peak_rss_kb();

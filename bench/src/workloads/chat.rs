@@ -112,13 +112,32 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
                 return Err("the graph has no saver".to_owned());
             };
             let thread = CheckpointConfig::thread(config.thread_id().unwrap_or_default());
-            let all = check_rt
-                .block_on(saver.list(Some(&thread), &Default::default()))
-                .map_err(|e| e.to_string())?;
+            // Counted a page at a time: every listed checkpoint holds its
+            // whole list, and all of them at once would be gigabytes.
+            let (mut count, mut before, mut middle_config) = (0, None, None);
+            loop {
+                let options = stategraph::checkpoint::ListOptions {
+                    before: before.clone(),
+                    limit: Some(100),
+                    ..Default::default()
+                };
+                let page = check_rt
+                    .block_on(saver.list(Some(&thread), &options))
+                    .map_err(|e| e.to_string())?;
+                let Some(last) = page.last() else { break };
+                before = last.config.checkpoint_id.clone();
+                if count <= 3 * turns / 2 && 3 * turns / 2 < count + page.len() {
+                    middle_config = Some(page[3 * turns / 2 - count].config.clone());
+                }
+                count += page.len();
+            }
             // Per turn: the input, `__start__`'s step, the assistant's step.
-            expect(all.len() == 3 * turns, || {
-                format!("{} checkpoints, expected {}", all.len(), 3 * turns)
+            expect(count == 3 * turns, || {
+                format!("{count} checkpoints, expected {}", 3 * turns)
             })?;
+            let Some(middle_config) = middle_config else {
+                return Err("no checkpoint in the middle of the thread".to_owned());
+            };
             let snapshot = check_rt
                 .block_on(app.get_state(&config))
                 .map_err(|e| e.to_string())?;
@@ -127,7 +146,7 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
             })?;
             // Time travel: the middle turn's input checkpoint holds its turns.
             let middle = check_rt
-                .block_on(app.get_state(&RunConfig::at_checkpoint(&all[all.len() / 2].config)))
+                .block_on(app.get_state(&RunConfig::at_checkpoint(&middle_config)))
                 .map_err(|e| e.to_string())?;
             let k = middle.values.messages.len();
             expect(k > 0 && middle.values.messages[..] == m[..k], || {

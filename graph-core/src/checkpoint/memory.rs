@@ -776,44 +776,48 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
         Box::pin(async move {
             let store = self.lock();
-            let mut out = Vec::new();
-            let mut add =
-                |thread: &str, ns: &str, namespace: &Namespace| -> Result<(), CheckpointError> {
-                    for (id, stored) in namespace.checkpoints.iter().rev() {
-                        if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
-                            if want != id {
-                                continue;
-                            }
-                        }
-                        if options.before.as_deref().is_some_and(|b| id >= b) {
-                            continue;
-                        }
-                        if !metadata_matches(&stored.metadata, &options.filter) {
-                            continue;
-                        }
-                        out.push(namespace.tuple(thread, ns, id, stored)?);
-                    }
-                    Ok(())
-                };
-            match config {
+            // The matching checkpoints, found before any is read: only those
+            // within `limit` have their values assembled.
+            let namespaces: Vec<(&str, &str, &Namespace)> = match config {
                 // A config always names a namespace; "" is the root's.
-                Some(c) => {
-                    if let Some(namespace) = store.namespace(&c.thread_id, &c.checkpoint_ns) {
-                        add(&c.thread_id, &c.checkpoint_ns, namespace)?;
-                    }
-                }
-                None => {
-                    for (thread, namespaces) in &store.threads {
-                        for (ns, namespace) in namespaces.iter() {
-                            add(thread, ns, namespace)?;
+                Some(c) => store
+                    .namespace(&c.thread_id, &c.checkpoint_ns)
+                    .map(|n| (c.thread_id.as_str(), c.checkpoint_ns.as_str(), n))
+                    .into_iter()
+                    .collect(),
+                None => store
+                    .threads
+                    .iter()
+                    .flat_map(|(t, namespaces)| {
+                        namespaces.iter().map(move |(ns, n)| (t.as_str(), ns, n))
+                    })
+                    .collect(),
+            };
+            let mut found: Vec<(&str, &str, &Namespace, &str, &Stored)> = Vec::new();
+            for (thread, ns, namespace) in namespaces {
+                for (id, stored) in namespace.checkpoints.iter().rev() {
+                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
+                        if want != id {
+                            continue;
                         }
                     }
+                    if options.before.as_deref().is_some_and(|b| id >= b) {
+                        continue;
+                    }
+                    if !metadata_matches(&stored.metadata, &options.filter) {
+                        continue;
+                    }
+                    found.push((thread, ns, namespace, id, stored));
                 }
             }
-            out.sort_by(|a, b| b.config.checkpoint_id.cmp(&a.config.checkpoint_id));
+            found.sort_by(|a, b| b.3.cmp(a.3));
             if let Some(limit) = options.limit {
-                out.truncate(limit);
+                found.truncate(limit);
             }
+            let out = found
+                .into_iter()
+                .map(|(thread, ns, namespace, id, stored)| namespace.tuple(thread, ns, id, stored))
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(out)
         })
     }
