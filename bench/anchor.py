@@ -21,6 +21,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import resource
 import sqlite3
 import statistics
@@ -338,6 +339,80 @@ def make_sqlite_store_search(backend: str):
     return run_once, check
 
 
+# chat_<n>_turns_sync_{memory,sqlite} ------------------------------------------
+# One thread, n invokes, each adding a user message and the assistant's answer
+# (~400 bytes each) to MessagesState (add_messages), durability "sync"; a fresh
+# saver per run. As bench/src/workloads/chat.rs. Checks: 2n messages in order,
+# 3n checkpoints (input, __start__'s step, the assistant's step per turn),
+# get_state and a checkpoint from the middle of the thread.
+
+CHAT_FILLER = "the quick brown fox jumps over the lazy dog. "
+
+
+def chat_text(side: str, turn: int) -> str:
+    s = f"{side} turn {turn}: "
+    while len(s) < 400:
+        s += CHAT_FILLER
+    return s[:400]
+
+
+def make_chat(turns: int, saver: str):
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.graph import MessagesState
+
+    def assistant(state):
+        turn = len(state["messages"]) // 2
+        return {"messages": [AIMessage(content=chat_text("assistant", turn))]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", assistant)
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    inputs = [chat_text("user", i) for i in range(turns)]
+    directory = tempfile.mkdtemp(prefix="stategraph-anchor-chat-")
+    runs = [0]
+
+    def run_once():
+        runs[0] += 1
+        if saver == "memory":
+            checkpointer = InMemorySaver()
+        else:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            path = os.path.join(directory, f"chat-{runs[0]}.db")
+            conn = sqlite3.connect(path, check_same_thread=False)
+            checkpointer = SqliteSaver(conn)
+        graph = builder.compile(checkpointer=checkpointer)
+        config = {"configurable": {"thread_id": f"chat-{runs[0]}"}}
+        out = None
+        for text in inputs:
+            out = graph.invoke({"messages": [HumanMessage(content=text)]}, config, durability="sync")
+        return graph, config, out
+
+    def check(result):
+        graph, config, out = result
+        m = out["messages"]
+        expect(len(m) == 2 * turns, f"{len(m)} messages")
+        for i in range(turns):
+            expect(m[2 * i].content == chat_text("user", i), f"turn {i}: user")
+            expect(m[2 * i + 1].content == chat_text("assistant", i), f"turn {i}: assistant")
+        history = list(graph.get_state_history(config))
+        expect(len(history) == 3 * turns, f"{len(history)} checkpoints, expected {3 * turns}")
+        expect(graph.get_state(config).values["messages"] == m, "get_state")
+        middle = graph.get_state(history[len(history) // 2].config).values["messages"]
+        expect(len(middle) > 0 and middle == m[: len(middle)], "the middle checkpoint")
+
+    return run_once, check
+
+
+def sized(name: str):
+    """The workloads of other sizes: chat_<n>_turns_sync_{memory,sqlite}."""
+    found = re.fullmatch(r"chat_([1-9][0-9]*)_turns_sync_(memory|sqlite)", name)
+    if found:
+        return lambda: make_chat(int(found.group(1)), found.group(2))
+    return None
+
+
 WORKLOADS = {
     "functional_tasks_1000": lambda: make_functional(1000, False, False),
     "functional_tasks_1000_ckpt_memory": lambda: make_functional(1000, False, True),
@@ -350,11 +425,13 @@ WORKLOADS = {
     "chain_10000": lambda: make_chain(10_000, None),
     "chain_10000_ckpt_memory": lambda: make_chain(10_000, "memory"),
     "chain_10000_ckpt_sqlite": lambda: make_chain(10_000, "sqlite"),
+    "chat_1000_turns_sync_memory": lambda: make_chat(1000, "memory"),
+    "chat_1000_turns_sync_sqlite": lambda: make_chat(1000, "sqlite"),
 }
 
 
 def measure(name: str, quick: bool) -> dict:
-    run_once, check = WORKLOADS[name]()  # build + compile: not timed
+    run_once, check = (WORKLOADS.get(name) or sized(name))()  # build + compile: not timed
     gc.collect()
     base_rss = rss_kb()
     times: list[float] = []
@@ -397,7 +474,7 @@ def main() -> int:
         print("\n".join(WORKLOADS))
         return 0
     names = [n for o in args.only for n in o.split(",") if n] or list(WORKLOADS)
-    unknown = [n for n in names if n not in WORKLOADS]
+    unknown = [n for n in names if n not in WORKLOADS and sized(n) is None]
     if unknown:
         print(f"unknown workload(s): {unknown}; known: {list(WORKLOADS)}", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmark workloads on Python LangGraph (the anchor)
 # and on stategraph, interleaved workload by workload on the same machine, and
-# prints a table: median of each, the ratio, and peak RSS of each.
+# prints a table: median of each, the ratio, and peak RSS of each; for a
+# workload with a saver, the bytes our run stored and the floor: the time this
+# machine takes to write that many bytes into fresh memory.
 #
 #   bench/compare.sh [--quick] [--only NAME[,NAME...]] [--rounds N]
 #
@@ -84,7 +86,9 @@ trap 'rm -f "$results"' EXIT
 for round in $(seq 1 "$rounds"); do
     for name in $names; do
         echo "-- $name (round $round of $rounds)" >&2
-        if grep -qx "$name" <<<"$python_names"; then
+        # chat_<n>_turns_sync_*: any number of turns, on bench/anchor.py.
+        if grep -qx "$name" <<<"$python_names" ||
+            [[ "$name" =~ ^chat_[1-9][0-9]*_turns_sync_(memory|sqlite)$ ]]; then
             side="$anchor"
             grep -qx "$name" <<<"$shared_names" || side="$own_anchor"
             python3 "$side" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/python /' >>"$results" ||
@@ -121,14 +125,22 @@ def checks(runs):
     bad = [c for c in seen if c != "ok"]
     return bad[0] if bad else ("ok" if seen else "-")
 
+def stored(runs):
+    kb = [d["stored_bytes"] for d in runs if d.get("stored_bytes") is not None]
+    return f"{statistics.median(kb) / 1e6:.2f}" if kb else "-"
+
+def floor(runs):
+    ms = [d["floor_ms"] for d in runs if d.get("floor_ms") is not None]
+    return f"{statistics.median(ms):.3f}" if ms else "-"
+
 several = max((len(v) for r in rows.values() for v in r.values()), default=1) > 1
 head = "| workload | python ms | ours ms | ratio |"
 rule = "|---|---:|---:|---:|"
 if several:
     head += " ratio per round |"
     rule += "---:|"
-print(head + " python peak RSS KiB | ours peak RSS KiB | checks |")
-print(rule + "---:|---:|---|")
+print(head + " python peak RSS KiB | ours peak RSS KiB | ours stored MB/run | floor ms | checks |")
+print(rule + "---:|---:|---:|---:|---|")
 for name, r in rows.items():
     p, o = r.get("python", []), r.get("ours", [])
     pm, om = median_ms(p), median_ms(o)
@@ -142,6 +154,6 @@ for name, r in rows.items():
         ]
         cells.append(", ".join(per_round) or "-")
     sides = " / ".join(checks(v) for v in (p, o) if v)
-    cells += [peak_kb(p), peak_kb(o), sides]
+    cells += [peak_kb(p), peak_kb(o), stored(o), floor(o), sides]
     print("| " + " | ".join(cells) + " |")
 PY

@@ -10,6 +10,9 @@ type RunOutput = Box<dyn std::any::Any>;
 pub struct Workload {
     pub run: Box<dyn FnMut() -> Result<RunOutput, String>>,
     pub check: Box<dyn Fn(RunOutput) -> Result<(), String>>,
+    /// For a workload with a saver: the bytes the run just finished stored
+    /// (called after each run, untimed).
+    pub stored: Option<Box<dyn FnMut() -> u64>>,
 }
 
 impl Workload {
@@ -24,8 +27,79 @@ impl Workload {
                 Ok(t) => check(*t),
                 Err(_) => Err("the run returned an unexpected type".to_owned()),
             }),
+            stored: None,
         }
     }
+
+    /// The same workload, reporting the bytes each run stores (`stored` is
+    /// called after each run and returns what that run stored).
+    pub fn with_stored(mut self, stored: impl FnMut() -> u64 + 'static) -> Self {
+        self.stored = Some(Box::new(stored));
+        self
+    }
+}
+
+/// The bytes an in-memory saver stored since the last call (its first call
+/// counts from empty).
+pub fn memory_stored(
+    saver: std::sync::Arc<stategraph::checkpoint::InMemorySaver>,
+) -> impl FnMut() -> u64 + 'static {
+    let mut before = 0;
+    move || {
+        let now = saver.stored_bytes() as u64;
+        let run = now.saturating_sub(before);
+        before = now;
+        run
+    }
+}
+
+/// The bytes a SQLite database (with its log) grew by since the last call.
+pub fn sqlite_stored(db: std::path::PathBuf) -> impl FnMut() -> u64 + 'static {
+    let mut before = 0;
+    move || {
+        let now = sqlite_file_bytes(&db);
+        let run = now.saturating_sub(before);
+        before = now;
+        run
+    }
+}
+
+/// The size of a SQLite database with its write-ahead log, in bytes.
+pub fn sqlite_file_bytes(db: &std::path::Path) -> u64 {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    [db.as_os_str().to_owned(), wal]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// The floor of storing `bytes`: the median time, in milliseconds, to write
+/// that many bytes into fresh memory (what a saver that keeps its values pays
+/// at least). Each round allocates a new zeroed buffer (from pages not yet
+/// touched, when the allocator maps them fresh) and writes every byte; the
+/// buffers are kept until the end so that no round reuses another's memory.
+pub fn floor_ms(bytes: u64) -> f64 {
+    let Ok(n) = usize::try_from(bytes) else {
+        return f64::NAN;
+    };
+    // Five rounds, or one for a large size (five copies would not fit).
+    let rounds = if n > 400 << 20 { 1 } else { 5 };
+    let mut kept = Vec::with_capacity(rounds);
+    let mut times: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let t0 = Instant::now();
+            let mut buf = vec![0u8; n];
+            buf.fill(0x5a);
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            kept.push(std::hint::black_box(buf));
+            ms
+        })
+        .collect();
+    drop(kept);
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// The peak resident set size of this process, in KiB (`ru_maxrss` on Linux).
@@ -47,6 +121,7 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
     let base_rss = peak_rss_kb();
     let mut times = Vec::new();
     let mut failures = Vec::new();
+    let mut stored = Vec::new();
     let mut target = if quick { 1 } else { 5 };
     let mut i = 0;
     while i < target {
@@ -54,6 +129,9 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
         let output = (workload.run)();
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         times.push(ms);
+        if let Some(stored_by_run) = workload.stored.as_mut() {
+            stored.push(stored_by_run());
+        }
         let outcome = output.and_then(|out| (workload.check)(out));
         if let Err(reason) = outcome {
             eprintln!("FAIL {name} run {i}: {reason}");
@@ -76,7 +154,11 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
     } else {
         format!("FAIL: {}", failures.join("; "))
     };
-    let line = serde_json::json!({
+    // The bytes stored per run (the median run's, when runs differ) and the
+    // time this machine takes to write that many bytes into fresh memory.
+    stored.sort_unstable();
+    let stored_bytes = stored.get(stored.len() / 2).copied();
+    let mut line = serde_json::json!({
         "workload": name,
         "median_ms": round3(median),
         "min_ms": round3(sorted[0]),
@@ -86,6 +168,10 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
         "peak_rss_kb": peak_rss_kb(),
         "base_rss_kb": base_rss,
     });
+    if let Some(bytes) = stored_bytes {
+        line["stored_bytes"] = bytes.into();
+        line["floor_ms"] = round3(floor_ms(bytes)).into();
+    }
     (line.to_string(), failures.is_empty())
 }
 

@@ -55,8 +55,13 @@ pub fn try_add_messages(
 const SCAN_LIMIT: usize = 8;
 
 fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>, AgentError> {
-    for m in &mut left {
+    // How many leading messages of `left` this merge leaves as they are: up to
+    // the first one that gets an id, is replaced or is removed. Reported to the
+    // engine, so that a checkpoint stores only what follows them.
+    let mut kept = left.len();
+    for (i, m) in left.iter_mut().enumerate() {
         if m.id().is_none() {
+            kept = kept.min(i);
             m.set_id(new_id());
         }
     }
@@ -75,6 +80,7 @@ fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>
         }
     }
     if let Some(i) = remove_all {
+        graph_core::channels::report_kept_prefix(0);
         return Ok(right.split_off(i + 1));
     }
 
@@ -99,10 +105,12 @@ fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>
             merged.iter().rposition(|e| e.id() == Some(id.as_str()))
         };
         match (existing, &m) {
-            (Some(_), Message::Remove(_)) => {
+            (Some(i), Message::Remove(_)) => {
+                kept = kept.min(i);
                 to_remove.insert(id);
             }
             (Some(i), _) => {
+                kept = kept.min(i);
                 to_remove.remove(&id);
                 merged[i] = m;
             }
@@ -120,6 +128,7 @@ fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>
     if !to_remove.is_empty() {
         merged.retain(|m| m.id().is_none_or(|id| !to_remove.contains(id)));
     }
+    graph_core::channels::report_kept_prefix(kept);
     Ok(merged)
 }
 

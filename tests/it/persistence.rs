@@ -1143,3 +1143,175 @@ async fn a_failed_run_returns_after_the_checkpoint_it_was_storing() {
     assert_eq!(snapshot.next, ["left", "right"]);
     assert!(snapshot.tasks.iter().all(|t| t.result.is_some()));
 }
+
+mod appended_lists_store_what_they_add {
+    //! With the in-memory saver, a list field whose reducer reports what it
+    //! kept (`add_messages`, or any reducer calling `report_kept_prefix`) is
+    //! stored as the items a step appended: a long thread's stored bytes grow
+    //! with what it adds, and every read (latest state, history, a checkpoint
+    //! of the past, a fork from it) still sees whole values.
+    use super::*;
+    use stategraph::agents::{Message, MessagesState};
+    use stategraph::channels::report_kept_prefix;
+    use stategraph::checkpoint::{CheckpointConfig, Checkpointer};
+
+    fn chat(saver: Arc<InMemorySaver>) -> CompiledGraph<MessagesState> {
+        StateGraph::<MessagesState>::new()
+            .add_node(node_fn("assistant", |s: &MessagesState| {
+                let text = format!("answer {} {}", s.messages.len(), "x".repeat(300));
+                MessagesState::update().messages(vec![Message::ai(text)])
+            }))
+            .add_edge(START, "assistant")
+            .compile_with(saver as Arc<dyn Checkpointer>)
+            .unwrap()
+    }
+
+    async fn turns(app: &CompiledGraph<MessagesState>, thread: &RunConfig, n: usize) {
+        for i in 0..n {
+            let question = Message::human(format!("question {i} {}", "q".repeat(300)));
+            let update = MessagesState::update().messages(vec![question]);
+            app.invoke(update, thread).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_chat_threads_stored_bytes_grow_linearly_and_read_back_whole() {
+        let saver = Arc::new(InMemorySaver::new());
+        let app = chat(Arc::clone(&saver));
+        let thread = RunConfig::thread("chat").with_durability(Durability::Sync);
+        turns(&app, &thread, 100).await;
+        let at_100 = saver.stored_bytes();
+        turns(&app, &thread, 100).await;
+        let at_200 = saver.stored_bytes();
+        // Rewriting the list at every checkpoint would make this ~4x.
+        assert!(
+            at_200 * 10 < at_100 * 25,
+            "stored {at_100} bytes after 100 turns, {at_200} after 200"
+        );
+        let last = app.get_state(&thread).await.unwrap().values.messages;
+        assert_eq!(last.len(), 400);
+        // Every checkpoint reads back whole: each holds a prefix of the last
+        // list (the input checkpoint of a turn, one more message each step).
+        let history = app
+            .get_state_history(&thread, &ListOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(history.len(), 600);
+        for snapshot in &history {
+            let m = &snapshot.values.messages;
+            assert_eq!(m[..], last[..m.len()]);
+        }
+        // A fork from the middle goes on from that checkpoint's list.
+        let middle = &history[300];
+        let kept = middle.values.messages.len();
+        let fork = app
+            .invoke(
+                MessagesState::update().messages(vec![Message::human("fork")]),
+                &RunConfig::at_checkpoint(&middle.config).with_durability(Durability::Sync),
+            )
+            .await
+            .unwrap();
+        assert_eq!(fork.messages[..kept], last[..kept]);
+        assert_eq!(fork.messages[kept].text(), "fork");
+        assert_eq!(fork.messages.len(), kept + 2);
+    }
+
+    #[tokio::test]
+    async fn replaced_and_removed_messages_are_stored_as_they_are() {
+        let saver = Arc::new(InMemorySaver::new());
+        let app = chat(Arc::clone(&saver));
+        let thread = RunConfig::thread("edit").with_durability(Durability::Sync);
+        turns(&app, &thread, 5).await;
+        let before = app.get_state(&thread).await.unwrap().values.messages;
+        // Replace the second message by id, remove the fourth, then go on.
+        let (second, fourth) = (
+            before[1].id().unwrap().to_owned(),
+            before[3].id().unwrap().to_owned(),
+        );
+        let edit = vec![
+            Message::ai("edited").with_id(second.clone()),
+            Message::remove(fourth.clone()),
+        ];
+        app.update_state(&thread, MessagesState::update().messages(edit), None)
+            .await
+            .unwrap();
+        turns(&app, &thread, 2).await;
+        let after = app.get_state(&thread).await.unwrap().values.messages;
+        assert_eq!(after.len(), 10 - 1 + 4);
+        assert_eq!(after[1].text(), "edited");
+        assert_eq!(after[1].id(), Some(second.as_str()));
+        assert!(after.iter().all(|m| m.id() != Some(fourth.as_str())));
+        assert_eq!(after[0], before[0]);
+        assert_eq!(after[2], before[2]);
+        assert_eq!(after[3..9], before[4..]);
+        // The saver's own reads agree with the state: every stored list of the
+        // thread (all but the first checkpoint's, made before the input)
+        // decodes.
+        let all = saver
+            .list(
+                Some(&CheckpointConfig::thread("edit")),
+                &ListOptions::default(),
+            )
+            .await
+            .unwrap();
+        let stored = all
+            .iter()
+            .filter_map(|t| t.checkpoint.channel_values.get("messages"));
+        assert_eq!(stored.clone().count(), all.len() - 1);
+        assert!(stored
+            .into_iter()
+            .all(|b| b.decode::<Vec<Message>>().is_ok()));
+    }
+
+    fn extend(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
+        report_kept_prefix(a.len());
+        a.extend(b);
+        a
+    }
+
+    /// Reports keeping more items than it was given: the checkpoint stores
+    /// the whole list instead of trusting it.
+    fn overclaims(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
+        report_kept_prefix(a.len() + 10);
+        a.extend(b);
+        a
+    }
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Numbers {
+        #[reducer(extend)]
+        good: Vec<u32>,
+        #[reducer(overclaims)]
+        bad: Vec<u32>,
+    }
+
+    #[tokio::test]
+    async fn a_reducer_of_our_own_reports_what_it_kept() {
+        let saver = Arc::new(InMemorySaver::new());
+        let app = StateGraph::<Numbers>::new()
+            .add_node(node_fn("count", |s: &Numbers| {
+                let n = s.good.len() as u32;
+                Numbers::update().good(vec![n]).bad(vec![n])
+            }))
+            .add_edge(START, "count")
+            .compile_with(Arc::clone(&saver) as Arc<dyn Checkpointer>)
+            .unwrap();
+        let thread = RunConfig::thread("n").with_durability(Durability::Sync);
+        for _ in 0..20 {
+            app.invoke(Numbers::update(), &thread).await.unwrap();
+        }
+        let state = app.get_state(&thread).await.unwrap().values;
+        let expected: Vec<u32> = (0..20).collect();
+        assert_eq!(state.good, expected);
+        assert_eq!(state.bad, expected);
+        let history = app
+            .get_state_history(&thread, &ListOptions::default())
+            .await
+            .unwrap();
+        for snapshot in history {
+            let v = snapshot.values;
+            assert_eq!(v.good, expected[..v.good.len()]);
+            assert_eq!(v.bad, v.good);
+        }
+    }
+}

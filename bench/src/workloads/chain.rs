@@ -41,11 +41,14 @@ pub fn build(n: usize, saver: Saver) -> Workload {
     let rt = Arc::new(runtime());
     let dir = std::env::temp_dir().join(format!("stategraph-chain-{}", std::process::id()));
     let db = dir.join("chain.db");
+    let db_path = db.clone();
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = rt
         .block_on(async {
             match saver {
                 Saver::None => graph.compile(),
-                Saver::Memory => graph.compile_with(stategraph::checkpoint::InMemorySaver::new()),
+                Saver::Memory => graph.compile_with(std::sync::Arc::clone(&memory)
+                    as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>),
                 Saver::Sqlite => {
                     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("bench dir: {e}"));
                     let saver = stategraph::sqlite::SqliteSaver::open(&db)
@@ -57,7 +60,7 @@ pub fn build(n: usize, saver: Saver) -> Workload {
         })
         .unwrap_or_else(|e| panic!("chain graph: {e}"));
     let (check_rt, check_graph) = (Arc::clone(&rt), graph.clone());
-    Workload::new(
+    let workload = Workload::new(
         move || {
             let config = run_config().with_durability(Durability::Sync);
             let out = rt
@@ -111,5 +114,10 @@ pub fn build(n: usize, saver: Saver) -> Workload {
                 },
             )
         },
-    )
+    );
+    match saver {
+        Saver::None => workload,
+        Saver::Memory => workload.with_stored(crate::harness::memory_stored(memory)),
+        Saver::Sqlite => workload.with_stored(crate::harness::sqlite_stored(db_path)),
+    }
 }

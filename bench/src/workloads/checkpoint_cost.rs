@@ -34,6 +34,7 @@ fn touch(s: &Wide100) -> Command<Next> {
 pub fn build(sqlite: bool) -> Workload {
     let rt = runtime();
     let dir = std::env::temp_dir().join(format!("stategraph-bench-{}", std::process::id()));
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = rt.block_on(async {
         let builder = StateGraph::<Wide100>::new()
             .add_node(touch)
@@ -45,7 +46,8 @@ pub fn build(sqlite: bool) -> Workload {
                 .unwrap_or_else(|e| panic!("sqlite: {e}"));
             builder.compile_with(saver)
         } else {
-            builder.compile_with(stategraph::checkpoint::InMemorySaver::new())
+            builder.compile_with(std::sync::Arc::clone(&memory)
+                as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
         }
         .unwrap_or_else(|e| panic!("checkpoint_cost graph: {e}"))
     });
@@ -56,7 +58,7 @@ pub fn build(sqlite: bool) -> Workload {
     }
     let rt = std::sync::Arc::new(rt);
     let (check_rt, check_graph) = (std::sync::Arc::clone(&rt), graph.clone());
-    Workload::new(
+    let workload = Workload::new(
         move || {
             let config = run_config().with_durability(Durability::Sync);
             let out = rt
@@ -73,5 +75,10 @@ pub fn build(sqlite: bool) -> Workload {
                 format!("{} checkpoints", history.len())
             })
         },
-    )
+    );
+    if sqlite {
+        workload.with_stored(crate::harness::sqlite_stored(dir.join("checkpoints.db")))
+    } else {
+        workload.with_stored(crate::harness::memory_stored(memory))
+    }
 }

@@ -4,7 +4,6 @@
 use super::{runtime, stream_values};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
-use stategraph::checkpoint::InMemorySaver;
 use stategraph::{node_fn, send, State, StateGraph, Subgraph, END, START};
 
 fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
@@ -83,8 +82,10 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
                 .collect::<Vec<_>>()
         })
         .add_edge("generate_joke", END);
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = if checkpointed {
-        graph.compile_with(InMemorySaver::new())
+        graph.compile_with(std::sync::Arc::clone(&memory)
+            as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
     } else {
         graph.compile()
     }
@@ -99,7 +100,7 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
         .collect();
     let rt = runtime();
     let input_subjects = subjects.clone();
-    Workload::new(
+    let workload = Workload::new(
         move || {
             let input = Overall::update().subjects(input_subjects.clone());
             rt.block_on(stream_values(&graph, input))
@@ -116,5 +117,10 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
                 format!("expected 2 values chunks, got {chunks}")
             })
         },
-    )
+    );
+    if checkpointed {
+        workload.with_stored(crate::harness::memory_stored(memory))
+    } else {
+        workload
+    }
 }

@@ -44,15 +44,17 @@ fn measure<F>(entry: Entrypoint<F>, n: u64, saver: bool) -> Workload
 where
     F: stategraph::func::EntrypointFn<Input = u64, Output = u64>,
 {
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let app: CompiledEntrypoint<F> = if saver {
-        entry.compile_with(stategraph::checkpoint::InMemorySaver::new())
+        entry.compile_with(std::sync::Arc::clone(&memory)
+            as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
     } else {
         entry.compile()
     }
     .unwrap_or_else(|e| panic!("functional workload: {e}"));
     let rt = Arc::new(runtime());
     let (check_rt, check_app) = (Arc::clone(&rt), app.clone());
-    Workload::new(
+    let workload = Workload::new(
         move || {
             let config = run_config().with_durability(Durability::Sync);
             let out = rt
@@ -80,5 +82,10 @@ where
                 format!("{stored} stored task results, expected {n}")
             })
         },
-    )
+    );
+    if saver {
+        workload.with_stored(crate::harness::memory_stored(memory))
+    } else {
+        workload
+    }
 }

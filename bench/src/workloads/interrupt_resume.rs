@@ -3,7 +3,6 @@
 use super::{run_config, runtime};
 use crate::harness::{expect, Workload};
 use serde::{Deserialize, Serialize};
-use stategraph::checkpoint::InMemorySaver;
 use stategraph::{node_fn, Command, Context, NodeError, State, StateGraph, END, START};
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -13,6 +12,7 @@ struct Ask {
 }
 
 pub fn build(threads: usize) -> Workload {
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = StateGraph::<Ask>::new()
         .add_node(node_fn(
             "ask",
@@ -27,10 +27,11 @@ pub fn build(threads: usize) -> Workload {
         .add_edge(START, "ask")
         .add_edge("ask", "done")
         .add_edge("done", END)
-        .compile_with(InMemorySaver::new())
+        .compile_with(std::sync::Arc::clone(&memory)
+            as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
         .unwrap_or_else(|e| panic!("interrupt_resume graph: {e}"));
     let rt = runtime();
-    Workload::new(
+    let workload = Workload::new(
         move || {
             rt.block_on(async {
                 let mut bad = Vec::new();
@@ -66,5 +67,6 @@ pub fn build(threads: usize) -> Workload {
                 )
             })
         },
-    )
+    );
+    workload.with_stored(crate::harness::memory_stored(memory))
 }

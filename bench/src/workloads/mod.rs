@@ -1,6 +1,7 @@
 //! The workloads, each built exactly as WORKLOADS.md describes, through the public API.
 
 mod chain;
+mod chat;
 mod checkpoint_cost;
 mod fanout;
 mod functional;
@@ -41,6 +42,8 @@ pub const NAMES: &[&str] = &[
     "store_put_10k_sqlite",
     "store_search_10k_memory",
     "store_search_10k_sqlite",
+    "chat_1000_turns_sync_memory",
+    "chat_1000_turns_sync_sqlite",
 ];
 
 pub fn build(name: &str) -> Option<Workload> {
@@ -67,8 +70,11 @@ pub fn build(name: &str) -> Option<Workload> {
         "store_search_10k_memory" => Some(store::build_search()),
         "store_put_10k_sqlite" => Some(store_sqlite::build_put()),
         "store_search_10k_sqlite" => Some(store_sqlite::build_search()),
-        // Chains of other lengths, to see how the cost grows (run only by name).
-        _ => sized_chain(name).map(|(n, saver)| chain::build(n, saver)),
+        // Chains and chats of other lengths, to see how the cost grows (run
+        // only by name; chat_1000_turns_sync_* is one of them).
+        _ => sized_chain(name)
+            .map(|(n, saver)| chain::build(n, saver))
+            .or_else(|| chat::parse(name).map(|(n, saver)| chat::build(n, saver))),
     }
 }
 
@@ -86,7 +92,7 @@ fn sized_chain(name: &str) -> Option<(usize, chain::Saver)> {
 
 /// Whether `name` is a workload of another size (see [`build`]).
 pub fn is_sized(name: &str) -> bool {
-    sized_chain(name).is_some()
+    sized_chain(name).is_some() || chat::parse(name).is_some()
 }
 
 /// A multi-threaded runtime with one worker per core (harness rule 2).

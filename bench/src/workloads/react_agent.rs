@@ -6,7 +6,6 @@ use crate::harness::{expect, Workload};
 use stategraph::agents::{
     create_react_agent, new_id, AiMessage, FakeChatModel, Message, MessagesState, Tool, ToolCall,
 };
-use stategraph::checkpoint::InMemorySaver;
 use std::borrow::Cow;
 
 /// The one tool: its name is a UUID, it repeats its query.
@@ -55,14 +54,16 @@ pub fn build(tool_calls: usize, checkpointed: bool) -> Workload {
     script.push(AiMessage::new("answer".repeat(100)).with_id(new_id()));
     let model = FakeChatModel::new(script);
     let agent = create_react_agent(model.clone(), Search { name: tool_name });
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = if checkpointed {
-        agent.compile_with(InMemorySaver::new())
+        agent.compile_with(std::sync::Arc::clone(&memory)
+            as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
     } else {
         agent.compile()
     }
     .unwrap_or_else(|e| panic!("react_agent graph: {e}"));
     let rt = super::runtime();
-    Workload::new(
+    let workload = Workload::new(
         move || {
             rt.block_on(stream_values(
                 &graph,
@@ -106,5 +107,10 @@ pub fn build(tool_calls: usize, checkpointed: bool) -> Workload {
                 format!("model cursor at {}", model.cursor())
             })
         },
-    )
+    );
+    if checkpointed {
+        workload.with_stored(crate::harness::memory_stored(memory))
+    } else {
+        workload
+    }
 }

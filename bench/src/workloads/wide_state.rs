@@ -282,8 +282,10 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
             move |s: &Wide| if s.messages.len() > n { END } else { "one" },
         );
     // One saver per workload, shared by every run (WORKLOADS.md rule 5).
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = if checkpointed {
-        graph.compile_with(stategraph::checkpoint::InMemorySaver::new())
+        graph.compile_with(std::sync::Arc::clone(&memory)
+            as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
     } else {
         graph.compile()
     }
@@ -304,7 +306,7 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
     let expected_chunks = 1 + 5 * rounds;
     let rt = runtime();
     let input_msg = Arc::clone(&msg);
-    Workload::new(
+    let workload = Workload::new(
         move || {
             let input = Wide::update().messages(Arc::new(vec![Arc::clone(&input_msg)]));
             rt.block_on(stream_values(&graph, input))
@@ -356,5 +358,10 @@ pub fn build(n: usize, checkpointed: bool) -> Workload {
                 format!("{chunks} values chunks, expected {expected_chunks}")
             })
         },
-    )
+    );
+    if checkpointed {
+        workload.with_stored(crate::harness::memory_stored(memory))
+    } else {
+        workload
+    }
 }

@@ -155,6 +155,8 @@ where
             return Ok(false);
         }
         let mut seen_overwrite = false;
+        // The number of leading list items no write of this step changed.
+        let mut kept: Option<usize> = None;
         for write in writes {
             match write {
                 ReducerWrite::Overwrite(v) => {
@@ -166,17 +168,24 @@ where
                     }
                     seen_overwrite = true;
                     *value = v;
+                    kept = Some(0);
                 }
                 ReducerWrite::Value(v) if !seen_overwrite => {
                     let current = std::mem::take(value);
+                    let reported = kept_prefix::start();
                     *value = match &self.op {
                         Op::Plain(op) => op(current, v),
                         Op::Fallible(op) => op(current, v)
                             .map_err(|e| InvalidUpdateError::rejected_by_reducer(self.key, e))?,
                     };
+                    let k = reported.finish();
+                    kept = Some(kept.map_or(k, |before| before.min(k)));
                 }
                 ReducerWrite::Value(_) => {}
             }
+        }
+        if let Some(k) = kept {
+            kept_prefix::log(self.key, k);
         }
         Ok(true)
     }
@@ -192,4 +201,103 @@ where
     fn restore(&mut self, value: &mut T, saved: Option<T>) {
         *value = saved.unwrap_or_default();
     }
+}
+
+/// Which leading items of a list-valued field a superstep left as they were, as
+/// its reducer reports them: what lets a checkpoint store only the items a
+/// step appended (see [`report_kept_prefix`]).
+pub(crate) mod kept_prefix {
+    use std::cell::{Cell, RefCell};
+
+    thread_local! {
+        /// What the reducer running on this thread reported.
+        static REPORTED: Cell<Option<usize>> = const { Cell::new(None) };
+        /// `(field key, kept items)` of the reducer fields a `track` call
+        /// changed; `None` outside one (nothing is recorded).
+        static LOG: RefCell<Option<Vec<(&'static str, usize)>>> = const { RefCell::new(None) };
+    }
+
+    /// A reducer call in progress.
+    pub(crate) struct Call(());
+
+    /// Starts a reducer call: forgets any earlier report.
+    pub(crate) fn start() -> Call {
+        REPORTED.set(None);
+        Call(())
+    }
+
+    impl Call {
+        /// The reducer's report: the items of its current value that it kept
+        /// in place (0 when it reported nothing).
+        pub(crate) fn finish(self) -> usize {
+            REPORTED.take().unwrap_or(0)
+        }
+    }
+
+    pub(super) fn report(n: usize) {
+        REPORTED.set(Some(n));
+    }
+
+    /// Records that field `key` changed in the step and kept its first `kept` items.
+    pub(crate) fn log(key: &'static str, kept: usize) {
+        LOG.with_borrow_mut(|log| {
+            if let Some(log) = log {
+                log.push((key, kept));
+            }
+        });
+    }
+
+    /// Runs `f` (the engine's application of a step's writes), recording the
+    /// kept prefix of each reducer field it changes.
+    pub(crate) fn track<R>(f: impl FnOnce() -> R) -> (R, Vec<(&'static str, usize)>) {
+        let outer = LOG.replace(Some(Vec::new()));
+        // Restored even if `f` panics (the engine catches panics of user code).
+        struct Restore(Option<Vec<(&'static str, usize)>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                LOG.set(self.0.take());
+            }
+        }
+        let restore = Restore(outer);
+        let out = f();
+        let log = LOG.replace(None).unwrap_or_default();
+        drop(restore);
+        (out, log)
+    }
+}
+
+/// Called by a reducer of a list-valued field (a `Vec`, or any value serialised
+/// as a JSON array): the first `n` items of the current value it was given are
+/// unchanged, and still the first `n` items of the value it returns. A reducer
+/// that only appends reports the length of the list it was given.
+///
+/// With a saver that stores appended items ([`InMemorySaver`]), a checkpoint
+/// then stores only the items after those `n`, not the whole list: a thread
+/// that grows by a few messages per turn costs what each turn adds. A reducer
+/// that reports nothing is taken to have rewritten the whole value (always
+/// correct). The report applies to the call it is made in, on the thread the
+/// reducer runs on.
+///
+/// [`InMemorySaver`]: crate::checkpoint::InMemorySaver
+///
+/// ```
+/// use stategraph::channels::report_kept_prefix;
+/// use stategraph::prelude::*;
+///
+/// /// Appends `new` to `list`, keeping every item already in it.
+/// fn extend(mut list: Vec<String>, new: Vec<String>) -> Vec<String> {
+///     report_kept_prefix(list.len());
+///     list.extend(new);
+///     list
+/// }
+///
+/// #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// struct Log {
+///     #[reducer(extend)]
+///     lines: Vec<String>,
+/// }
+/// # let _ = Log::update().lines(vec!["hi".into()]);
+/// ```
+pub fn report_kept_prefix(n: usize) {
+    kept_prefix::report(n);
 }

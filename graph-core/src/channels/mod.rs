@@ -25,7 +25,10 @@ mod untracked;
 
 pub use any_value::AnyValue;
 pub use barrier::{NamedBarrierValue, NamedBarrierValueAfterFinish};
-pub use binop::{BinaryOperatorAggregate, Overwrite, ReducerError, ReducerWrite};
+pub(crate) use binop::kept_prefix;
+pub use binop::{
+    report_kept_prefix, BinaryOperatorAggregate, Overwrite, ReducerError, ReducerWrite,
+};
 pub use ephemeral::EphemeralValue;
 pub use last_value::{LastValue, LastValueAfterFinish};
 pub use topic::{Topic, TopicSaved, TopicWrite};

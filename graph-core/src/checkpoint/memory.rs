@@ -1,12 +1,13 @@
 //! [`InMemorySaver`]: checkpoints in process memory, with LangGraph's blob layout.
 
 use super::{
-    metadata_matches, write_index, Blob, ChannelVersion, ChannelVersions, Checkpoint,
+    metadata_matches, write_index, Append, Blob, ChannelVersion, ChannelVersions, Checkpoint,
     CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer,
     ListOptions, NameMap, PendingWrite, Retention, SharedStr, SPECIAL_WRITES,
 };
 use futures::future::BoxFuture;
 use hashbrown::{Equivalent, HashMap, HashSet};
+use serde_json::value::RawValue;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -157,12 +158,91 @@ impl Checkpoints {
     }
 }
 
+/// A stored version of a channel's value.
+enum Value {
+    /// The whole value (`None`: the channel was empty).
+    Whole(Option<Blob>),
+    /// The first `keep` items of version `base`, then `items` (a JSON array).
+    Appended {
+        base: ChannelVersion,
+        keep: usize,
+        items: Blob,
+        /// The bytes of `items` along the chain back to the nearest whole
+        /// value, and that value's bytes: when the first passes the second,
+        /// the next version is stored whole (so whole copies, each at least
+        /// twice the previous, add up to at most twice the last one).
+        chain_bytes: usize,
+        whole_bytes: usize,
+    },
+}
+
+impl Value {
+    fn bytes(&self) -> usize {
+        match self {
+            Value::Whole(blob) => blob.as_ref().map_or(0, |b| b.as_str().len()),
+            Value::Appended { items, .. } => items.as_str().len(),
+        }
+    }
+}
+
+/// The newest value of a list channel that grows by appends, kept whole so
+/// that the next append extends it in place and reading the thread's latest
+/// checkpoint assembles nothing.
+struct Head {
+    version: ChannelVersion,
+    value: Blob,
+    /// The number of items in `value`.
+    items: usize,
+}
+
+/// The items of a JSON array, as the text of each.
+fn array_items<'a>(text: &'a str, what: &str) -> Result<Vec<&'a RawValue>, String> {
+    serde_json::from_str(text).map_err(|e| format!("{what} is not a JSON array: {e}"))
+}
+
+/// A JSON array of `items`.
+fn join_items<'a>(items: impl IntoIterator<Item = &'a RawValue>, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity + 2);
+    out.push('[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item.get());
+    }
+    out.push(']');
+    out
+}
+
+/// `text` (an array of `count` items, ours: no trailing whitespace) with the
+/// items of the array `items` appended, in place.
+fn push_items(text: &mut String, count: usize, items: &str) {
+    let inner = items.trim();
+    let inner = inner
+        .strip_prefix('[')
+        .and_then(|i| i.strip_suffix(']'))
+        .unwrap_or("")
+        .trim();
+    if inner.is_empty() {
+        return;
+    }
+    let end = text.trim_end().len();
+    text.truncate(end.saturating_sub(1));
+    if count > 0 {
+        text.push(',');
+    }
+    text.push_str(inner);
+    text.push(']');
+}
+
 /// What one namespace of one thread holds.
 #[derive(Default)]
 struct Namespace {
     checkpoints: Checkpoints,
-    /// (channel, version) → value (`None`: the channel was empty).
-    blobs: HashMap<BlobKey, Option<Blob>>,
+    /// (channel, version) → value.
+    blobs: HashMap<BlobKey, Value>,
+    /// Channel → its newest appended value, whole.
+    heads: HashMap<SharedStr, Head>,
     /// Checkpoint id → its pending writes, in insertion order.
     writes: HashMap<String, Vec<WriteRow>>,
 }
@@ -248,6 +328,36 @@ impl InMemorySaver {
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
         lock(&self.store)
     }
+
+    /// The bytes of the values it holds, over every thread: the stored
+    /// channel values and pending writes, as serialised (the bookkeeping
+    /// around them, ids, versions and metadata, is not counted).
+    ///
+    /// ```
+    /// use stategraph::checkpoint::InMemorySaver;
+    ///
+    /// assert_eq!(InMemorySaver::new().stored_bytes(), 0);
+    /// ```
+    pub fn stored_bytes(&self) -> usize {
+        let store = self.lock();
+        let namespaces = store
+            .threads
+            .values()
+            .flat_map(|t| t.iter().map(|(_, n)| n));
+        namespaces
+            .map(|n| {
+                let blobs: usize = n.blobs.values().map(Value::bytes).sum();
+                let heads: usize = n.heads.values().map(|h| h.value.as_str().len()).sum();
+                let writes: usize = n
+                    .writes
+                    .values()
+                    .flatten()
+                    .map(|w| w.value.as_str().len())
+                    .sum();
+                blobs + heads + writes
+            })
+            .sum()
+    }
 }
 
 impl InMemorySaver {
@@ -258,6 +368,7 @@ impl InMemorySaver {
         mut checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
+        appends: NameMap<Append>,
         fence: Option<u64>,
     ) -> Result<CheckpointConfig, CheckpointError> {
         {
@@ -270,11 +381,23 @@ impl InMemorySaver {
             let mut store = self.lock();
             store.check_fence(&config.thread_id, fence)?;
             let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
+            let mut appends = appends.into_iter().peekable();
             for (channel, version) in new_versions {
-                // Both maps are sorted by channel: `channel`'s value, if any, is next.
+                // The maps are sorted by channel: `channel`'s value, if any, is next.
+                while appends.next_if(|(c, _)| *c < channel).is_some() {}
+                if let Some((_, append)) = appends.next_if(|(c, _)| *c == channel) {
+                    let value = namespace
+                        .append(&channel, &version, append)
+                        .map_err(|why| corrupt(&config.thread_id, &id, &channel, why))?;
+                    namespace.blobs.insert(BlobKey { channel, version }, value);
+                    continue;
+                }
                 while values.next_if(|(c, _)| *c < channel).is_some() {}
                 let blob = values.next_if(|(c, _)| *c == channel).map(|(_, blob)| blob);
-                namespace.blobs.insert(BlobKey { channel, version }, blob);
+                namespace.heads.remove(channel.as_str());
+                namespace
+                    .blobs
+                    .insert(BlobKey { channel, version }, Value::Whole(blob));
             }
             namespace.checkpoints.insert(&id, stored);
             drop(store);
@@ -389,7 +512,175 @@ impl Store {
     }
 }
 
+/// The error of a stored value that cannot be assembled.
+fn corrupt(thread: &str, id: &str, channel: &str, why: String) -> CheckpointError {
+    CheckpointError::Corrupt {
+        thread_id: thread.to_owned(),
+        checkpoint_id: id.to_owned(),
+        what: format!("the value of channel `{channel}`"),
+        source: why.into(),
+    }
+}
+
 impl Namespace {
+    /// The whole value of `channel` at `version` (which must hold one).
+    fn resolve(&self, channel: &str, version: &str) -> Result<Blob, String> {
+        if let Some(head) = self.heads.get(channel) {
+            if head.version.as_str() == version {
+                return Ok(head.value.clone());
+            }
+        }
+        // The chain of appends back to a whole value, newest first.
+        let mut chain: Vec<(usize, &Blob)> = Vec::new();
+        let mut at = version;
+        let whole = loop {
+            match self.blobs.get(&(channel, at)) {
+                Some(Value::Whole(Some(blob))) => break blob,
+                Some(Value::Whole(None)) => {
+                    return Err(format!(
+                        "version `{at}` is empty, and a later one appends to it"
+                    ))
+                }
+                Some(Value::Appended {
+                    base, keep, items, ..
+                }) => {
+                    chain.push((*keep, items));
+                    at = base;
+                }
+                None => {
+                    return Err(format!(
+                        "version `{at}`, which a later version appends to, is not stored"
+                    ))
+                }
+            }
+        };
+        let mut items = array_items(whole.as_str(), "a stored value")?;
+        let mut bytes = whole.as_str().len();
+        for (keep, appended) in chain.into_iter().rev() {
+            if keep > items.len() {
+                return Err(format!(
+                    "an append keeps {keep} items of a value that has {}",
+                    items.len()
+                ));
+            }
+            items.truncate(keep);
+            items.extend(array_items(appended.as_str(), "appended items")?);
+            bytes += appended.as_str().len();
+        }
+        Ok(Blob(Arc::new(join_items(items, bytes))))
+    }
+
+    /// Stores `append` as version `version` of `channel`, and makes it the
+    /// channel's head: its value extends the head in place when it appends to
+    /// it, or the assembled value of its base otherwise.
+    fn append(
+        &mut self,
+        channel: &SharedStr,
+        version: &ChannelVersion,
+        append: Append,
+    ) -> Result<Value, String> {
+        let Append { base, keep, items } = append;
+        let new_items = array_items(items.as_str(), "appended items")?.len();
+        let (chain_bytes, whole_bytes) = match self.blobs.get(&(channel.as_str(), base.as_str())) {
+            Some(Value::Whole(blob)) => (0, blob.as_ref().map_or(0, |b| b.as_str().len())),
+            Some(Value::Appended {
+                chain_bytes,
+                whole_bytes,
+                ..
+            }) => (*chain_bytes, *whole_bytes),
+            None => {
+                return Err(format!(
+                    "version `{base}`, which a put appends to, is not stored"
+                ))
+            }
+        };
+        let mut head = match self.heads.remove(channel.as_str()) {
+            Some(head) if head.version == base => head,
+            _ => {
+                let value = self.resolve(channel, &base)?;
+                let items = array_items(value.as_str(), "a stored value")?.len();
+                Head {
+                    version: base.clone(),
+                    value,
+                    items,
+                }
+            }
+        };
+        if keep > head.items {
+            return Err(format!(
+                "a put keeps {keep} items of version `{base}`, which has {}",
+                head.items
+            ));
+        }
+        if keep < head.items {
+            let text = {
+                let mut kept = array_items(head.value.as_str(), "a stored value")?;
+                kept.truncate(keep);
+                join_items(kept, head.value.as_str().len())
+            };
+            head.value = Blob(Arc::new(text));
+        }
+        // In place when no reader holds the head (the usual case).
+        push_items(Arc::make_mut(&mut head.value.0), keep, items.as_str());
+        head.items = keep + new_items;
+        head.version = version.clone();
+        let chain_bytes = chain_bytes + items.as_str().len();
+        let value = if chain_bytes > whole_bytes {
+            Value::Whole(Some(head.value.clone()))
+        } else {
+            Value::Appended {
+                base,
+                keep,
+                items,
+                chain_bytes,
+                whole_bytes,
+            }
+        };
+        self.heads.insert(channel.clone(), head);
+        Ok(value)
+    }
+
+    /// Drops the values no remaining checkpoint refers to; a kept value that
+    /// appends to a dropped one is stored whole first. On error, the channel.
+    fn keep_referenced(&mut self) -> Result<(), (String, String)> {
+        let referenced: HashSet<(SharedStr, ChannelVersion)> = self
+            .checkpoints
+            .iter()
+            .flat_map(|(_, s)| s.channel_versions.iter().cloned())
+            .collect();
+        let is_referenced =
+            |c: &SharedStr, v: &ChannelVersion| referenced.contains(&(c.clone(), v.clone()));
+        // Kept appends whose chain reaches a dropped version.
+        let mut rewrite = Vec::new();
+        for (key, value) in &self.blobs {
+            if !is_referenced(&key.channel, &key.version) {
+                continue;
+            }
+            let mut at = value;
+            while let Value::Appended { base, .. } = at {
+                if !is_referenced(&key.channel, base) {
+                    rewrite.push((key.channel.clone(), key.version.clone()));
+                    break;
+                }
+                match self.blobs.get(&(key.channel.as_str(), base.as_str())) {
+                    Some(next) => at = next,
+                    None => break,
+                }
+            }
+        }
+        for (channel, version) in rewrite {
+            let whole = self
+                .resolve(&channel, &version)
+                .map_err(|why| (channel.to_string(), why))?;
+            self.blobs
+                .insert(BlobKey { channel, version }, Value::Whole(Some(whole)));
+        }
+        self.blobs
+            .retain(|k, _| is_referenced(&k.channel, &k.version));
+        self.heads.retain(|c, head| is_referenced(c, &head.version));
+        Ok(())
+    }
+
     fn tuple(
         &self,
         thread: &str,
@@ -401,9 +692,15 @@ impl Namespace {
         let mut values = Vec::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
             match self.blobs.get(&(channel.as_str(), version.as_str())) {
-                Some(Some(blob)) => values.push((channel.clone(), blob.clone())),
+                Some(Value::Whole(Some(blob))) => values.push((channel.clone(), blob.clone())),
                 // The channel was empty at that version.
-                Some(None) => {}
+                Some(Value::Whole(None)) => {}
+                Some(Value::Appended { .. }) => {
+                    let blob = self
+                        .resolve(channel, version)
+                        .map_err(|why| corrupt(thread, id, channel, why))?;
+                    values.push((channel.clone(), blob));
+                }
                 None => {
                     return Err(CheckpointError::Corrupt {
                         thread_id: thread.to_owned(),
@@ -479,44 +776,48 @@ impl Checkpointer for InMemorySaver {
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
         Box::pin(async move {
             let store = self.lock();
-            let mut out = Vec::new();
-            let mut add =
-                |thread: &str, ns: &str, namespace: &Namespace| -> Result<(), CheckpointError> {
-                    for (id, stored) in namespace.checkpoints.iter().rev() {
-                        if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
-                            if want != id {
-                                continue;
-                            }
-                        }
-                        if options.before.as_deref().is_some_and(|b| id >= b) {
-                            continue;
-                        }
-                        if !metadata_matches(&stored.metadata, &options.filter) {
-                            continue;
-                        }
-                        out.push(namespace.tuple(thread, ns, id, stored)?);
-                    }
-                    Ok(())
-                };
-            match config {
+            // The matching checkpoints, found before any is read: only those
+            // within `limit` have their values assembled.
+            let namespaces: Vec<(&str, &str, &Namespace)> = match config {
                 // A config always names a namespace; "" is the root's.
-                Some(c) => {
-                    if let Some(namespace) = store.namespace(&c.thread_id, &c.checkpoint_ns) {
-                        add(&c.thread_id, &c.checkpoint_ns, namespace)?;
-                    }
-                }
-                None => {
-                    for (thread, namespaces) in &store.threads {
-                        for (ns, namespace) in namespaces.iter() {
-                            add(thread, ns, namespace)?;
+                Some(c) => store
+                    .namespace(&c.thread_id, &c.checkpoint_ns)
+                    .map(|n| (c.thread_id.as_str(), c.checkpoint_ns.as_str(), n))
+                    .into_iter()
+                    .collect(),
+                None => store
+                    .threads
+                    .iter()
+                    .flat_map(|(t, namespaces)| {
+                        namespaces.iter().map(move |(ns, n)| (t.as_str(), ns, n))
+                    })
+                    .collect(),
+            };
+            let mut found: Vec<(&str, &str, &Namespace, &str, &Stored)> = Vec::new();
+            for (thread, ns, namespace) in namespaces {
+                for (id, stored) in namespace.checkpoints.iter().rev() {
+                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
+                        if want != id {
+                            continue;
                         }
                     }
+                    if options.before.as_deref().is_some_and(|b| id >= b) {
+                        continue;
+                    }
+                    if !metadata_matches(&stored.metadata, &options.filter) {
+                        continue;
+                    }
+                    found.push((thread, ns, namespace, id, stored));
                 }
             }
-            out.sort_by(|a, b| b.config.checkpoint_id.cmp(&a.config.checkpoint_id));
+            found.sort_by(|a, b| b.3.cmp(a.3));
             if let Some(limit) = options.limit {
-                out.truncate(limit);
+                found.truncate(limit);
             }
+            let out = found
+                .into_iter()
+                .map(|(thread, ns, namespace, id, stored)| namespace.tuple(thread, ns, id, stored))
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(out)
         })
     }
@@ -533,6 +834,32 @@ impl Checkpointer for InMemorySaver {
             checkpoint,
             metadata,
             new_versions,
+            NameMap::new(),
+            None,
+        )))
+    }
+
+    /// `true`: a list channel that grew is stored as its appended items (the
+    /// value it extends is kept whole again once the appended bytes pass its
+    /// size, so a thread's stored bytes grow linearly with what it appends).
+    fn stores_appends(&self) -> bool {
+        true
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(std::future::ready(self.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
             None,
         )))
     }
@@ -592,27 +919,16 @@ impl Checkpointer for InMemorySaver {
                     .map(|(ns, id)| (ns.as_str(), id.as_str()))
                     .collect();
                 for (ns, namespace) in namespaces.iter_mut() {
-                    let Namespace {
-                        checkpoints,
-                        blobs,
-                        writes,
-                    } = namespace;
-                    checkpoints
+                    namespace
+                        .checkpoints
                         .0
                         .retain(|(id, _)| !doomed.contains(&(ns, &**id)));
-                    writes.retain(|id, _| !doomed.contains(&(ns, id.as_str())));
-                    // Keep the blobs a remaining checkpoint of the namespace refers to.
-                    let referenced: HashSet<(&str, &str)> = checkpoints
-                        .iter()
-                        .flat_map(|(_, s)| {
-                            s.channel_versions
-                                .iter()
-                                .map(|(c, v)| (c.as_str(), v.as_str()))
-                        })
-                        .collect();
-                    blobs.retain(|k, _| {
-                        referenced.contains(&(k.channel.as_str(), k.version.as_str()))
-                    });
+                    namespace
+                        .writes
+                        .retain(|id, _| !doomed.contains(&(ns, id.as_str())));
+                    namespace
+                        .keep_referenced()
+                        .map_err(|(channel, why)| corrupt(thread_id, "", &channel, why))?;
                 }
             }
             Ok(count)
@@ -726,6 +1042,29 @@ impl Checkpointer for LeasedWriter {
             checkpoint,
             metadata,
             new_versions,
+            NameMap::new(),
+            Some(self.generation),
+        )))
+    }
+
+    fn stores_appends(&self) -> bool {
+        true
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(std::future::ready(self.saver.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
             Some(self.generation),
         )))
     }
@@ -757,5 +1096,197 @@ impl Checkpointer for LeasedWriter {
         retention: Retention,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         self.saver.prune(thread_id, retention)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::CheckpointSource;
+
+    fn metadata(step: i64) -> CheckpointMetadata {
+        CheckpointMetadata {
+            source: CheckpointSource::Loop,
+            step,
+            parents: Default::default(),
+            extra: Default::default(),
+        }
+    }
+
+    fn checkpoint(id: &str, version: &str, value: Option<&str>) -> Checkpoint {
+        Checkpoint {
+            v: 4,
+            id: id.to_owned(),
+            ts: "2026-12-02T00:00:00+00:00".to_owned(),
+            channel_values: value
+                .map(|v| (SharedStr::from("log"), Blob::from_json(v).unwrap()))
+                .into_iter()
+                .collect(),
+            channel_versions: [(SharedStr::from("log"), SharedStr::from(version))]
+                .into_iter()
+                .collect(),
+            versions_seen: NameMap::new(),
+            updated_channels: None,
+        }
+    }
+
+    fn new_version(version: &str) -> ChannelVersions {
+        [(SharedStr::from("log"), SharedStr::from(version))]
+            .into_iter()
+            .collect()
+    }
+
+    fn append(base: &str, keep: usize, items: &str) -> NameMap<Append> {
+        [(
+            SharedStr::from("log"),
+            Append {
+                base: base.into(),
+                keep,
+                items: Blob::from_json(items).unwrap(),
+            },
+        )]
+        .into_iter()
+        .collect()
+    }
+
+    /// Puts checkpoint `n` (ids "001", "002", ...) with version `n` of `log`.
+    async fn put(saver: &InMemorySaver, n: u32, appends: Option<(usize, &str)>, whole: &str) {
+        let config = CheckpointConfig::thread("t");
+        let config = if n > 1 {
+            config.at(format!("{:03}", n - 1))
+        } else {
+            config
+        };
+        let (id, version) = (format!("{n:03}"), format!("{n:03}"));
+        match appends {
+            Some((keep, items)) => {
+                let base = format!("{:03}", n - 1);
+                saver
+                    .put_appending(
+                        &config,
+                        checkpoint(&id, &version, None),
+                        metadata(n.into()),
+                        new_version(&version),
+                        append(&base, keep, items),
+                    )
+                    .await
+                    .unwrap();
+            }
+            None => {
+                saver
+                    .put(
+                        &config,
+                        checkpoint(&id, &version, Some(whole)),
+                        metadata(n.into()),
+                        new_version(&version),
+                    )
+                    .await
+                    .unwrap();
+            }
+        };
+    }
+
+    async fn value_at(saver: &InMemorySaver, n: u32) -> serde_json::Value {
+        let config = CheckpointConfig::thread("t").at(format!("{n:03}"));
+        let tuple = saver.get_tuple(&config).await.unwrap().unwrap();
+        tuple.checkpoint.channel_values["log"].decode().unwrap()
+    }
+
+    #[tokio::test]
+    async fn appended_values_read_back_whole_at_every_version() {
+        let saver = InMemorySaver::new();
+        let mut expected = vec![serde_json::json!([1, 2])];
+        put(&saver, 1, None, "[1,2]").await;
+        // Appends, a replacement of the last item (keep 3 of 4), an empty append.
+        let steps: [(usize, &str, serde_json::Value); 4] = [
+            (2, "[3]", serde_json::json!([1, 2, 3])),
+            (
+                3,
+                r#"["a",{"b":[4]}]"#,
+                serde_json::json!([1, 2, 3, "a", {"b": [4]}]),
+            ),
+            (4, "[5]", serde_json::json!([1, 2, 3, "a", 5])),
+            (5, "[]", serde_json::json!([1, 2, 3, "a", 5])),
+        ];
+        for (i, (keep, items, whole)) in steps.into_iter().enumerate() {
+            put(&saver, i as u32 + 2, Some((keep, items)), "").await;
+            expected.push(whole);
+        }
+        for (i, want) in expected.iter().enumerate() {
+            assert_eq!(
+                &value_at(&saver, i as u32 + 1).await,
+                want,
+                "version {}",
+                i + 1
+            );
+        }
+        // Listing assembles every version too.
+        let all = saver
+            .list(
+                Some(&CheckpointConfig::thread("t")),
+                &ListOptions::default(),
+            )
+            .await
+            .unwrap();
+        let listed: Vec<serde_json::Value> = all
+            .iter()
+            .rev()
+            .map(|t| t.checkpoint.channel_values["log"].decode().unwrap())
+            .collect();
+        assert_eq!(listed, expected);
+    }
+
+    #[tokio::test]
+    async fn a_long_chain_of_appends_stores_linear_bytes_and_prunes_exactly() {
+        let saver = InMemorySaver::new();
+        put(&saver, 1, None, r#"["x"]"#).await;
+        let item = format!("\"{}\"", "y".repeat(100));
+        for n in 2..=200 {
+            put(&saver, n, Some((n as usize - 1, &format!("[{item}]"))), "").await;
+        }
+        let whole = value_at(&saver, 200).await;
+        assert_eq!(whole.as_array().map(Vec::len), Some(200));
+        // Whole copies double: the stored bytes stay within a few times the
+        // last value (the rewrite of every version would be ~100 times it).
+        let last = serde_json::to_string(&whole).unwrap().len();
+        assert!(
+            saver.stored_bytes() < 5 * last,
+            "{} bytes stored for a value of {last}",
+            saver.stored_bytes()
+        );
+        let middle = value_at(&saver, 150).await;
+        saver.prune("t", Retention::KeepLast(60)).await.unwrap();
+        assert_eq!(value_at(&saver, 150).await, middle);
+        assert_eq!(value_at(&saver, 200).await, whole);
+        assert!(saver
+            .get_tuple(&CheckpointConfig::thread("t").at("100"))
+            .await
+            .unwrap()
+            .is_none());
+    }
+
+    #[tokio::test]
+    async fn an_append_to_a_missing_version_or_past_the_end_is_refused() {
+        let saver = InMemorySaver::new();
+        put(&saver, 1, None, "[1]").await;
+        let config = CheckpointConfig::thread("t").at("001");
+        let refused = |keep, base: &'static str| {
+            saver.put_appending(
+                &config,
+                checkpoint("002", "002", None),
+                metadata(2),
+                new_version("002"),
+                append(base, keep, "[2]"),
+            )
+        };
+        assert!(matches!(
+            refused(2, "001").await,
+            Err(CheckpointError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            refused(1, "009").await,
+            Err(CheckpointError::Corrupt { .. })
+        ));
+        assert_eq!(value_at(&saver, 1).await, serde_json::json!([1]));
     }
 }

@@ -86,6 +86,20 @@ impl<'de> Deserialize<'de> for Blob {
     }
 }
 
+/// A list-valued channel's new value, given by what it appended to an earlier
+/// version (see [`Checkpointer::put_appending`]): the first `keep` items of
+/// the value stored under version `base` of the same channel, thread and
+/// namespace, followed by `items`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Append {
+    /// The version whose value the new one extends.
+    pub base: ChannelVersion,
+    /// How many leading items of that value the new one keeps.
+    pub keep: usize,
+    /// The items that follow them: a JSON array.
+    pub items: Blob,
+}
+
 /// A channel version: LangGraph's `"{n:032}.{random:016}"` string.
 pub type ChannelVersion = SharedStr;
 
@@ -581,6 +595,37 @@ pub trait Checkpointer: Send + Sync + 'static {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
+
+    /// Whether [`put_appending`](Self::put_appending) stores appended values
+    /// (the engine then hands list channels that only grew to it as
+    /// [`Append`]s instead of whole values). `false` by default.
+    fn stores_appends(&self) -> bool {
+        false
+    }
+
+    /// [`put`](Self::put), with some of the new values given by what they
+    /// appended to an earlier version: each channel of `appends` is in
+    /// `new_versions` and not in `checkpoint.channel_values`. Reads return
+    /// whole values, as if `put` had stored them. Called only on a saver whose
+    /// [`stores_appends`](Self::stores_appends) is `true`; the default refuses.
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if appends.is_empty() {
+            return self.put(config, checkpoint, metadata, new_versions);
+        }
+        let _ = (checkpoint, metadata, new_versions);
+        Box::pin(std::future::ready(Err(CheckpointError::InvalidInput(
+            "this saver does not store appended values (its stores_appends is false); pass \
+             whole values to put"
+                .to_owned(),
+        ))))
+    }
 
     /// Stores writes of task `task_id` against checkpoint `config.checkpoint_id`.
     /// Special channels (`__error__`, `__interrupt__`, ...) replace earlier rows;

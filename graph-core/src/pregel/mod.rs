@@ -16,6 +16,7 @@
 //! end. Running tasks is `execute`'s, applying their writes `writes`', pausing
 //! `pause`'s, resuming `resume`'s, checkpoint encoding `persist`'s.
 
+mod append;
 mod control;
 mod execute;
 #[cfg(feature = "test-util")]
@@ -185,7 +186,6 @@ impl<S: State> Run<S> {
                     ));
                 };
                 Some(Box::new(Saver {
-                    saver,
                     config: crate::checkpoint::CheckpointConfig {
                         thread_id: thread_id.to_owned(),
                         // A root run always uses the root namespace.
@@ -196,6 +196,10 @@ impl<S: State> Run<S> {
                     parent: None,
                     book: persist::Book::default(),
                     step_writes: Vec::new(),
+                    appends: saver
+                        .stores_appends()
+                        .then(|| append::Appends::new(graph.num_fields())),
+                    saver,
                 }))
             }
             None => None,

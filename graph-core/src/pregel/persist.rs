@@ -7,8 +7,8 @@ use super::writes::{ControlWrite, TaskWrites};
 use super::Run;
 use crate::channels::Channel;
 use crate::checkpoint::{
-    Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, NameMap, PendingWrite, SharedStr,
+    Append, Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointMetadata,
+    CheckpointSource, CheckpointTuple, NameMap, PendingWrite, SharedStr,
 };
 use crate::compiled::Graph;
 use crate::error::{GraphError, PanicSite, SerdeValue};
@@ -266,6 +266,11 @@ impl Listed {
 /// Collects the serialised state fields of a checkpoint, by channel.
 struct ValueCollector<'a> {
     out: &'a mut [Option<Blob>],
+    /// Per field, the leading items to leave out (only the items after them
+    /// are stored, see `append`), when that is planned.
+    skips: &'a [Option<usize>],
+    /// The fields stored as their items after the skipped ones.
+    appended: FieldSet,
     /// The field being serialised.
     at: &'static str,
     error: Option<serde_json::Error>,
@@ -274,6 +279,14 @@ struct ValueCollector<'a> {
 impl FieldVisitor for ValueCollector<'_> {
     fn visit<T: Serialize + ?Sized>(&mut self, field: usize, name: &'static str, value: &T) {
         self.at = name;
+        if let Some(skip) = self.skips.get(field).copied().flatten() {
+            // Not a list after all, or shorter than reported: stored whole.
+            if let Ok(items) = Blob::encode(&super::append::Tail { value, skip }) {
+                self.out[field] = Some(items);
+                self.appended.insert(field);
+                return;
+            }
+        }
         match Blob::encode(value) {
             Ok(blob) => self.out[field] = Some(blob),
             Err(e) => {
@@ -403,7 +416,7 @@ impl<S: State> Run<S> {
         &mut self,
         id: String,
         with_updated: bool,
-    ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
+    ) -> Result<(Checkpoint, ChannelVersions, NameMap<Append>), GraphError> {
         let graph = Arc::clone(&self.graph);
         // What a checkpoint lists, brought up to date for the channels that changed.
         let Some(mut book) = self
@@ -422,6 +435,14 @@ impl<S: State> Run<S> {
         let result = self.checkpoint_of(&book.listed, id, with_updated);
         if let Some(p) = &mut self.persist.saver {
             p.book = book;
+            // What the next checkpoint's appends extend: this one's values.
+            if let (Ok((checkpoint, _, _)), Some(appends)) = (&result, &mut p.appends) {
+                for (name, version) in &checkpoint.channel_versions {
+                    if let Some(c) = S::field_index(name) {
+                        appends.at(c, version.clone());
+                    }
+                }
+            }
         }
         result
     }
@@ -431,7 +452,7 @@ impl<S: State> Run<S> {
         listed: &Listed,
         id: String,
         with_updated: bool,
-    ) -> Result<(Checkpoint, ChannelVersions), GraphError> {
+    ) -> Result<(Checkpoint, ChannelVersions, NameMap<Append>), GraphError> {
         let graph = &self.graph;
         let mut made = MadeVersions::new();
         // Each listed channel's current version text, made once and shared by the maps.
@@ -453,8 +474,12 @@ impl<S: State> Run<S> {
 
         let mut values: SmallVec<[Option<Blob>; 16]> =
             smallvec::smallvec![None; graph.num_fields()];
+        let appends = self.persist.saver.as_ref().and_then(|p| p.appends.as_ref());
+        let skips = appends.map(|a| a.skips()).unwrap_or_default();
         let mut collector = ValueCollector {
             out: &mut values,
+            skips: &skips,
+            appended: FieldSet::default(),
             at: "",
             error: None,
         };
@@ -471,6 +496,8 @@ impl<S: State> Run<S> {
         if let Some(e) = collector.error {
             return Err(encode_error("a state field", e));
         }
+        let appended = collector.appended;
+        let mut appended_values = Vec::new();
 
         // The maps, built in channel-name order: already sorted.
         let mut channel_versions = Vec::with_capacity(listed.ids.len());
@@ -485,8 +512,19 @@ impl<S: State> Run<S> {
                 } else {
                     self.control_value(c)?
                 };
-                if let Some(blob) = value {
-                    channel_values.push((name.clone(), blob));
+                match (value, appends.and_then(|a| a.plan(c))) {
+                    (Some(items), Some((keep, base))) if appended.contains(c) => {
+                        appended_values.push((
+                            name.clone(),
+                            Append {
+                                base: base.clone(),
+                                keep,
+                                items,
+                            },
+                        ));
+                    }
+                    (Some(blob), _) => channel_values.push((name.clone(), blob)),
+                    (None, _) => {}
                 }
             }
             channel_versions.push((name, text.clone()));
@@ -580,6 +618,7 @@ impl<S: State> Run<S> {
                 updated_channels,
             },
             new_versions,
+            NameMap::from_sorted(appended_values),
         ))
     }
 
@@ -660,6 +699,9 @@ impl<S: State> Run<S> {
                 p.book.listed.restored(&graph.channel_rank, c);
             }
             self.persist.restored_versions[c] = Some((n, text.clone()));
+            if let Some(appends) = self.persist.saver.as_mut().and_then(|p| p.appends.as_mut()) {
+                appends.at(c, text.clone());
+            }
             let value = cp.channel_values.get(name);
             if c < graph.num_fields() {
                 let state = Arc::make_mut(&mut self.state);

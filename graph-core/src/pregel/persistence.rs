@@ -29,6 +29,9 @@ pub(super) struct Saver {
     /// task), in the put's own background task under durability `async`.
     /// (Here, in the boxed saver, a run without one stays as small.)
     pub(super) step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
+    /// With a saver that stores appended items: what each state field's next
+    /// checkpoint may store that way.
+    pub(super) appends: Option<super::append::Appends>,
 }
 
 /// The checkpoint a run's state is at, and how it gets stored, owned by the run.
@@ -236,7 +239,8 @@ impl<S: State> Run<S> {
         // `update_state` checkpoints record no updated channels (docs/semantics.md
         // §6.1, §7.3): whoever loads one considers every node.
         let with_updated = self.schedule.updated_known && source != CheckpointSource::Update;
-        let (checkpoint, new_versions) = self.create_checkpoint(id.clone(), with_updated)?;
+        let (checkpoint, new_versions, appends) =
+            self.create_checkpoint(id.clone(), with_updated)?;
         // The checkpoint holds every change so far: the next one holds only later ones.
         self.schedule.versions.clear_changed();
         let metadata = self.metadata(source, self.persist.checkpoint_step);
@@ -256,7 +260,7 @@ impl<S: State> Run<S> {
                     saver.put_writes(&parent, rows, &task_id).await?;
                 }
                 saver
-                    .put(&parent, checkpoint, metadata, new_versions)
+                    .put_appending(&parent, checkpoint, metadata, new_versions, appends)
                     .await
                     .map(drop)
             }));
@@ -265,7 +269,7 @@ impl<S: State> Run<S> {
                 p.saver.put_writes(&p.config, rows, &task_id).await?;
             }
             p.saver
-                .put(&p.config, checkpoint, metadata, new_versions)
+                .put_appending(&p.config, checkpoint, metadata, new_versions, appends)
                 .await?;
         }
         // The next checkpoint descends from this one.

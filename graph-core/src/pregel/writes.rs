@@ -397,8 +397,18 @@ impl<S: State> Run<S> {
         let mut changed = FieldSet::default();
         if updates.iter().any(|u| !u.is_empty()) {
             let (state, fields) = (Arc::make_mut(&mut self.state), &mut self.fields);
-            unwind::catch(|| state.apply_updates(fields, &mut updates, &mut changed))
-                .map_err(|panic| panic.applying(self.schedule.step))??;
+            let appends = self.persist.saver.as_mut().and_then(|p| p.appends.as_mut());
+            if let Some(appends) = appends {
+                // Which leading items of each list field the step kept.
+                let (applied, log) = crate::channels::kept_prefix::track(|| {
+                    unwind::catch(|| state.apply_updates(fields, &mut updates, &mut changed))
+                });
+                applied.map_err(|panic| panic.applying(self.schedule.step))??;
+                appends.applied(&changed, &log, S::field_index);
+            } else {
+                unwind::catch(|| state.apply_updates(fields, &mut updates, &mut changed))
+                    .map_err(|panic| panic.applying(self.schedule.step))??;
+            }
             self.mark(&changed, nv, &mut updated);
         }
         if let Some(ti) = route_after_fields {
