@@ -1,4 +1,7 @@
-//! Serves the quickstart agent over LangGraph Server's HTTP API.
+//! Serves the quickstart agent over LangGraph Server's HTTP API, with the
+//! human-in-the-loop example's reviewed post next to it (`human_in_the_loop`:
+//! its run pauses at an `interrupt` until a person answers), and the Studio at
+//! `/studio`.
 //!
 //! `cargo run --example serve --features server` listens on 127.0.0.1:2024
 //! (or the address given as the first argument) and keeps threads, runs and
@@ -96,6 +99,66 @@ async fn tools(state: &Agent) -> Result<AgentUpdate, BadInput> {
     Ok(Agent::update().messages(vec![Message::ToolResult(result.to_string())]))
 }
 
+/// The human-in-the-loop example's post: written, reviewed by a person
+/// (an `interrupt` answered from the Studio or the SDK), then published.
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Post {
+    topic: String,
+    draft: String,
+    #[reducer(std::ops::Add::add)]
+    revisions: u32,
+    note: Option<String>,
+    published: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Question {
+    draft: String,
+    revision: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Decision {
+    approve: bool,
+    note: Option<String>,
+}
+
+#[derive(Goto, Clone, Copy, Debug)]
+enum AfterReview {
+    Publish,
+    Write,
+}
+
+#[node]
+fn write(post: &Post) -> PostUpdate {
+    let mut draft = format!(
+        "{}: why the compiler should check your agent graph.",
+        post.topic
+    );
+    if let Some(note) = &post.note {
+        draft = format!("{draft} (revised: {note})");
+    }
+    Post::update().draft(draft).revisions(1).note(None)
+}
+
+#[node]
+fn review(post: &Post, ctx: &Context) -> Result<Command<AfterReview>, NodeError> {
+    let decision: Decision = ctx.interrupt(Question {
+        draft: post.draft.clone(),
+        revision: post.revisions,
+    })?;
+    Ok(if decision.approve {
+        Command::goto(AfterReview::Publish)
+    } else {
+        Command::goto(AfterReview::Write).update(Post::update().note(decision.note))
+    })
+}
+
+#[node]
+fn publish(post: &Post) -> PostUpdate {
+    Post::update().published(Some(format!("[published] {}", post.draft)))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::args()
@@ -108,9 +171,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .add_edge(START, model)
         .add_edge(tools, model)
         .compile()?;
-    println!("serving the quickstart agent as `agent` on http://{addr} (Ctrl-C stops)");
+    let hitl = StateGraph::<Post>::new()
+        .add_node(write)
+        .add_node(review)
+        .add_node(publish)
+        .add_edge(START, write)
+        .add_edge(write, review)
+        .add_edge(publish, END)
+        .compile()?;
+    println!(
+        "serving the quickstart agent as `agent` and a reviewed post as \
+         `human_in_the_loop` on http://{addr}; the Studio is at http://{addr}/studio (Ctrl-C stops)"
+    );
     Server::new()
         .assistant("agent", app)
+        .assistant("human_in_the_loop", hitl)
         .database(db)
         .serve(&addr)
         .await?;
