@@ -31,7 +31,7 @@
 //! - `test-util` (off by default): `checkpoint::conformance`, the test suite
 //!   every [`Checkpointer`](checkpoint::Checkpointer) passes, for the tests of a
 //!   saver written outside this crate. Enable it for dev-dependencies only; the
-//!   facade forwards it as `stategraph/test-util`. It also brings [`testing`]:
+//!   facade forwards it as `stategraph/test-util`. It also brings the `testing` module:
 //!   the `Stepper` that runs a compiled graph one superstep at a time.
 
 // Module order, lowest first. A module may use the modules above it in this

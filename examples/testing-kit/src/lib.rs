@@ -41,7 +41,7 @@ pub struct Trip {
     pub choice: Option<String>,
 }
 
-/// A quote request, the payload of a `Send` to [`quote`].
+/// A quote request, the payload of a `Send` to [`quote()`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ask {
     /// The airline.
