@@ -111,6 +111,10 @@ def main() -> None:
             # Written by graph-sqlite with a TTL of 1 ms: LangGraph's sweep (a
             # text comparison with CURRENT_TIMESTAMP) finds it expired.
             check(store.get(("prefs", "bob"), "expired") is not None, "the expired item is not there")
+            # CURRENT_TIMESTAMP has whole seconds: within the second the item
+            # was written, "HH:MM:SS" sorts before "HH:MM:SS.ffffff", so the
+            # sweep would not see it expired yet. Let that second pass.
+            time.sleep(1.05)
             check(store.sweep_ttl() == 1, "LangGraph's sweep did not delete exactly the expired item")
             check(store.get(("prefs", "bob"), "session") is not None, "a ten-year TTL was swept")
         compare(dump(store), rust)
