@@ -83,40 +83,26 @@ impl Drawing {
         self.edges.iter().any(|(_, to, _)| to == END)
     }
 
+    /// Whether the node `name` has no edge out and routes nothing at run time:
+    /// a run that reaches it ends there.
+    fn routes_nowhere(&self, name: &str) -> bool {
+        !self.edges.iter().any(|(from, _, _)| from == name)
+            && !self.dynamic.iter().any(|d| d == name)
+    }
+
     /// LangGraph's `get_graph().to_json()`: `{"nodes": [{"id", "type",
     /// "data"}], "edges": [{"source", "target", "conditional"?}]}`, subgraph
     /// nodes not expanded.
     pub(crate) fn json(&self) -> serde_json::Value {
-        use serde_json::json;
-        let mut nodes = vec![json!({"id": START, "type": "runnable", "data": {"name": START}})];
-        for (name, _) in &self.nodes {
-            nodes.push(json!({"id": name, "type": "runnable", "data": {"name": name}}));
-        }
         // A node that routes nowhere ends the run: LangGraph draws its edge to END.
         let ends: Vec<(String, String, EdgeKind)> = self
             .nodes
             .iter()
-            .filter(|(n, _)| {
-                !self.edges.iter().any(|(from, _, _)| from == n) && !self.dynamic.contains(n)
-            })
+            .filter(|(n, _)| self.routes_nowhere(n))
             .map(|(n, _)| (n.clone(), END.to_owned(), EdgeKind::Static))
             .collect();
-        if self.uses_end() || !ends.is_empty() {
-            nodes.push(json!({"id": END}));
-        }
-        let edges = self
-            .edges
-            .iter()
-            .chain(&ends)
-            .map(|(from, to, kind)| match kind {
-                EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
-                EdgeKind::Mapped(key) => json!({
-                    "source": from, "target": to, "data": key, "conditional": true
-                }),
-                _ => json!({"source": from, "target": to, "conditional": true}),
-            })
-            .collect::<Vec<_>>();
-        json!({"nodes": nodes, "edges": edges})
+        let edges: Vec<_> = self.edges.iter().chain(&ends).cloned().collect();
+        to_json(self.nodes.iter().map(|(n, _)| n.as_str()), &edges)
     }
 
     /// [`json`](Self::json) with subgraph nodes expanded `options.xray`
@@ -125,7 +111,6 @@ impl Drawing {
     /// and `__end__` are left out, the parent's edges joined straight to the
     /// child's first and last nodes.
     pub(crate) fn json_with(&self, options: &DrawOptions) -> serde_json::Value {
-        use serde_json::json;
         if options.xray == 0 {
             return self.json();
         }
@@ -134,7 +119,7 @@ impl Drawing {
         let mut edges = flat.edges;
         // As in `json`: a top-level node that routes nowhere ends the run.
         for (name, _) in &self.nodes {
-            if !self.edges.iter().any(|(from, _, _)| from == name) && !self.dynamic.contains(name) {
+            if self.routes_nowhere(name) {
                 let from = if expanded(name) {
                     format!("{name}:{END}")
                 } else {
@@ -168,26 +153,11 @@ impl Drawing {
                 }
             }
         }
-        let mut nodes = vec![json!({"id": START, "type": "runnable", "data": {"name": START}})];
-        for item in &flat.items {
-            if let ItemKind::Node { .. } = item.kind {
-                nodes.push(json!({"id": item.key, "type": "runnable", "data": {"name": item.key}}));
-            }
-        }
-        if edges.iter().any(|(_, to, _)| to == END) {
-            nodes.push(json!({"id": END}));
-        }
-        let edges = edges
-            .iter()
-            .map(|(from, to, kind)| match kind {
-                EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
-                EdgeKind::Mapped(key) => json!({
-                    "source": from, "target": to, "data": key, "conditional": true
-                }),
-                _ => json!({"source": from, "target": to, "conditional": true}),
-            })
-            .collect::<Vec<_>>();
-        json!({"nodes": nodes, "edges": edges})
+        let nodes = flat.items.iter().filter_map(|item| match item.kind {
+            ItemKind::Node { .. } => Some(item.key.as_str()),
+            _ => None,
+        });
+        to_json(nodes, &edges)
     }
 
     /// Mermaid flowchart source.
@@ -279,6 +249,32 @@ impl Drawing {
         out.push_str("}\n");
         out
     }
+}
+
+/// LangGraph's `to_json()` shape: START, `nodes`, END when an edge reaches
+/// it; a conditional edge is marked, a path-map edge labelled with its key.
+fn to_json<'a>(
+    nodes: impl Iterator<Item = &'a str>,
+    edges: &[(String, String, EdgeKind)],
+) -> serde_json::Value {
+    use serde_json::json;
+    let node = |name: &str| json!({"id": name, "type": "runnable", "data": {"name": name}});
+    let mut out = vec![node(START)];
+    out.extend(nodes.map(node));
+    if edges.iter().any(|(_, to, _)| to == END) {
+        out.push(json!({"id": END}));
+    }
+    let edges = edges
+        .iter()
+        .map(|(from, to, kind)| match kind {
+            EdgeKind::Static | EdgeKind::Join => json!({"source": from, "target": to}),
+            EdgeKind::Mapped(key) => json!({
+                "source": from, "target": to, "data": key, "conditional": true
+            }),
+            _ => json!({"source": from, "target": to, "conditional": true}),
+        })
+        .collect::<Vec<_>>();
+    json!({"nodes": out, "edges": edges})
 }
 
 /// What one line of the node part of a drawing declares.
