@@ -3,7 +3,7 @@
 //! its run pauses at an `interrupt` until a person answers), and the Studio at
 //! `/studio`.
 //!
-//! `cargo run --example serve --features server` listens on 127.0.0.1:2024
+//! `cargo run --example serve` listens on 127.0.0.1:2024
 //! (or the address given as the first argument) and keeps threads, runs and
 //! checkpoints in `serve.db`. Talk to it with the Python SDK:
 //!
