@@ -57,7 +57,10 @@ pub trait ServedGraph: Send + Sync + 'static {
     /// LangGraph's `get_graph(xray=depth).to_json()`: nodes and edges,
     /// subgraphs expanded `xray` levels deep.
     fn graph_json(&self, xray: usize) -> Value;
-    /// The JSON schema of the state (field names; types are not known).
+    /// The JSON Schema of the state: its fields with their types when the
+    /// graph was served with
+    /// [`Server::assistant_with_schema`](crate::Server::assistant_with_schema),
+    /// their names only otherwise.
     fn state_schema(&self) -> Value;
     /// The graph with `saver` as its checkpointer.
     fn with_saver(&self, saver: Arc<dyn Checkpointer>) -> Arc<dyn ServedGraph>;
@@ -96,6 +99,8 @@ pub(crate) struct Served<S: State, C: ?Sized> {
     /// Node names as `&'static str` for `Command::goto` from JSON: interned
     /// once per node of this graph (bounded by the graph, never by requests).
     names: Arc<Mutex<HashMap<String, &'static str>>>,
+    /// The state's JSON Schema, when its type has one.
+    schema: Option<Arc<Value>>,
 }
 
 impl<S: State, C: ?Sized> Served<S, C> {
@@ -103,8 +108,35 @@ impl<S: State, C: ?Sized> Served<S, C> {
         Served {
             app,
             names: Arc::default(),
+            schema: None,
         }
     }
+
+    /// Serves the JSON Schema of `S` on `/assistants/{id}/schemas`.
+    pub(crate) fn with_schema(mut self) -> Self
+    where
+        S: schemars::JsonSchema,
+    {
+        self.schema = Some(Arc::new(typed_state_schema::<S>()));
+        self
+    }
+}
+
+/// The schema of the state's channels as LangGraph writes a state schema:
+/// the properties of `S`'s JSON Schema that are fields of the graph, none
+/// required (a run's input sets any of them; the others keep their values).
+fn typed_state_schema<S: State + schemars::JsonSchema>() -> Value {
+    let mut schema = schemars::SchemaGenerator::default()
+        .into_root_schema_for::<S>()
+        .to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("required");
+        if let Some(Value::Object(properties)) = map.get_mut("properties") {
+            properties.retain(|name, _| S::FIELDS.contains(&name.as_str()));
+        }
+    }
+    schema
 }
 
 /// Decodes a JSON object into one typed update, field by field.
@@ -405,6 +437,9 @@ where
     }
 
     fn state_schema(&self) -> Value {
+        if let Some(schema) = &self.schema {
+            return Value::clone(schema);
+        }
         let properties: serde_json::Map<String, Value> = S::FIELDS
             .iter()
             .map(|f| ((*f).to_owned(), json!({ "title": f })))
@@ -418,6 +453,7 @@ where
             // the root namespace, where a view behaves as the graph).
             app: self.app.subgraph_view(saver),
             names: Arc::clone(&self.names),
+            schema: self.schema.clone(),
         })
     }
 

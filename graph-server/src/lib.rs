@@ -59,6 +59,7 @@ mod auth;
 mod db;
 mod error;
 mod graph;
+mod openapi;
 mod routes;
 mod runs;
 mod store_routes;
@@ -175,7 +176,9 @@ impl Server {
     }
 
     /// Serves `app` as the assistant `graph_id` (clients name it by that id or
-    /// by its uuid). Its checkpointer is replaced by the server's.
+    /// by its uuid). Its checkpointer is replaced by the server's. Its state
+    /// schema names the fields only; see
+    /// [`assistant_with_schema`](Self::assistant_with_schema) for their types.
     pub fn assistant<S, C>(mut self, graph_id: impl Into<String>, app: CompiledGraph<S, C>) -> Self
     where
         S: State + Serialize,
@@ -183,6 +186,50 @@ impl Server {
     {
         self.assistants
             .push((graph_id.into(), Arc::new(graph::Served::new(app))));
+        self
+    }
+
+    /// Serves `app` as [`assistant`](Self::assistant) does, with the JSON
+    /// Schema of its state on `/assistants/{id}/schemas`: each field typed,
+    /// as LangGraph Server describes a state (derive
+    /// [`schemars::JsonSchema`] next to `State`). The Studio's input form
+    /// then offers a typed input per field.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use graph_server::Server;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+    /// struct Counter {
+    ///     count: i64,
+    /// }
+    ///
+    /// #[node]
+    /// fn bump(c: &Counter) -> CounterUpdate {
+    ///     Counter::update().count(c.count + 1)
+    /// }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let app = StateGraph::<Counter>::new()
+    ///     .add_node(bump)
+    ///     .add_edge(START, bump)
+    ///     .compile()?;
+    /// let server = Server::new().assistant_with_schema("counter", app);
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn assistant_with_schema<S, C>(
+        mut self,
+        graph_id: impl Into<String>,
+        app: CompiledGraph<S, C>,
+    ) -> Self
+    where
+        S: State + Serialize + schemars::JsonSchema,
+        C: ?Sized + DefaultContext + Send + Sync + 'static,
+    {
+        let served = graph::Served::new(app).with_schema();
+        self.assistants.push((graph_id.into(), Arc::new(served)));
         self
     }
 
