@@ -63,6 +63,7 @@ mod openapi;
 mod routes;
 mod runs;
 mod store_routes;
+mod streams;
 pub mod studio;
 mod wire;
 
@@ -140,6 +141,7 @@ pub struct Server {
     saver: Option<Arc<dyn Checkpointer>>,
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
+    stream_limit: Option<usize>,
     store: Option<Arc<dyn graph_core::store::Store>>,
 }
 
@@ -171,6 +173,7 @@ impl Server {
             saver: None,
             auth: None,
             body_limit: 2 * 1024 * 1024,
+            stream_limit: None,
             store: None,
         }
     }
@@ -279,6 +282,26 @@ impl Server {
         self
     }
 
+    /// The most SSE streams one client may have open at once (no limit by
+    /// default): a `runs/stream` or join-stream request past it is answered
+    /// 429 and starts no run. A client is its identity under an
+    /// [`authenticator`](Self::authenticator), else its IP address (as
+    /// [`serve`](Self::serve) sees it: behind a proxy, every client shares
+    /// the proxy's).
+    ///
+    /// ```
+    /// use graph_server::{ApiKeys, Server};
+    ///
+    /// let server = Server::new()
+    ///     .authenticator(ApiKeys::new().key("secret-of-alice", "alice"))
+    ///     .stream_limit(8);
+    /// # let _ = server;
+    /// ```
+    pub fn stream_limit(mut self, streams: usize) -> Self {
+        self.stream_limit = Some(streams);
+        self
+    }
+
     /// Opens the database and starts the run worker; requeues the runs a
     /// stopped server left unfinished.
     pub async fn start(self) -> Result<Running, ServeError> {
@@ -335,6 +358,7 @@ impl Server {
             worker,
             auth: self.auth,
             body_limit: self.body_limit,
+            stream_limit: self.stream_limit.map(streams::StreamLimit::new),
         })
     }
 
@@ -357,7 +381,12 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
         let running = self.start().await?;
         tracing::info!(addr = %addr, "serving the LangGraph Server API");
-        let result = axum::serve(listener, running.router())
+        // Each request knows its peer's address: the stream limit counts an
+        // unauthenticated client by it.
+        let app = running
+            .router()
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let result = axum::serve(listener, app)
             .with_graceful_shutdown(signal)
             .await
             .map_err(io);
@@ -374,6 +403,7 @@ pub struct Running {
     worker: tokio::task::JoinHandle<()>,
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
+    stream_limit: Option<Arc<streams::StreamLimit>>,
 }
 
 impl std::fmt::Debug for Running {
@@ -386,8 +416,11 @@ impl Running {
     /// The API as an axum [`Router`](axum::Router): serve it with
     /// `axum::serve`, nest it in your own, or call it in tests.
     pub fn router(&self) -> axum::Router {
-        let router = routes::router(Arc::clone(&self.shared))
+        let mut router = routes::router(Arc::clone(&self.shared))
             .layer(axum::extract::DefaultBodyLimit::max(self.body_limit));
+        if let Some(limit) = &self.stream_limit {
+            router = router.layer(axum::Extension(Arc::clone(limit)));
+        }
         match &self.auth {
             Some(auth) => router.layer(axum::middleware::from_fn_with_state(
                 Arc::clone(auth),

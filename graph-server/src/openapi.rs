@@ -227,7 +227,8 @@ pub(crate) fn document() -> Value {
                 status: answer,
                 "4XX": {
                     "description": "404 for an unknown assistant, thread or run; 409 for a busy \
-                                    thread or a thread that exists; 422 for a body that does not fit",
+                                    thread or a thread that exists; 422 for a body that does not fit; \
+                                    429 for a stream past the client's limit",
                     "content": error,
                 },
             },

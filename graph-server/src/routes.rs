@@ -4,6 +4,7 @@ use crate::auth::Caller;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::runs::{rewrite_thread, CancelAction, LiveRun, Shared};
+use crate::streams::StreamPermit;
 use crate::wire::{
     contains_all, AssistantSearch, Checkpoint, GraphSchemas, HistoryBody, Info, RunCreate,
     StateAtBody, StateUpdateBody, StateUpdated, ThreadCreate, ThreadPatch, ThreadSearch,
@@ -585,11 +586,17 @@ impl Drop for DisconnectGuard {
     }
 }
 
-/// The SSE response of a run's events after the `after`-th.
-fn sse(live: &Arc<LiveRun>, after: usize, cancel_on_disconnect: bool) -> Response {
+/// The SSE response of a run's events after the `after`-th, counted against
+/// its client's streams until it ends.
+fn sse(
+    live: &Arc<LiveRun>,
+    after: usize,
+    cancel_on_disconnect: bool,
+    permit: StreamPermit,
+) -> Response {
     let guard = DisconnectGuard(cancel_on_disconnect.then(|| Arc::clone(live)));
     let events = live.subscribe(after).map(move |(id, e)| {
-        let _keep = &guard;
+        let _keep = (&guard, &permit);
         Ok::<_, Infallible>(
             Event::default()
                 .event(&*e.event)
@@ -610,13 +617,14 @@ async fn stream_run(
     State(shared): AppState,
     caller: Caller,
     Path(id): Path<String>,
+    permit: StreamPermit,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
     let (run, live) = shared.create_run(&caller, Some(&id), body).await?;
     Ok(with_location(
-        sse(&live, 0, cancel),
+        sse(&live, 0, cancel, permit),
         &run.thread_id,
         &run.run_id,
         true,
@@ -626,12 +634,13 @@ async fn stream_run(
 async fn stream_stateless(
     State(shared): AppState,
     caller: Caller,
+    permit: StreamPermit,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
     let (_, live) = shared.create_run(&caller, None, body).await?;
-    Ok(sse(&live, 0, cancel))
+    Ok(sse(&live, 0, cancel, permit))
 }
 
 #[derive(Deserialize, Default, JsonSchema)]
@@ -763,6 +772,7 @@ async fn join_stream(
     Path((id, run_id)): Path<(String, String)>,
     Query(q): Query<JoinStreamQuery>,
     headers: HeaderMap,
+    permit: StreamPermit,
 ) -> ApiResult<Response> {
     thread_for(&shared, &caller, &id)?;
     shared
@@ -775,7 +785,12 @@ async fn join_stream(
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     match shared.live(&run_id) {
-        Some(live) => Ok(sse(&live, after, q.cancel_on_disconnect.unwrap_or(false))),
+        Some(live) => Ok(sse(
+            &live,
+            after,
+            q.cancel_on_disconnect.unwrap_or(false),
+            permit,
+        )),
         None => {
             let empty = futures::stream::empty::<Result<Event, Infallible>>();
             Ok(Sse::new(empty).into_response())

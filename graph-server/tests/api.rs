@@ -44,6 +44,11 @@ async fn gate(_: &S) -> SUpdate {
 }
 
 async fn server(dir: &tempfile::TempDir) -> Running {
+    graphs(dir).start().await.unwrap()
+}
+
+/// The test graphs on a server storing into `dir`.
+fn graphs(dir: &tempfile::TempDir) -> Server {
     let agent = StateGraph::<S>::new()
         .add_node(model)
         .add_edge(START, model)
@@ -67,9 +72,6 @@ async fn server(dir: &tempfile::TempDir) -> Running {
         .assistant("hitl", hitl)
         .assistant("stuck", stuck)
         .database(dir.path().join("server.db"))
-        .start()
-        .await
-        .unwrap()
 }
 
 async fn call(
@@ -615,5 +617,68 @@ async fn a_bad_xray_is_422() {
     assert_eq!(body["errors"][0]["loc"], json!(["xray"]));
     let (status, _) = json_call(&running, "GET", "/assistants/agent/graph?xray=1", None).await;
     assert_eq!(status, StatusCode::OK);
+    running.shutdown().await;
+}
+
+/// Starts a streamed run on a new thread of `stuck` (it never ends) and
+/// answers the response, its events unread: the stream stays open while it
+/// is held.
+async fn open_stream(running: &Running, tid: &str) -> axum::response::Response {
+    let body = json!({"assistant_id": "stuck", "input": {}, "stream_mode": "values"});
+    running
+        .router()
+        .oneshot(
+            Request::builder()
+                .method("POST")
+                .uri(format!("/threads/{tid}/runs/stream"))
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_client_past_its_stream_limit_is_429_and_starts_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = graphs(&dir).stream_limit(2).start().await.unwrap();
+    let (a, b, c) = (
+        new_thread(&running).await,
+        new_thread(&running).await,
+        new_thread(&running).await,
+    );
+    let first = open_stream(&running, &a).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    let second = open_stream(&running, &b).await;
+    assert_eq!(second.status(), StatusCode::OK);
+    let refused = open_stream(&running, &c).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let bytes = refused.into_body().collect().await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let detail = body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("has reached this server's limit of 2 open streams per client"),
+        "{detail}"
+    );
+    let (_, runs) = json_call(&running, "GET", &format!("/threads/{c}/runs"), None).await;
+    assert_eq!(runs, json!([]), "a refused stream started a run");
+    // Joining a run's stream counts too.
+    let (_, listed) = json_call(&running, "GET", &format!("/threads/{a}/runs"), None).await;
+    let run_id = listed[0]["run_id"].as_str().unwrap();
+    let (status, _) = call(
+        &running,
+        "GET",
+        &format!("/threads/{a}/runs/{run_id}/stream"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    // A closed stream frees its place.
+    drop(first);
+    let third = open_stream(&running, &c).await;
+    assert_eq!(third.status(), StatusCode::OK);
+    drop((second, third));
     running.shutdown().await;
 }
