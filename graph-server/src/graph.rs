@@ -197,6 +197,21 @@ fn updates_json<U: StateUpdate>(updates: &[U]) -> String {
     }
 }
 
+/// A task's stored writes as one object, as LangGraph shows a task's
+/// `result` (a channel written twice shows its last write); `null` for none.
+fn merged_updates<U: StateUpdate>(updates: &[U]) -> Value {
+    if updates.is_empty() {
+        return Value::Null;
+    }
+    let mut merged = serde_json::Map::new();
+    for update in updates {
+        if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&update_json(update)) {
+            merged.extend(fields);
+        }
+    }
+    Value::Object(merged)
+}
+
 fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
 }
@@ -219,10 +234,7 @@ fn task_json<S: State>(task: &SnapshotTask<S>) -> Value {
         graph_core::TaskPath::Push { index } => json!(["__pregel_push", index, false]),
         _ => Value::Null,
     };
-    let result = task
-        .result
-        .as_ref()
-        .map(|u| serde_json::from_str::<Value>(&updates_json(u)).unwrap_or(Value::Null));
+    let result = task.result.as_deref().map(merged_updates);
     json!({
         "id": task.id,
         "name": task.name,

@@ -682,3 +682,56 @@ async fn a_client_past_its_stream_limit_is_429_and_starts_no_run() {
     drop((second, third));
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn history_shows_answered_interrupts_and_each_tasks_writes_as_one_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let wait = format!("/threads/{tid}/runs/wait");
+    json_call(
+        &running,
+        "POST",
+        &wait,
+        Some(json!({"assistant_id": "hitl", "input": {"messages": ["hi"]}})),
+    )
+    .await;
+    json_call(
+        &running,
+        "POST",
+        &wait,
+        Some(json!({"assistant_id": "hitl", "command": {"resume": "yes"}})),
+    )
+    .await;
+    let (status, history) = json_call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/history"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // LangGraph Server (langgraph-api 0.16.7) on the same graph:
+    // next [] interrupts [] tasks []
+    // next ['review'] interrupts [{id, value: "ok?"}] tasks [review, [{id, value}], {"messages": ["review: yes"]}]
+    // next ['model'] interrupts [] tasks [model, [], {"messages": ["echo: hi"], "count": 1}]
+    // next ['__start__'] interrupts [] tasks [__start__, [], {"messages": ["hi"]}]
+    let next: Vec<&Value> = history.as_array().unwrap().iter().map(|s| &s["next"]).collect();
+    assert_eq!(
+        next,
+        [&json!([]), &json!(["review"]), &json!(["model"]), &json!(["__start__"])]
+    );
+    let paused = &history[1];
+    assert_eq!(paused["interrupts"][0]["value"], "ok?");
+    assert_eq!(paused["tasks"][0]["interrupts"], paused["interrupts"]);
+    assert_eq!(
+        paused["tasks"][0]["result"],
+        json!({"messages": ["review: yes"]})
+    );
+    assert_eq!(
+        history[2]["tasks"][0]["result"],
+        json!({"messages": ["echo: hi"], "count": 1})
+    );
+    assert_eq!(history[2]["interrupts"], json!([]));
+    running.shutdown().await;
+}
