@@ -281,7 +281,12 @@ fn timestamp() -> String {
 }
 
 /// The JSON payload of an event in its own mode, and that mode's SSE name.
-fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static str, String)> {
+/// `input` is the JSON of the state a task starting now reads (`null` when
+/// not known).
+fn event_json<S: State + Serialize>(
+    event: &StreamEvent<S>,
+    input: &str,
+) -> Option<(&'static str, String)> {
     Some(match event {
         StreamEvent::Values(values) => ("values", to_text(&**values)),
         StreamEvent::ValuesAtInterrupt { values, interrupts } => {
@@ -301,10 +306,22 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
             json!({ "__interrupt__": interrupts }).to_string(),
         ),
         StreamEvent::Custom { value, .. } => ("custom", value.to_string()),
-        StreamEvent::TaskStart { id, name, triggers } => (
+        StreamEvent::TaskStart { id, name, triggers } => {
+            // A `Send` task reads its argument, which the event does not carry.
+            let input = match triggers.iter().any(|t| t == "__pregel_push") {
+                true => "null",
+                false => input,
+            };
+            (
             "tasks",
-            json!({"id": id, "name": &**name, "input": null, "triggers": triggers}).to_string(),
-        ),
+            format!(
+                r#"{{"id":{},"name":{},"input":{input},"triggers":{}}}"#,
+                to_text(id),
+                to_text(&**name),
+                to_text(triggers)
+            ),
+        )
+        }
         StreamEvent::TaskResult {
             id,
             name,
@@ -349,8 +366,8 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
                     }
                     ("checkpoint", p.to_string())
                 }
-                StreamEvent::TaskStart { .. } => ("task", event_json(event)?.1),
-                StreamEvent::TaskResult { .. } => ("task_result", event_json(event)?.1),
+                StreamEvent::TaskStart { .. } => ("task", event_json(event, input)?.1),
+                StreamEvent::TaskResult { .. } => ("task_result", event_json(event, input)?.1),
                 _ => return None,
             };
             (
@@ -365,18 +382,18 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
     })
 }
 
-fn wire_event<S: State + Serialize>(event: StreamEvent<S>) -> Option<WireEvent> {
+fn wire_event<S: State + Serialize>(event: StreamEvent<S>, input: &str) -> Option<WireEvent> {
     if let StreamEvent::Subgraph { namespace, event } = event {
         // Subgraphs that share the parent's state type are written out; the
         // others' events are typed by a state this graph does not name.
         let inner = event.downcast::<S>().ok()?;
-        let (name, data) = event_json(&inner)?;
+        let (name, data) = event_json(&inner, "null")?;
         return Some(WireEvent {
             event: format!("{name}|{}", namespace.segments().join("|")).into(),
             data: data.into(),
         });
     }
-    let (name, data) = event_json(&event)?;
+    let (name, data) = event_json(&event, input)?;
     Some(WireEvent {
         event: name.into(),
         data: data.into(),
@@ -495,12 +512,30 @@ where
         let wanted: StreamModes = modes
             .iter()
             .fold(StreamModes::default(), |s, m| s.with(m.mode()));
+        // A task's start carries the state it reads, as LangGraph's: the
+        // values after the last step, kept from the `values` events.
+        let inputs = wanted.contains(StreamMode::Tasks) || wanted.contains(StreamMode::Debug);
+        if inputs {
+            set = set.with(StreamMode::Values);
+        }
+        let mut state: Arc<str> = Arc::from("null");
         let stream = self
             .app
             .stream(input, config, set)
             .filter_map(move |event| {
                 let out = match event {
-                    Ok(event) if wanted.contains(event.mode()) => wire_event(event).map(Ok),
+                    Ok(StreamEvent::Values(values)) if inputs => {
+                        state = to_text(&*values).into();
+                        wanted.contains(StreamMode::Values).then(|| {
+                            Ok(WireEvent {
+                                event: "values".into(),
+                                data: Arc::clone(&state),
+                            })
+                        })
+                    }
+                    Ok(event) if wanted.contains(event.mode()) => {
+                        wire_event(event, &state).map(Ok)
+                    }
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
                 };

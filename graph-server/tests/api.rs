@@ -735,3 +735,56 @@ async fn history_shows_answered_interrupts_and_each_tasks_writes_as_one_object()
     assert_eq!(history[2]["interrupts"], json!([]));
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn tasks_events_carry_the_state_each_task_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server(&dir).await;
+    let tid = new_thread(&running).await;
+    let (_, text) = call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/runs/stream"),
+        Some(json!({"assistant_id": "hitl", "input": {"messages": ["hi"]}, "stream_mode": "tasks"})),
+        &[],
+    )
+    .await;
+    let events = sse_events(&text);
+    // LangGraph Server on the same graph: {"id": .., "name": "model", "input":
+    // {"messages": ["hi"], "count": 0}, "triggers": ["branch:to:model"], ..},
+    // then model's result, then review's start with the state model left.
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|(_, event, data)| event == "tasks" && data.get("triggers").is_some())
+        .map(|(_, _, data)| data)
+        .collect();
+    assert_eq!(starts[0]["name"], "model");
+    assert_eq!(starts[0]["input"], json!({"messages": ["hi"], "count": 0}));
+    assert_eq!(starts[1]["name"], "review");
+    assert_eq!(
+        starts[1]["input"],
+        json!({"messages": ["hi", "echo: hi"], "count": 1})
+    );
+    // Only the modes asked for are sent.
+    assert!(events.iter().all(|(_, e, _)| e == "tasks" || e == "metadata"), "{events:?}");
+    // A resumed run: the paused task reads the state it paused on.
+    let (_, text) = call(
+        &running,
+        "POST",
+        &format!("/threads/{tid}/runs/stream"),
+        Some(json!({"assistant_id": "hitl", "command": {"resume": "yes"}, "stream_mode": "tasks"})),
+        &[],
+    )
+    .await;
+    let events = sse_events(&text);
+    let review = events
+        .iter()
+        .find(|(_, event, data)| event == "tasks" && data["name"] == "review" && data.get("triggers").is_some())
+        .map(|(_, _, data)| data)
+        .unwrap();
+    assert_eq!(
+        review["input"],
+        json!({"messages": ["hi", "echo: hi"], "count": 1})
+    );
+    running.shutdown().await;
+}
