@@ -313,14 +313,14 @@ fn event_json<S: State + Serialize>(
                 false => input,
             };
             (
-            "tasks",
-            format!(
-                r#"{{"id":{},"name":{},"input":{input},"triggers":{}}}"#,
-                to_text(id),
-                to_text(&**name),
-                to_text(triggers)
-            ),
-        )
+                "tasks",
+                format!(
+                    r#"{{"id":{},"name":{},"input":{input},"triggers":{}}}"#,
+                    to_text(id),
+                    to_text(&**name),
+                    to_text(triggers)
+                ),
+            )
         }
         StreamEvent::TaskResult {
             id,
@@ -533,9 +533,7 @@ where
                             })
                         })
                     }
-                    Ok(event) if wanted.contains(event.mode()) => {
-                        wire_event(event, &state).map(Ok)
-                    }
+                    Ok(event) if wanted.contains(event.mode()) => wire_event(event, &state).map(Ok),
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
                 };

@@ -84,63 +84,259 @@ const STREAM: &str = "Server-sent events: `metadata` first, then one event per \
 /// Every route the server answers, but the Studio's pages.
 const OPERATIONS: &[Operation] = &[
     op("get", "/ok", "Liveness", Reply::Json(of::<Value>)),
-    op("get", "/info", "Server version and flags", Reply::Json(of::<Info>)),
-    op("get", "/openapi.json", "This document", Reply::Json(of::<Value>)),
-    op("post", "/assistants/search", "Search assistants", Reply::Json(of::<Vec<Assistant<'static>>>))
-        .body(of::<AssistantSearch>),
-    op("post", "/assistants/count", "Count assistants", Reply::Json(of::<usize>))
-        .body(of::<AssistantSearch>),
-    op("get", "/assistants/{assistant_id}", "Get an assistant (by id or graph id)", Reply::Json(of::<Assistant<'static>>)),
-    op("get", "/assistants/{assistant_id}/graph", "The graph's nodes and edges", Reply::Json(of::<Value>))
-        .query(of::<GraphQuery>),
-    op("get", "/assistants/{assistant_id}/schemas", "The JSON Schemas of the graph's state, input and output", Reply::Json(of::<GraphSchemas<'static>>)),
-    op("get", "/assistants/{assistant_id}/subgraphs", "The graph's subgraphs", Reply::Json(of::<Map<String, Value>>)),
-    op("post", "/assistants/{assistant_id}/versions", "The assistant's versions (one)", Reply::Json(of::<Vec<Assistant<'static>>>)),
-    op("post", "/threads", "Create a thread", Reply::Json(of::<Thread>)).body(of::<ThreadCreate>),
-    op("post", "/threads/search", "Search threads", Reply::Json(of::<Vec<Thread>>)).body(of::<ThreadSearch>),
-    op("post", "/threads/count", "Count threads", Reply::Json(of::<usize>)).body(of::<ThreadSearch>),
-    op("get", "/threads/{thread_id}", "Get a thread", Reply::Json(of::<Thread>)),
-    op("patch", "/threads/{thread_id}", "Merge into a thread's metadata", Reply::Json(of::<Thread>))
-        .body(of::<ThreadPatch>),
-    op("delete", "/threads/{thread_id}", "Delete a thread, its runs and checkpoints", Reply::NoContent),
-    op("post", "/threads/{thread_id}/copy", "Copy a thread with its checkpoints", Reply::Json(of::<Thread>)),
-    op("get", "/threads/{thread_id}/state", "The thread's latest state", Reply::Json(of::<ThreadState>)),
-    op("post", "/threads/{thread_id}/state", "Update the thread's state", Reply::Json(of::<StateUpdated<'static>>))
-        .body(of::<StateUpdateBody>),
-    op("post", "/threads/{thread_id}/state/checkpoint", "The state at a checkpoint", Reply::Json(of::<ThreadState>))
-        .body(of::<StateAtBody>),
-    op("get", "/threads/{thread_id}/state/{checkpoint_id}", "The state at a checkpoint", Reply::Json(of::<ThreadState>)),
-    op("post", "/threads/{thread_id}/history", "The thread's states, newest first", Reply::Json(of::<Vec<ThreadState>>))
-        .body(of::<crate::wire::HistoryBody>),
-    op("get", "/threads/{thread_id}/history", "The thread's states, newest first", Reply::Json(of::<Vec<ThreadState>>))
-        .query(of::<HistoryQuery>),
-    op("post", "/threads/{thread_id}/runs", "Start a run in the background", Reply::Json(of::<Run>))
-        .body(of::<RunCreate>),
-    op("get", "/threads/{thread_id}/runs", "List the thread's runs", Reply::Json(of::<Vec<Run>>))
-        .query(of::<ListQuery>),
-    op("post", "/threads/{thread_id}/runs/wait", "Run and answer the final state", Reply::Json(of::<Value>))
-        .body(of::<RunCreate>),
-    op("post", "/threads/{thread_id}/runs/stream", "Run and stream its events", Reply::Events)
-        .body(of::<RunCreate>),
-    op("get", "/threads/{thread_id}/runs/{run_id}", "Get a run", Reply::Json(of::<Run>)),
-    op("delete", "/threads/{thread_id}/runs/{run_id}", "Delete a run (cancelling it)", Reply::NoContent),
-    op("post", "/threads/{thread_id}/runs/{run_id}/cancel", "Cancel a run", Reply::Accepted)
-        .query(of::<CancelQuery>),
-    op("get", "/threads/{thread_id}/runs/{run_id}/join", "Wait for a run; answer the thread's state", Reply::Json(of::<Value>)),
-    op("get", "/threads/{thread_id}/runs/{run_id}/stream", "Join a run's event stream", Reply::Events)
-        .query(of::<JoinStreamQuery>),
-    op("post", "/runs", "Start a run on a new thread", Reply::Json(of::<Run>)).body(of::<RunCreate>),
-    op("post", "/runs/wait", "Run on a new thread; answer the final state", Reply::Json(of::<Value>))
-        .body(of::<RunCreate>),
-    op("post", "/runs/stream", "Run on a new thread and stream its events", Reply::Events)
-        .body(of::<RunCreate>),
-    op("get", "/store/items", "Get a store item (`null` if absent)", Reply::Json(of::<Option<Item>>))
-        .query(of::<GetQuery>),
+    op(
+        "get",
+        "/info",
+        "Server version and flags",
+        Reply::Json(of::<Info>),
+    ),
+    op(
+        "get",
+        "/openapi.json",
+        "This document",
+        Reply::Json(of::<Value>),
+    ),
+    op(
+        "post",
+        "/assistants/search",
+        "Search assistants",
+        Reply::Json(of::<Vec<Assistant<'static>>>),
+    )
+    .body(of::<AssistantSearch>),
+    op(
+        "post",
+        "/assistants/count",
+        "Count assistants",
+        Reply::Json(of::<usize>),
+    )
+    .body(of::<AssistantSearch>),
+    op(
+        "get",
+        "/assistants/{assistant_id}",
+        "Get an assistant (by id or graph id)",
+        Reply::Json(of::<Assistant<'static>>),
+    ),
+    op(
+        "get",
+        "/assistants/{assistant_id}/graph",
+        "The graph's nodes and edges",
+        Reply::Json(of::<Value>),
+    )
+    .query(of::<GraphQuery>),
+    op(
+        "get",
+        "/assistants/{assistant_id}/schemas",
+        "The JSON Schemas of the graph's state, input and output",
+        Reply::Json(of::<GraphSchemas<'static>>),
+    ),
+    op(
+        "get",
+        "/assistants/{assistant_id}/subgraphs",
+        "The graph's subgraphs",
+        Reply::Json(of::<Map<String, Value>>),
+    ),
+    op(
+        "post",
+        "/assistants/{assistant_id}/versions",
+        "The assistant's versions (one)",
+        Reply::Json(of::<Vec<Assistant<'static>>>),
+    ),
+    op(
+        "post",
+        "/threads",
+        "Create a thread",
+        Reply::Json(of::<Thread>),
+    )
+    .body(of::<ThreadCreate>),
+    op(
+        "post",
+        "/threads/search",
+        "Search threads",
+        Reply::Json(of::<Vec<Thread>>),
+    )
+    .body(of::<ThreadSearch>),
+    op(
+        "post",
+        "/threads/count",
+        "Count threads",
+        Reply::Json(of::<usize>),
+    )
+    .body(of::<ThreadSearch>),
+    op(
+        "get",
+        "/threads/{thread_id}",
+        "Get a thread",
+        Reply::Json(of::<Thread>),
+    ),
+    op(
+        "patch",
+        "/threads/{thread_id}",
+        "Merge into a thread's metadata",
+        Reply::Json(of::<Thread>),
+    )
+    .body(of::<ThreadPatch>),
+    op(
+        "delete",
+        "/threads/{thread_id}",
+        "Delete a thread, its runs and checkpoints",
+        Reply::NoContent,
+    ),
+    op(
+        "post",
+        "/threads/{thread_id}/copy",
+        "Copy a thread with its checkpoints",
+        Reply::Json(of::<Thread>),
+    ),
+    op(
+        "get",
+        "/threads/{thread_id}/state",
+        "The thread's latest state",
+        Reply::Json(of::<ThreadState>),
+    ),
+    op(
+        "post",
+        "/threads/{thread_id}/state",
+        "Update the thread's state",
+        Reply::Json(of::<StateUpdated<'static>>),
+    )
+    .body(of::<StateUpdateBody>),
+    op(
+        "post",
+        "/threads/{thread_id}/state/checkpoint",
+        "The state at a checkpoint",
+        Reply::Json(of::<ThreadState>),
+    )
+    .body(of::<StateAtBody>),
+    op(
+        "get",
+        "/threads/{thread_id}/state/{checkpoint_id}",
+        "The state at a checkpoint",
+        Reply::Json(of::<ThreadState>),
+    ),
+    op(
+        "post",
+        "/threads/{thread_id}/history",
+        "The thread's states, newest first",
+        Reply::Json(of::<Vec<ThreadState>>),
+    )
+    .body(of::<crate::wire::HistoryBody>),
+    op(
+        "get",
+        "/threads/{thread_id}/history",
+        "The thread's states, newest first",
+        Reply::Json(of::<Vec<ThreadState>>),
+    )
+    .query(of::<HistoryQuery>),
+    op(
+        "post",
+        "/threads/{thread_id}/runs",
+        "Start a run in the background",
+        Reply::Json(of::<Run>),
+    )
+    .body(of::<RunCreate>),
+    op(
+        "get",
+        "/threads/{thread_id}/runs",
+        "List the thread's runs",
+        Reply::Json(of::<Vec<Run>>),
+    )
+    .query(of::<ListQuery>),
+    op(
+        "post",
+        "/threads/{thread_id}/runs/wait",
+        "Run and answer the final state",
+        Reply::Json(of::<Value>),
+    )
+    .body(of::<RunCreate>),
+    op(
+        "post",
+        "/threads/{thread_id}/runs/stream",
+        "Run and stream its events",
+        Reply::Events,
+    )
+    .body(of::<RunCreate>),
+    op(
+        "get",
+        "/threads/{thread_id}/runs/{run_id}",
+        "Get a run",
+        Reply::Json(of::<Run>),
+    ),
+    op(
+        "delete",
+        "/threads/{thread_id}/runs/{run_id}",
+        "Delete a run (cancelling it)",
+        Reply::NoContent,
+    ),
+    op(
+        "post",
+        "/threads/{thread_id}/runs/{run_id}/cancel",
+        "Cancel a run",
+        Reply::Accepted,
+    )
+    .query(of::<CancelQuery>),
+    op(
+        "get",
+        "/threads/{thread_id}/runs/{run_id}/join",
+        "Wait for a run; answer the thread's state",
+        Reply::Json(of::<Value>),
+    ),
+    op(
+        "get",
+        "/threads/{thread_id}/runs/{run_id}/stream",
+        "Join a run's event stream",
+        Reply::Events,
+    )
+    .query(of::<JoinStreamQuery>),
+    op(
+        "post",
+        "/runs",
+        "Start a run on a new thread",
+        Reply::Json(of::<Run>),
+    )
+    .body(of::<RunCreate>),
+    op(
+        "post",
+        "/runs/wait",
+        "Run on a new thread; answer the final state",
+        Reply::Json(of::<Value>),
+    )
+    .body(of::<RunCreate>),
+    op(
+        "post",
+        "/runs/stream",
+        "Run on a new thread and stream its events",
+        Reply::Events,
+    )
+    .body(of::<RunCreate>),
+    op(
+        "get",
+        "/store/items",
+        "Get a store item (`null` if absent)",
+        Reply::Json(of::<Option<Item>>),
+    )
+    .query(of::<GetQuery>),
     op("put", "/store/items", "Put a store item", Reply::NoContent).body(of::<PutBody>),
-    op("delete", "/store/items", "Delete a store item", Reply::NoContent).body(of::<DeleteBody>),
-    op("post", "/store/items/search", "Search store items", Reply::Json(of::<Items>)).body(of::<SearchBody>),
-    op("post", "/store/namespaces", "List store namespaces", Reply::Json(of::<Namespaces>))
-        .body(of::<NamespacesBody>),
+    op(
+        "delete",
+        "/store/items",
+        "Delete a store item",
+        Reply::NoContent,
+    )
+    .body(of::<DeleteBody>),
+    op(
+        "post",
+        "/store/items/search",
+        "Search store items",
+        Reply::Json(of::<Items>),
+    )
+    .body(of::<SearchBody>),
+    op(
+        "post",
+        "/store/namespaces",
+        "List store namespaces",
+        Reply::Json(of::<Namespaces>),
+    )
+    .body(of::<NamespacesBody>),
 ];
 
 /// The parameters of a query type: one per property of its schema.
@@ -237,7 +433,8 @@ pub(crate) fn document() -> Value {
             entry["parameters"] = Value::Array(parameters);
         }
         if let Some(body) = operation.body {
-            entry["requestBody"] = json!({"required": true, "content": json_content(body(&mut requests))});
+            entry["requestBody"] =
+                json!({"required": true, "content": json_content(body(&mut requests))});
         }
         if let Value::Object(methods) = paths
             .entry(operation.path)

@@ -19,8 +19,8 @@ use axum::{Json, Router};
 use futures::StreamExt;
 use graph_core::checkpoint::ListOptions;
 use graph_core::RunConfig;
-use serde::de::DeserializeOwned;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::convert::Infallible;
@@ -112,7 +112,10 @@ async fn openapi() -> Response {
     static DOCUMENT: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
     let text = DOCUMENT.get_or_init(|| Bytes::from(crate::openapi::document().to_string()));
     (
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         text.clone(),
     )
         .into_response()

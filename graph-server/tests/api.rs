@@ -547,7 +547,12 @@ async fn openapi_json_lists_every_route_and_types_what_they_read_and_write() {
         .collect();
     assert_eq!(
         strategies,
-        [&json!("reject"), &json!("interrupt"), &json!("rollback"), &json!("enqueue")]
+        [
+            &json!("reject"),
+            &json!("interrupt"),
+            &json!("rollback"),
+            &json!("enqueue")
+        ]
     );
     let thread_ref = &doc["paths"]["/threads/{thread_id}"]["get"]["responses"]["200"]["content"]
         ["application/json"]["schema"]["$ref"];
@@ -611,8 +616,7 @@ async fn a_bad_xray_is_422() {
     let dir = tempfile::tempdir().unwrap();
     let running = server(&dir).await;
     // LangGraph Server: 422 {"detail": "Invalid xray value"}.
-    let (status, body) =
-        json_call(&running, "GET", "/assistants/agent/graph?xray=abc", None).await;
+    let (status, body) = json_call(&running, "GET", "/assistants/agent/graph?xray=abc", None).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(body["errors"][0]["loc"], json!(["xray"]));
     let (status, _) = json_call(&running, "GET", "/assistants/agent/graph?xray=1", None).await;
@@ -716,10 +720,20 @@ async fn history_shows_answered_interrupts_and_each_tasks_writes_as_one_object()
     // next ['review'] interrupts [{id, value: "ok?"}] tasks [review, [{id, value}], {"messages": ["review: yes"]}]
     // next ['model'] interrupts [] tasks [model, [], {"messages": ["echo: hi"], "count": 1}]
     // next ['__start__'] interrupts [] tasks [__start__, [], {"messages": ["hi"]}]
-    let next: Vec<&Value> = history.as_array().unwrap().iter().map(|s| &s["next"]).collect();
+    let next: Vec<&Value> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["next"])
+        .collect();
     assert_eq!(
         next,
-        [&json!([]), &json!(["review"]), &json!(["model"]), &json!(["__start__"])]
+        [
+            &json!([]),
+            &json!(["review"]),
+            &json!(["model"]),
+            &json!(["__start__"])
+        ]
     );
     let paused = &history[1];
     assert_eq!(paused["interrupts"][0]["value"], "ok?");
@@ -745,7 +759,9 @@ async fn tasks_events_carry_the_state_each_task_reads() {
         &running,
         "POST",
         &format!("/threads/{tid}/runs/stream"),
-        Some(json!({"assistant_id": "hitl", "input": {"messages": ["hi"]}, "stream_mode": "tasks"})),
+        Some(
+            json!({"assistant_id": "hitl", "input": {"messages": ["hi"]}, "stream_mode": "tasks"}),
+        ),
         &[],
     )
     .await;
@@ -766,7 +782,12 @@ async fn tasks_events_carry_the_state_each_task_reads() {
         json!({"messages": ["hi", "echo: hi"], "count": 1})
     );
     // Only the modes asked for are sent.
-    assert!(events.iter().all(|(_, e, _)| e == "tasks" || e == "metadata"), "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|(_, e, _)| e == "tasks" || e == "metadata"),
+        "{events:?}"
+    );
     // A resumed run: the paused task reads the state it paused on.
     let (_, text) = call(
         &running,
@@ -779,7 +800,9 @@ async fn tasks_events_carry_the_state_each_task_reads() {
     let events = sse_events(&text);
     let review = events
         .iter()
-        .find(|(_, event, data)| event == "tasks" && data["name"] == "review" && data.get("triggers").is_some())
+        .find(|(_, event, data)| {
+            event == "tasks" && data["name"] == "review" && data.get("triggers").is_some()
+        })
         .map(|(_, _, data)| data)
         .unwrap();
     assert_eq!(

@@ -320,7 +320,10 @@ async fn the_stream_limit_counts_each_callers_streams() {
     let bytes = refused.into_body().collect().await.unwrap().to_bytes();
     let body: Value = serde_json::from_slice(&bytes).unwrap();
     assert!(
-        body["detail"].as_str().unwrap().starts_with("`alice` has reached this server's limit of 1 open streams"),
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("`alice` has reached this server's limit of 1 open streams"),
         "{body}"
     );
     // Bob's streams are his own.
