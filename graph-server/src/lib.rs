@@ -287,7 +287,10 @@ impl Server {
     /// 429 and starts no run. A client is its identity under an
     /// [`authenticator`](Self::authenticator), else its IP address (as
     /// [`serve`](Self::serve) sees it: behind a proxy, every client shares
-    /// the proxy's).
+    /// the proxy's). Serving [`Running::router`] yourself, make it with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` for the
+    /// addresses to be known; without them, unauthenticated clients count as
+    /// one.
     ///
     /// ```
     /// use graph_server::{ApiKeys, Server};
