@@ -83,6 +83,23 @@ pub enum AgentError {
         reason: Option<String>,
     },
 
+    /// A model reply asked for more tool calls than a
+    /// [`ToolCallLimit`](crate::limit::ToolCallLimit) of the agent allows, and
+    /// the limit says to fail ([`LimitExceeded::Error`](crate::limit::LimitExceeded)).
+    /// The same text ends the history when the limit says to stop.
+    #[error(
+        "{} call limit reached: turn limit exceeded ({count}/{limit} calls).",
+        tool.as_deref().map_or_else(|| "Tool".to_owned(), |t| format!("'{t}' tool"))
+    )]
+    ToolCallLimitExceeded {
+        /// The tool the limit counts, or `None` for all tools.
+        tool: Option<String>,
+        /// The turn's calls with the reply's (blocked ones included).
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+
     /// The server said: too many requests (HTTP 429). Retryable.
     #[error("the model server is rate limiting (HTTP 429){}: {body}", retry_after.map(|d| format!(", retry after {d:?}")).unwrap_or_default())]
     RateLimited {
