@@ -15,7 +15,7 @@ use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
 use graph_core::{
-    node_fn, CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
+    node_fn, CompileOptions, CompiledGraph, Context, GraphError, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
 use schemars::JsonSchema;
@@ -641,12 +641,13 @@ impl<S: HasMessages> ReactAgent<S> {
         self.graph().compile()
     }
 
-    /// Compiles the agent with a checkpointer: threads persist, and tool approval
-    /// can pause and resume.
+    /// Compiles the agent with a checkpointer (threads persist, and tool
+    /// approval can pause and resume), or with [`CompileOptions`]: a
+    /// checkpointer, a store (for the [`memory`](crate::memory) tools), a cache.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph().compile_with(saver)
+        self.graph().compile_with(options)
     }
 }

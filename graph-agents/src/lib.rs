@@ -36,6 +36,7 @@ pub mod error;
 pub mod limit;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod model;
 pub mod multi_agent;

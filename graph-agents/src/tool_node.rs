@@ -155,7 +155,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
                     Decision::Run(Cow::Borrowed(call))
                 });
             }
-            let calls = decisions.into_iter().map(|d| d.answer(&tools));
+            let calls = decisions.into_iter().map(|d| d.answer(&tools, &ctx));
             let mut answers: Vec<ToolMessage> = futures::future::try_join_all(calls).await?;
             answers.extend(
                 ai.invalid_tool_calls
@@ -285,9 +285,9 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolCallNode<S> {
             let answer = match &*input {
                 ToolCallRequest::Invalid(call) => tools.answer_invalid(call),
                 ToolCallRequest::Call(call) if approval => {
-                    ask_approval(call, &ctx)?.answer(&tools).await?
+                    ask_approval(call, &ctx)?.answer(&tools, &ctx).await?
                 }
-                ToolCallRequest::Call(call) => tools.run(call).await?,
+                ToolCallRequest::Call(call) => tools.run_in(call, &ctx).await?,
             };
             let answer = publish(answer, &ctx);
             Ok(NodeOutput::new().with_update(S::messages_update(vec![answer])))
@@ -308,9 +308,9 @@ enum Decision<'a> {
 }
 
 impl Decision<'_> {
-    async fn answer(self, tools: &Toolbox) -> Result<ToolMessage, AgentError> {
+    async fn answer(self, tools: &Toolbox, ctx: &Context) -> Result<ToolMessage, AgentError> {
         match self {
-            Decision::Run(call) => tools.run(&call).await,
+            Decision::Run(call) => tools.run_in(&call, ctx).await,
             Decision::Reject(call, reason) => Ok(ToolMessage {
                 content: AgentError::ToolRejected { reason }.to_string(),
                 id: None,

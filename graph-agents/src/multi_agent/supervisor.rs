@@ -8,8 +8,7 @@ use crate::model::ChatModel;
 use crate::state::HasMessages;
 use crate::tool::{BoxedTool, IntoTool, IntoTools, Toolbox};
 use graph_core::{
-    CompiledGraph, GraphError, IntoCheckpointer, NodeOutput, State, StateGraph, Subgraph, END,
-    START,
+    CompileOptions, CompiledGraph, GraphError, NodeOutput, State, StateGraph, Subgraph, END, START,
 };
 use std::sync::Arc;
 
@@ -190,11 +189,12 @@ impl<S: HasMessages> Supervisor<S> {
         self.graph()?.compile()
     }
 
-    /// Compiles the supervisor with a checkpointer: threads persist.
+    /// Compiles the supervisor with a checkpointer (threads persist), or with
+    /// [`CompileOptions`]: a checkpointer, a store for the agents' memory tools.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph()?.compile_with(saver)
+        self.graph()?.compile_with(options)
     }
 }

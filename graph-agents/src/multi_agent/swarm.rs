@@ -6,7 +6,7 @@ use crate::agent::ReactAgent;
 use crate::message::Message;
 use crate::state::{add_messages, HasMessages};
 use graph_core::{
-    CompiledGraph, GraphError, IntoCheckpointer, PathMap, State, StateGraph, Subgraph, START,
+    CompileOptions, CompiledGraph, GraphError, PathMap, State, StateGraph, Subgraph, START,
 };
 use serde::{Deserialize, Serialize};
 
@@ -120,11 +120,12 @@ impl<S: HasActiveAgent> Swarm<S> {
         self.graph()?.compile()
     }
 
-    /// Compiles the swarm with a checkpointer: a thread remembers its active agent.
+    /// Compiles the swarm with a checkpointer (a thread remembers its active
+    /// agent), or with [`CompileOptions`]: a checkpointer, a store.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph()?.compile_with(saver)
+        self.graph()?.compile_with(options)
     }
 }
