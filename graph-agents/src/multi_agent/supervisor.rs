@@ -82,6 +82,7 @@ pub fn create_supervisor<M: ChatModel, S: HasMessages>(
         output_mode: OutputMode::default(),
         handoff_back: true,
         name: Arc::from("supervisor"),
+        members: Vec::new(),
     }
 }
 
@@ -94,6 +95,9 @@ pub struct Supervisor<S: State> {
     output_mode: OutputMode,
     handoff_back: bool,
     name: Arc<str>,
+    /// The agents a typed team ([`create_supervisor_of`](super::create_supervisor_of))
+    /// must have: the supervisor gets a handoff tool to each.
+    members: Vec<String>,
 }
 
 impl<S: HasMessages> Supervisor<S> {
@@ -129,6 +133,13 @@ impl<S: HasMessages> Supervisor<S> {
         self
     }
 
+    /// Gives the supervisor a handoff to each of `members` too, so that
+    /// `compile()` fails when one has no agent.
+    pub(crate) fn members(mut self, members: Vec<String>) -> Self {
+        self.members = members;
+        self
+    }
+
     /// The uncompiled graph: the supervisor and one node per worker, each worker
     /// returning to the supervisor. Fails when an agent fails to compile.
     pub fn graph(self) -> Result<StateGraph<S>, GraphError> {
@@ -137,9 +148,15 @@ impl<S: HasMessages> Supervisor<S> {
             .iter()
             .map(|a| a.agent_name().unwrap_or_default().to_owned())
             .collect();
+        let mut handoffs_to = names.clone();
+        for member in self.members {
+            if !handoffs_to.contains(&member) {
+                handoffs_to.push(member);
+            }
+        }
         let mut tools = self.tools;
         tools.extend(
-            names
+            handoffs_to
                 .iter()
                 .map(|n| create_handoff_tool(n.as_str()).into_tool()),
         );
@@ -150,7 +167,7 @@ impl<S: HasMessages> Supervisor<S> {
             None => supervisor,
         };
         let sup: &str = &self.name;
-        let mut targets: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut targets: Vec<&str> = handoffs_to.iter().map(String::as_str).collect();
         targets.push(END);
         let mut graph = StateGraph::<S>::new()
             .add_node(Subgraph::new(sup.to_owned(), supervisor.compile()?))
