@@ -523,7 +523,7 @@ impl<S: HasMessages> ReactAgent<S> {
 
     /// Caps the tool calls per turn (the calls since the last human message), as
     /// langchain's `ToolCallLimitMiddleware` does per run; call it again to add
-    /// a limit (of one tool, say). See [`limit`](crate::limit).
+    /// a limit (of one tool, say). See [`crate::limit`].
     ///
     /// For the number of model → tools rounds, there is the run's
     /// `recursion_limit`: near it the agent answers [`NEED_MORE_STEPS`] instead

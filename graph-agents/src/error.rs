@@ -120,9 +120,9 @@ pub enum AgentError {
     Store {
         /// The tool.
         tool: String,
-        /// The store's error.
+        /// The store's error (boxed: it is large, and rare).
         #[source]
-        source: graph_core::store::StoreError,
+        source: Box<graph_core::store::StoreError>,
     },
 
     /// A memory tool's namespace names a value of the run's `configurable`

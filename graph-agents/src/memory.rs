@@ -107,7 +107,7 @@ impl MemoryNamespace {
     fn resolve(&self, tool: &str, ctx: &Context) -> Result<Namespace, AgentError> {
         let store_error = |source| AgentError::Store {
             tool: tool.to_owned(),
-            source,
+            source: Box::new(source),
         };
         let parts = match &self.0 {
             Repr::Fn(f) => return f(ctx).map_err(store_error),
@@ -336,7 +336,7 @@ impl ManageMemoryTool {
         let namespace = self.namespace.resolve(&self.name, ctx)?;
         let store_error = |source| AgentError::Store {
             tool: self.name.to_string(),
-            source,
+            source: Box::new(source),
         };
         let store = ctx.store().map_err(store_error)?;
         if action == MemoryAction::Delete {
@@ -446,7 +446,7 @@ impl SearchMemoryTool {
         let namespace = self.namespace.resolve(&self.name, ctx)?;
         let store_error = |source| AgentError::Store {
             tool: self.name.to_string(),
-            source,
+            source: Box::new(source),
         };
         let op = SearchOp::new(namespace)
             .query(args.query)

@@ -238,10 +238,8 @@ async fn a_graph_without_a_store_or_the_configurable_key_fails_the_run_with_a_ty
     assert!(
         matches!(
             source,
-            Some(AgentError::Store {
-                source: graph_core::store::StoreError::NoStore,
-                ..
-            })
+            Some(AgentError::Store { source, .. })
+                if matches!(**source, graph_core::store::StoreError::NoStore)
         ),
         "{err}: {source:?}"
     );
