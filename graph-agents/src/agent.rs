@@ -2,6 +2,7 @@
 //! ordinary graph built with the public DSL.
 
 use crate::error::AgentError;
+use crate::limit::{self, ToolCallLimit};
 use crate::message::{AiMessage, Message};
 use crate::model::{
     call_model, model_retry_policy, parse_structured, ChatModel, ChatRequest, ResponseFormat,
@@ -14,7 +15,7 @@ use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
 use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
 use graph_core::context::FromContext;
 use graph_core::{
-    node_fn, CompiledGraph, Context, GraphError, IntoCheckpointer, Node, NodeFuture, NodeOptions,
+    node_fn, CompileOptions, CompiledGraph, Context, GraphError, Node, NodeFuture, NodeOptions,
     NodeOutput, NodeSpec, RetryPolicy, Route, Send, State, StateGraph, END, START,
 };
 use schemars::JsonSchema;
@@ -36,6 +37,7 @@ pub struct AgentNode<S> {
     system: Option<Arc<str>>,
     name: Cow<'static, str>,
     author: Option<Arc<str>>,
+    limits: Arc<[ToolCallLimit]>,
     _state: PhantomData<fn() -> S>,
 }
 
@@ -47,6 +49,7 @@ impl<S> Clone for AgentNode<S> {
             system: self.system.clone(),
             name: self.name.clone(),
             author: self.author.clone(),
+            limits: Arc::clone(&self.limits),
             _state: PhantomData,
         }
     }
@@ -61,6 +64,7 @@ impl<S: HasMessages> AgentNode<S> {
             system: None,
             name: Cow::Borrowed("agent"),
             author: None,
+            limits: Arc::new([]),
             _state: PhantomData,
         }
     }
@@ -75,6 +79,13 @@ impl<S: HasMessages> AgentNode<S> {
     /// agent does with its own name: in a multi-agent history, who said what.
     pub fn author(mut self, name: impl Into<Arc<str>>) -> Self {
         self.author = Some(name.into());
+        self
+    }
+
+    /// Caps the tool calls of a turn: a reply over a limit has its calls
+    /// answered (or the run stopped, or failed) as the [`ToolCallLimit`] says.
+    pub fn tool_call_limits(mut self, limits: impl Into<Arc<[ToolCallLimit]>>) -> Self {
+        self.limits = limits.into();
         self
     }
 }
@@ -113,14 +124,21 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
             } else {
                 reply
             };
-            let reply = match &node.author {
+            let mut added = limit::enforce(&node.limits, messages, &reply)?;
+            let sign = |reply: AiMessage| match &node.author {
                 Some(author) => AiMessage {
                     name: Some(author.to_string()),
                     ..reply
                 },
                 None => reply,
             };
-            Ok(NodeOutput::new().with_update(S::messages_update(vec![reply.into()])))
+            for message in &mut added {
+                if let Message::Ai(ai) = message {
+                    *ai = Arc::new(sign(AiMessage::clone(ai)));
+                }
+            }
+            added.insert(0, sign(reply).into());
+            Ok(NodeOutput::new().with_update(S::messages_update(added)))
         })
     }
 }
@@ -129,37 +147,82 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
 /// control to the parent graph.
 const HANDOFF: &str = "handoff";
 
-/// Routes after the agent: one `Send` to `tools` per tool call of the last AI
-/// message (answered concurrently), `done` (END, or the node making the typed
-/// answer) when it has none, or the `handoff` node when one of them is a handoff.
-fn route_tool_calls<S: HasMessages>(
+/// Where the agent's router sends each kind of next step.
+struct Targets {
+    /// The tools node.
     tools: &'static str,
-    handoffs: Arc<[String]>,
+    /// The node answering handoff calls.
+    handoff: Arc<[String]>,
+    /// Back to the model (the calls of its reply are all answered already).
+    model: &'static str,
+    /// The model answered: END, or the node making the typed answer.
     done: &'static str,
+}
+
+/// Routes after the agent, on its last AI message and the answers after it (the
+/// calls a [`ToolCallLimit`] blocked): `done` when it asked for no tools; the
+/// `handoff` node when one call is a handoff; back to the model when every call
+/// is answered; else the tools, as one `Send` per open call ([`AgentVersion::V2`],
+/// answered concurrently) or one task for all ([`AgentVersion::V1`]).
+fn route_tool_calls<S: HasMessages>(
+    version: AgentVersion,
+    to: Targets,
 ) -> impl Fn(&S) -> Vec<Route<&'static str>> {
     move |state: &S| {
-        let Some(ai) = state.messages().last().and_then(Message::as_ai) else {
-            return vec![Route::To(done)];
+        let messages = state.messages();
+        let Some(at) = messages.iter().rposition(|m| m.as_ai().is_some()) else {
+            return vec![Route::To(to.done)];
         };
-        if !ai.has_tool_calls() {
-            return vec![Route::To(done)];
-        }
-        if ai.tool_calls.iter().any(|c| handoffs.contains(&c.name)) {
+        let Some(ai) = messages[at].as_ai().filter(|ai| ai.has_tool_calls()) else {
+            return vec![Route::To(to.done)];
+        };
+        if ai.tool_calls.iter().any(|c| to.handoff.contains(&c.name)) {
             return vec![Route::To(HANDOFF)];
         }
+        let answered = |id: &str| {
+            messages[at + 1..]
+                .iter()
+                .filter_map(Message::as_tool)
+                .any(|t| t.tool_call_id == id)
+        };
         let valid = ai
             .tool_calls
             .iter()
+            .filter(|c| !answered(&c.id))
             .map(|c| ToolCallRequest::Call(c.clone()));
         let invalid = ai
             .invalid_tool_calls
             .iter()
+            .filter(|c| c.id.as_deref().is_none_or(|id| !answered(id)))
             .map(|c| ToolCallRequest::Invalid(c.clone()));
-        valid
-            .chain(invalid)
-            .map(|request| Route::Send(Send::to_named(tools, request)))
-            .collect()
+        let open: Vec<ToolCallRequest> = valid.chain(invalid).collect();
+        if open.is_empty() {
+            return vec![Route::To(to.model)];
+        }
+        match version {
+            AgentVersion::V1 => vec![Route::To(to.tools)],
+            AgentVersion::V2 => open
+                .into_iter()
+                .map(|request| Route::Send(Send::to_named(to.tools, request)))
+                .collect(),
+        }
     }
+}
+
+/// How a ReAct agent runs the tool calls of one model reply (LangGraph's
+/// `version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AgentVersion {
+    /// One `tools` task runs every call of the reply, concurrently, and writes
+    /// all the answers at once (LangGraph's `"v1"`, a [`ToolNode`]).
+    V1,
+    /// One `tools` task per call, each sent with a `Send`, so each call is a
+    /// task of its own: its own `updates` event, its own retry and interrupt
+    /// (LangGraph's `"v2"`, the default, a [`ToolCallNode`]). The answers are in
+    /// the state in the order of the calls.
+    #[default]
+    V2,
 }
 
 /// Builds a ReAct agent: a model that calls tools until it answers.
@@ -224,6 +287,8 @@ pub struct ReactAgent<S: State = MessagesState> {
     pre_model_hook: Option<Hook<S>>,
     post_model_hook: Option<Hook<S>>,
     interrupt_before_tools: bool,
+    version: AgentVersion,
+    limits: Vec<ToolCallLimit>,
 }
 
 /// A node fn run before or after the model ([`ReactAgent::pre_model_hook`]).
@@ -342,6 +407,8 @@ impl<S: HasMessages> ReactAgent<S> {
             pre_model_hook: None,
             post_model_hook: None,
             interrupt_before_tools: false,
+            version: AgentVersion::default(),
+            limits: Vec::new(),
         }
     }
 
@@ -408,6 +475,8 @@ impl<S: HasMessages> ReactAgent<S> {
             pre_model_hook: None,
             post_model_hook: None,
             interrupt_before_tools: self.interrupt_before_tools,
+            version: self.version,
+            limits: self.limits,
         }
     }
 
@@ -443,6 +512,27 @@ impl<S: HasMessages> ReactAgent<S> {
         self
     }
 
+    /// How the tool calls of a reply run: one task per call ([`AgentVersion::V2`],
+    /// the default) or one task for all ([`AgentVersion::V1`]). Either way the
+    /// answers are in the state in the order of the calls, and
+    /// [`require_approval`](Self::require_approval) asks about each call in turn.
+    pub fn version(mut self, version: AgentVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Caps the tool calls per turn (the calls since the last human message), as
+    /// langchain's `ToolCallLimitMiddleware` does per run; call it again to add
+    /// a limit (of one tool, say). See [`crate::limit`].
+    ///
+    /// For the number of model → tools rounds, there is the run's
+    /// `recursion_limit`: near it the agent answers [`NEED_MORE_STEPS`] instead
+    /// of asking for tools (each round takes two steps), as LangGraph's does.
+    pub fn tool_call_limit(mut self, limit: ToolCallLimit) -> Self {
+        self.limits.push(limit);
+        self
+    }
+
     /// Asks for a typed answer in a state of your own: once the model answers
     /// without tool calls, one more model call with `T`'s JSON schema
     /// ([`ChatModel::with_structured_output`]) fills the state's
@@ -470,6 +560,7 @@ impl<S: HasMessages> ReactAgent<S> {
         if let Some(name) = self.name {
             agent = agent.author(name);
         }
+        agent = agent.tool_call_limits(self.limits);
         let mut options = NodeOptions::new();
         if let Some(policy) = self.retry {
             options = options.retry(policy);
@@ -490,16 +581,30 @@ impl<S: HasMessages> ReactAgent<S> {
                 .named(HANDOFF)
                 .on_handoff(self.handoff)
         });
-        let tools = ToolCallNode::<S>::new(self.tools).require_approval(self.approval);
         let model_entry = if self.pre_model_hook.is_some() {
             PRE_MODEL_HOOK
         } else {
             "agent"
         };
-        let router = route_tool_calls::<S>("tools", handoffs, done);
-        let mut graph = StateGraph::<S>::new()
-            .add_node_with(agent, agent_options)
-            .add_node(tools)
+        let targets = Targets {
+            tools: "tools",
+            handoff: handoffs,
+            model: model_entry,
+            done,
+        };
+        let router = route_tool_calls::<S>(self.version, targets);
+        let graph = StateGraph::<S>::new().add_node_with(agent, agent_options);
+        let graph = match self.version {
+            AgentVersion::V1 => graph.add_node(
+                ToolNode::<S>::from_toolbox(self.tools)
+                    .require_approval(self.approval)
+                    .on_handoff(self.handoff),
+            ),
+            AgentVersion::V2 => {
+                graph.add_node(ToolCallNode::<S>::new(self.tools).require_approval(self.approval))
+            }
+        };
+        let mut graph = graph
             .add_edge(START, model_entry)
             .add_edge("tools", model_entry);
         if let Some(hook) = self.pre_model_hook {
@@ -536,12 +641,13 @@ impl<S: HasMessages> ReactAgent<S> {
         self.graph().compile()
     }
 
-    /// Compiles the agent with a checkpointer: threads persist, and tool approval
-    /// can pause and resume.
+    /// Compiles the agent with a checkpointer (threads persist, and tool
+    /// approval can pause and resume), or with [`CompileOptions`]: a
+    /// checkpointer, a store (for the [`memory`](crate::memory) tools), a cache.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph().compile_with(saver)
+        self.graph().compile_with(options)
     }
 }

@@ -83,6 +83,64 @@ pub enum AgentError {
         reason: Option<String>,
     },
 
+    /// A model reply asked for more tool calls than a
+    /// [`ToolCallLimit`](crate::limit::ToolCallLimit) of the agent allows, and
+    /// the limit says to fail ([`LimitExceeded::Error`](crate::limit::LimitExceeded)).
+    /// The same text ends the history when the limit says to stop.
+    #[error(
+        "{} call limit reached: turn limit exceeded ({count}/{limit} calls).",
+        tool.as_deref().map_or_else(|| "Tool".to_owned(), |t| format!("'{t}' tool"))
+    )]
+    ToolCallLimitExceeded {
+        /// The tool the limit counts, or `None` for all tools.
+        tool: Option<String>,
+        /// The turn's calls with the reply's (blocked ones included).
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+
+    /// A tool that reads its task's context ([`BoxedTool::from_fn_in_context`](crate::BoxedTool::from_fn_in_context))
+    /// was called outside of a graph. Fails the run whatever the
+    /// [`ToolErrors`](crate::ToolErrors) policy.
+    #[error(
+        "the tool '{tool}' reads the graph's context (its store, the run's config): run it in a \
+         ToolNode or an agent, or call it with BoxedTool::call_in"
+    )]
+    NeedsContext {
+        /// The tool.
+        tool: String,
+    },
+
+    /// A memory tool could not reach or use the store: the graph has none
+    /// (compile the agent with one), the namespace misses a configurable
+    /// value, or the store failed. Fails the run whatever the
+    /// [`ToolErrors`](crate::ToolErrors) policy.
+    #[error("the tool '{tool}' failed on the store")]
+    Store {
+        /// The tool.
+        tool: String,
+        /// The store's error (boxed: it is large, and rare).
+        #[source]
+        source: Box<graph_core::store::StoreError>,
+    },
+
+    /// A memory tool's namespace names a value of the run's `configurable`
+    /// that the run was not given (langmem's `ConfigurationError`). Fails the
+    /// run whatever the [`ToolErrors`](crate::ToolErrors) policy.
+    #[error(
+        "the tool '{tool}' needs `{key}` in the run's configurable (RunConfig::with_configurable); \
+         it has {available:?}"
+    )]
+    MissingConfigurable {
+        /// The tool.
+        tool: String,
+        /// The key its namespace names.
+        key: String,
+        /// The keys the run's `configurable` has.
+        available: Vec<String>,
+    },
+
     /// The server said: too many requests (HTTP 429). Retryable.
     #[error("the model server is rate limiting (HTTP 429){}: {body}", retry_after.map(|d| format!(", retry after {d:?}")).unwrap_or_default())]
     RateLimited {

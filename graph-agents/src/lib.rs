@@ -33,8 +33,10 @@ extern crate self as graph_agents;
 
 pub mod agent;
 pub mod error;
+pub mod limit;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod model;
 pub mod multi_agent;
@@ -46,7 +48,7 @@ pub mod tool_node;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use agent::{create_react_agent, AgentNode, ReactAgent, NEED_MORE_STEPS};
+pub use agent::{create_react_agent, AgentNode, AgentVersion, ReactAgent, NEED_MORE_STEPS};
 pub use error::AgentError;
 pub use message::{
     new_id, AiMessage, HumanMessage, InvalidToolCall, Message, RemoveMessage, SystemMessage,

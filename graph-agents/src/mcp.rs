@@ -34,8 +34,11 @@ use crate::error::AgentError;
 use crate::tool::{BoxedTool, ToolSpec};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -62,6 +65,8 @@ enum Transport {
     },
     Http {
         url: String,
+        /// Trusted for https besides Mozilla's roots.
+        roots: Vec<CertificateDer<'static>>,
     },
 }
 
@@ -83,13 +88,35 @@ impl McpServer {
         }
     }
 
-    /// A server at `url` speaking MCP's streamable HTTP (`http://` only: this
-    /// build has no TLS backend).
+    /// A server at `url` speaking MCP's streamable HTTP, `http://` or
+    /// `https://` (rustls on ring, trusting Mozilla's root certificates; add
+    /// your own with [`root_certificate_pem`](Self::root_certificate_pem)).
     pub fn http(url: impl Into<String>) -> Self {
         McpServer {
-            transport: Transport::Http { url: url.into() },
+            transport: Transport::Http {
+                url: url.into(),
+                roots: Vec::new(),
+            },
             timeout: DEFAULT_TIMEOUT,
         }
+    }
+
+    /// Trusts the certificates in `pem` (a private CA's, or the server's own
+    /// self-signed one) for this server's https, besides Mozilla's roots. An
+    /// input with no certificate, or one that does not parse, is
+    /// [`McpError::Certificate`]. Ignored by a stdio server.
+    pub fn root_certificate_pem(mut self, pem: &[u8]) -> Result<Self, McpError> {
+        let certificate = |reason: String| McpError::Certificate { reason };
+        let parsed: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<_, _>>()
+            .map_err(|e| certificate(e.to_string()))?;
+        if parsed.is_empty() {
+            return Err(certificate("no `BEGIN CERTIFICATE` block found".to_owned()));
+        }
+        if let Transport::Http { roots, .. } = &mut self.transport {
+            roots.extend(parsed);
+        }
+        Ok(self)
     }
 
     /// Sets an environment variable of the server process (stdio servers).
@@ -113,7 +140,7 @@ impl McpServer {
                 .chain(args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" "),
-            Transport::Http { url } => url.clone(),
+            Transport::Http { url, .. } => url.clone(),
         }
     }
 }
@@ -149,6 +176,17 @@ pub enum McpError {
         operation: &'static str,
         /// The timeout.
         after: Duration,
+    },
+
+    /// A root certificate given with [`McpServer::root_certificate_pem`] is not
+    /// a PEM certificate.
+    #[error(
+        "the root certificate for an MCP server is not usable ({reason}): pass the PEM file of \
+         the CA, or of the server's self-signed certificate"
+    )]
+    Certificate {
+        /// What is wrong with it.
+        reason: String,
     },
 
     /// The server failed to start the session or to list its tools: it exited,
@@ -289,13 +327,59 @@ async fn connect(name: &str, server: &McpServer) -> Result<Service, McpError> {
                 .await?
                 .map_err(|e| protocol(Box::new(e)))
         }
-        Transport::Http { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        Transport::Http { url, roots } => {
+            let client = http_client(roots).map_err(|source| McpError::Protocol {
+                server: name.to_owned(),
+                command: server.describe(),
+                operation: "set up its HTTP client",
+                source,
+            })?;
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let transport = StreamableHttpClientTransport::with_client(client, config);
             within(name, server, "start", ().serve(transport))
                 .await?
                 .map_err(|e| protocol(Box::new(e)))
         }
     }
+}
+
+/// The HTTP client of a streamable-HTTP server: TLS by rustls on ring with
+/// Mozilla's roots and `roots` (rmcp's own default client would need a
+/// process-wide crypto provider), no idle connections kept (rmcp's choice:
+/// reusing one whose last body was not read stalls ~40 ms on Linux), and only
+/// same-origin 307 / 308 redirects followed (they keep the JSON-RPC body; any
+/// other would lose it or send the session to another host).
+fn http_client(
+    roots: &[CertificateDer<'static>],
+) -> Result<reqwest_mcp::Client, Box<dyn std::error::Error + Send + Sync>> {
+    let mut store = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for root in roots {
+        store.add(root.clone())?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    let redirects = reqwest_mcp::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .last()
+            .is_some_and(|from| from.origin() == attempt.url().origin());
+        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+        if same_origin && keeps_body && attempt.previous().len() <= 10 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    Ok(reqwest_mcp::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .pool_max_idle_per_host(0)
+        .redirect(redirects)
+        .build()?)
 }
 
 /// Forwards a server process's stderr to `tracing`, line by line, so that its

@@ -4,6 +4,7 @@
 use crate::error::AgentError;
 use crate::message::{InvalidToolCall, ToolCall, ToolMessage, ToolStatus};
 use futures::future::BoxFuture;
+use graph_core::Context;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -104,7 +105,10 @@ impl ToolSpec {
     }
 }
 
-type CallFn = dyn Fn(Value) -> BoxFuture<'static, Result<String, AgentError>> + Send + Sync;
+/// A tool's erased call: the model's arguments, and the context of the task
+/// running it (`None` when called directly, [`BoxedTool::call`]).
+type CallFn =
+    dyn Fn(Value, Option<&Context>) -> BoxFuture<'static, Result<String, AgentError>> + Send + Sync;
 
 /// A tool with its types erased, ready to be called with JSON arguments.
 #[derive(Clone)]
@@ -130,7 +134,9 @@ impl BoxedTool {
         let spec = ToolSpec::of::<T::Args>(tool.name(), tool.description());
         let name: Arc<str> = spec.name.as_str().into();
         let tool = Arc::new(tool);
-        let call = move |args: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+        let call = move |args: Value,
+                         _: Option<&Context>|
+              -> BoxFuture<'static, Result<String, AgentError>> {
             let tool = Arc::clone(&tool);
             let name = Arc::clone(&name);
             Box::pin(async move {
@@ -183,8 +189,54 @@ impl BoxedTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
     {
-        let call = move |args: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+        let call = move |args: Value,
+                         _: Option<&Context>|
+              -> BoxFuture<'static, Result<String, AgentError>> {
             Box::pin(call(args))
+        };
+        BoxedTool {
+            spec: Arc::new(spec),
+            call: Arc::new(call),
+            handoff: None,
+        }
+    }
+
+    /// A tool that reads the context of the task running it: the graph's store
+    /// ([`Context::store`]), the run's config and context value. A
+    /// [`ToolNode`](crate::ToolNode) or an agent gives it theirs; called
+    /// directly ([`call`](Self::call)), it fails with
+    /// [`AgentError::NeedsContext`].
+    ///
+    /// ```
+    /// use graph_agents::{AgentError, BoxedTool, ToolSpec};
+    ///
+    /// let whoami = BoxedTool::from_fn_in_context(
+    ///     ToolSpec::of::<serde_json::Value>("whoami", "The user's id."),
+    ///     |_args, ctx| async move {
+    ///         let user = ctx.config().configurable().get("user_id").cloned();
+    ///         Ok(user.map(|u| u.to_string()).unwrap_or_default())
+    ///     },
+    /// );
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let err = whoami.call(serde_json::json!({})).await.unwrap_err();
+    /// assert!(matches!(err, AgentError::NeedsContext { .. }));
+    /// # });
+    /// ```
+    pub fn from_fn_in_context<F, Fut>(spec: ToolSpec, call: F) -> Self
+    where
+        F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
+    {
+        let name: Arc<str> = spec.name.as_str().into();
+        let call = move |args: Value,
+                         ctx: Option<&Context>|
+              -> BoxFuture<'static, Result<String, AgentError>> {
+            match ctx {
+                Some(ctx) => Box::pin(call(args, ctx.clone())),
+                None => Box::pin(std::future::ready(Err(AgentError::NeedsContext {
+                    tool: name.to_string(),
+                }))),
+            }
         };
         BoxedTool {
             spec: Arc::new(spec),
@@ -197,7 +249,9 @@ impl BoxedTool {
     /// call the [`ToolNode`](crate::ToolNode) turns into a command for the parent graph.
     pub(crate) fn handoff(spec: ToolSpec, agent: Arc<str>, content: String) -> Self {
         let content: Arc<str> = content.into();
-        let call = move |_: Value| -> BoxFuture<'static, Result<String, AgentError>> {
+        let call = move |_: Value,
+                         _: Option<&Context>|
+              -> BoxFuture<'static, Result<String, AgentError>> {
             let content = content.to_string();
             Box::pin(std::future::ready(Ok(content)))
         };
@@ -225,7 +279,17 @@ impl BoxedTool {
 
     /// Calls the tool with JSON arguments; returns the content for the model.
     pub fn call(&self, args: Value) -> BoxFuture<'static, Result<String, AgentError>> {
-        (self.call)(args)
+        (self.call)(args, None)
+    }
+
+    /// Calls the tool with JSON arguments in the context of a task (what a
+    /// [`ToolNode`](crate::ToolNode) does); returns the content for the model.
+    pub fn call_in(
+        &self,
+        args: Value,
+        ctx: &Context,
+    ) -> BoxFuture<'static, Result<String, AgentError>> {
+        (self.call)(args, Some(ctx))
     }
 }
 
@@ -419,6 +483,21 @@ impl Toolbox {
     /// Runs one tool call; the result answers it (`tool_call_id` = the call's id).
     /// Fails only under [`ToolErrors::Fail`], for bad arguments or a failing tool.
     pub async fn run(&self, call: &ToolCall) -> Result<ToolMessage, AgentError> {
+        self.run_with(call, None).await
+    }
+
+    /// Runs one tool call in the context of a task, as
+    /// [`ToolNode`](crate::ToolNode) does: tools made with
+    /// [`BoxedTool::from_fn_in_context`] read it.
+    pub async fn run_in(&self, call: &ToolCall, ctx: &Context) -> Result<ToolMessage, AgentError> {
+        self.run_with(call, Some(ctx)).await
+    }
+
+    async fn run_with(
+        &self,
+        call: &ToolCall,
+        ctx: Option<&Context>,
+    ) -> Result<ToolMessage, AgentError> {
         let Some(tool) = self.tools.get(&call.name) else {
             let mut available: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
             available.sort_unstable();
@@ -428,7 +507,7 @@ impl Toolbox {
             };
             return Ok(error_message(call.id.clone(), Some(&call.name), &error));
         };
-        match tool.call(call.args.clone()).await {
+        match (tool.call)(call.args.clone(), ctx).await {
             Ok(content) => Ok(ToolMessage {
                 content,
                 id: None,
@@ -436,6 +515,13 @@ impl Toolbox {
                 tool_call_id: call.id.clone(),
                 status: ToolStatus::Success,
             }),
+            // A graph set up wrong fails the run, whatever the policy: the
+            // model cannot fix it.
+            Err(
+                error @ (AgentError::NeedsContext { .. }
+                | AgentError::Store { .. }
+                | AgentError::MissingConfigurable { .. }),
+            ) => Err(error),
             Err(error) => match &self.errors {
                 ToolErrors::Fail => Err(error),
                 ToolErrors::AsMessage => {

@@ -14,8 +14,9 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A node that runs every tool call of the last AI message, concurrently, and
-/// answers each with a tool message (in the order of the calls).
+/// A node that runs every tool call of the last AI message (those not answered
+/// yet), concurrently, and answers each with a tool message (in the order of the
+/// calls).
 ///
 /// Named `tools` unless renamed with [`named`](ToolNode::named). Calls of unknown
 /// tools, arguments that do not fit, and tool errors become error messages the
@@ -30,6 +31,7 @@ pub struct ToolNode<S: State> {
     tools: Toolbox,
     name: Cow<'static, str>,
     handoff: HandoffUpdate<S>,
+    approval: bool,
 }
 
 impl<S: State> Clone for ToolNode<S> {
@@ -38,6 +40,7 @@ impl<S: State> Clone for ToolNode<S> {
             tools: self.tools.clone(),
             name: self.name.clone(),
             handoff: self.handoff,
+            approval: self.approval,
         }
     }
 }
@@ -63,7 +66,16 @@ impl<S: HasMessages> ToolNode<S> {
             tools,
             name: Cow::Borrowed("tools"),
             handoff: handoff::messages_only::<S>,
+            approval: false,
         }
+    }
+
+    /// Asks a human ([`ToolApprovalRequest`]) about each call, one interrupt
+    /// after the other in the order of the calls, before any runs (needs a
+    /// checkpointer, to pause and resume the thread).
+    pub fn require_approval(mut self, approval: bool) -> Self {
+        self.approval = approval;
+        self
     }
 
     /// Sets how a handoff writes the parent's state (a swarm records the agent).
@@ -104,8 +116,11 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
         let ctx: Context = FromContext::from_context(ctx);
         let tools = self.tools.clone();
         let handoff = self.handoff;
+        let approval = self.approval;
         Box::pin(async move {
-            let Some(ai) = input.messages().iter().rev().find_map(Message::as_ai) else {
+            let messages = input.messages();
+            let mut from_end = messages.iter().enumerate().rev();
+            let Some((at, ai)) = from_end.find_map(|(i, m)| Some((i, m.as_ai()?))) else {
                 return Err(NodeError::msg(
                     "ToolNode found no AI message in the history: route to it only after a \
                      model asked for tools (see tools_condition)",
@@ -124,11 +139,28 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
                 }
                 return Ok(output);
             }
-            let calls = ai.tool_calls.iter().map(|call| tools.run(call));
+            // Calls answered already (by a tool call limit) are not run again.
+            let answered = |id: &str| {
+                messages[at + 1..]
+                    .iter()
+                    .filter_map(Message::as_tool)
+                    .any(|t| t.tool_call_id == id)
+            };
+            let open: Vec<&ToolCall> = ai.tool_calls.iter().filter(|c| !answered(&c.id)).collect();
+            let mut decisions = Vec::with_capacity(open.len());
+            for call in open {
+                decisions.push(if approval {
+                    ask_approval(call, &ctx)?
+                } else {
+                    Decision::Run(Cow::Borrowed(call))
+                });
+            }
+            let calls = decisions.into_iter().map(|d| d.answer(&tools, &ctx));
             let mut answers: Vec<ToolMessage> = futures::future::try_join_all(calls).await?;
             answers.extend(
                 ai.invalid_tool_calls
                     .iter()
+                    .filter(|c| c.id.as_deref().is_none_or(|id| !answered(id)))
                     .map(|c| tools.answer_invalid(c)),
             );
             let answers = answers.into_iter().map(|a| publish(a, &ctx)).collect();
@@ -253,25 +285,9 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolCallNode<S> {
             let answer = match &*input {
                 ToolCallRequest::Invalid(call) => tools.answer_invalid(call),
                 ToolCallRequest::Call(call) if approval => {
-                    let decision: ToolApproval = ctx.interrupt(ToolApprovalRequest {
-                        tool_call: call.clone(),
-                    })?;
-                    match decision {
-                        ToolApproval::Approve => tools.run(call).await?,
-                        ToolApproval::Edit { args } => {
-                            let edited = ToolCall::new(call.id.clone(), call.name.clone(), args);
-                            tools.run(&edited).await?
-                        }
-                        ToolApproval::Reject { reason } => ToolMessage {
-                            content: AgentError::ToolRejected { reason }.to_string(),
-                            id: None,
-                            name: Some(call.name.clone()),
-                            tool_call_id: call.id.clone(),
-                            status: ToolStatus::Error,
-                        },
-                    }
+                    ask_approval(call, &ctx)?.answer(&tools, &ctx).await?
                 }
-                ToolCallRequest::Call(call) => tools.run(call).await?,
+                ToolCallRequest::Call(call) => tools.run_in(call, &ctx).await?,
             };
             let answer = publish(answer, &ctx);
             Ok(NodeOutput::new().with_update(S::messages_update(vec![answer])))
@@ -281,6 +297,45 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolCallNode<S> {
     fn targets(&self) -> Targets {
         Targets::None
     }
+}
+
+/// What becomes of one tool call once a human (if asked) has decided.
+enum Decision<'a> {
+    /// Run it (as the model sent it, or as the human edited it).
+    Run(Cow<'a, ToolCall>),
+    /// Answer it with the rejection.
+    Reject(&'a ToolCall, Option<String>),
+}
+
+impl Decision<'_> {
+    async fn answer(self, tools: &Toolbox, ctx: &Context) -> Result<ToolMessage, AgentError> {
+        match self {
+            Decision::Run(call) => tools.run_in(&call, ctx).await,
+            Decision::Reject(call, reason) => Ok(ToolMessage {
+                content: AgentError::ToolRejected { reason }.to_string(),
+                id: None,
+                name: Some(call.name.clone()),
+                tool_call_id: call.id.clone(),
+                status: ToolStatus::Error,
+            }),
+        }
+    }
+}
+
+/// Asks a human about `call` (pauses the node the first time).
+fn ask_approval<'a>(call: &'a ToolCall, ctx: &Context) -> Result<Decision<'a>, NodeError> {
+    let decision: ToolApproval = ctx.interrupt(ToolApprovalRequest {
+        tool_call: call.clone(),
+    })?;
+    Ok(match decision {
+        ToolApproval::Approve => Decision::Run(Cow::Borrowed(call)),
+        ToolApproval::Edit { args } => Decision::Run(Cow::Owned(ToolCall::new(
+            call.id.clone(),
+            call.name.clone(),
+            args,
+        ))),
+        ToolApproval::Reject { reason } => Decision::Reject(call, reason),
+    })
 }
 
 /// Where [`tools_condition`] routes.

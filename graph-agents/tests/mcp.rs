@@ -150,11 +150,19 @@ impl Drop for Child {
 }
 
 async fn http_server() -> (Child, String) {
+    serve(&["http"], "http").await
+}
+
+/// servers.py in `mode` (with `args` after the port) on a free port; its URL.
+async fn serve(mode_and_args: &[&str], scheme: &str) -> (Child, String) {
     time_server(); // the same install brings the SDK: fail with the hint first
     let port = free_port();
+    let (mode, args) = mode_and_args.split_first().expect("a mode");
     let child = std::process::Command::new("python3")
         .arg(servers_py())
-        .args(["http", &port.to_string()])
+        .arg(mode)
+        .arg(port.to_string())
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -165,7 +173,7 @@ async fn http_server() -> (Child, String) {
             .await
             .is_ok()
         {
-            return (child, format!("http://127.0.0.1:{port}/mcp"));
+            return (child, format!("{scheme}://127.0.0.1:{port}/mcp"));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -286,4 +294,74 @@ async fn servers_that_are_missing_hang_exit_or_talk_nonsense_are_typed_errors() 
         matches!(err, McpError::Protocol { .. } | McpError::Timeout { .. }),
         "{err}"
     );
+}
+
+/// A self-signed certificate for 127.0.0.1 and its key, made by the openssl
+/// CLI in `dir` (PEM files); not a CA, as a server certificate must be.
+fn self_signed_certificate(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let status = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .args(["-addext", "extendedKeyUsage=serverAuth"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("the openssl CLI runs (it makes the test's certificate)");
+    assert!(status.success(), "openssl could not make a certificate");
+    (cert, key)
+}
+
+#[tokio::test]
+async fn an_https_server_is_reached_through_rustls_on_ring_with_its_own_root() {
+    let dir = std::env::temp_dir().join(format!("sg-mcp-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = self_signed_certificate(&dir);
+    let (cert_path, key_path) = (cert.to_string_lossy(), key.to_string_lossy());
+    let (_server, url) = serve(&["https", &cert_path, &key_path], "https").await;
+    let pem = std::fs::read(&cert).unwrap();
+
+    let trusted = McpServer::http(url.as_str())
+        .root_certificate_pem(&pem)
+        .unwrap();
+    let tools = McpClient::new()
+        .server("tls", trusted)
+        .tools()
+        .await
+        .unwrap();
+    let echo = by_name(&tools, "echo");
+    assert_eq!(
+        echo.call(json!({"text": "over tls"})).await.unwrap(),
+        "over tls"
+    );
+
+    // Mozilla's roots alone do not vouch for a self-signed certificate: the
+    // same server, without its root, refuses the session (rmcp flattens the
+    // TLS error underneath into its message).
+    let untrusted = McpServer::http(url.as_str()).timeout(Duration::from_secs(20));
+    let err = McpClient::new()
+        .server("tls", untrusted)
+        .tools()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Protocol { .. }), "{err}");
+
+    let err = McpServer::http(url.as_str())
+        .root_certificate_pem(b"not a certificate")
+        .unwrap_err();
+    assert!(matches!(err, McpError::Certificate { .. }), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

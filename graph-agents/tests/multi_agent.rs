@@ -3,7 +3,8 @@
 
 use graph_agents::model::FakeChatModel;
 use graph_agents::multi_agent::{
-    create_handoff_tool, create_supervisor, create_swarm, OutputMode, SwarmState,
+    create_handoff_tool, create_supervisor, create_supervisor_of, create_swarm, create_swarm_of,
+    handoff_to, OutputMode, SwarmState,
 };
 use graph_agents::{create_react_agent, AiMessage, Message, MessagesState, Tool, ToolCall};
 use graph_core::checkpoint::InMemorySaver;
@@ -407,4 +408,75 @@ async fn a_checkpointed_supervisor_keeps_the_conversation_across_turns() {
     assert_eq!(texts[10], "12.");
     assert_eq!(texts[13], "It is 12.");
     graph_agents::validate_chat_history(&out.messages).unwrap();
+}
+
+/// The agents of the typed-team tests.
+#[derive(graph_macros::Goto, Clone, Copy, Debug)]
+enum Team {
+    Alice,
+    #[goto(name = "Math Expert")]
+    Math,
+}
+
+#[tokio::test]
+async fn a_typed_team_names_its_agents_after_its_members() {
+    let alice = create_react_agent(
+        FakeChatModel::new(vec![call("c1", "transfer_to_math_expert", json!({}))]),
+        handoff_to(Team::Math),
+    )
+    .with_state::<SwarmState>();
+    let math = create_react_agent(FakeChatModel::new(vec![AiMessage::new("4")]), ())
+        .with_state::<SwarmState>();
+    let swarm = create_swarm_of([(Team::Alice, alice), (Team::Math, math)], Team::Alice)
+        .compile()
+        .unwrap();
+    let out = swarm
+        .invoke(
+            SwarmState::update().messages(vec![Message::human("2 + 2?")]),
+            &RunConfig::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.active_agent.as_deref(), Some("Math Expert"));
+    let authors: Vec<Option<&str>> = out
+        .messages
+        .iter()
+        .filter_map(Message::as_ai)
+        .map(|ai| ai.name.as_deref())
+        .collect();
+    assert_eq!(authors, [Some("alice"), Some("Math Expert")]);
+
+    let math = create_react_agent(FakeChatModel::new(vec![AiMessage::new("4")]), ());
+    let supervisor = FakeChatModel::new(vec![
+        call("c1", "transfer_to_math_expert", json!({})),
+        AiMessage::new("It is 4."),
+    ]);
+    let app = create_supervisor_of(supervisor, [(Team::Math, math)]);
+    // Alice has no agent: the supervisor's handoff to her has nowhere to go.
+    let err = app.compile().unwrap_err();
+    assert!(problems(err).contains(&GraphProblem::UnknownDestination {
+        source: "supervisor".into(),
+        target: "alice".into()
+    }));
+}
+
+#[test]
+fn a_team_member_without_an_agent_is_a_compile_error() {
+    let alice = create_react_agent(FakeChatModel::new(vec![]), handoff_to(Team::Math))
+        .with_state::<SwarmState>();
+    let err = create_swarm_of([(Team::Alice, alice)], Team::Alice)
+        .compile()
+        .unwrap_err();
+    let found = problems(err);
+    assert!(
+        found.iter().any(|p| matches!(
+            p,
+            GraphProblem::UnknownPathMapTarget { target, .. } if target == "Math Expert"
+        )),
+        "{found:?}"
+    );
+    assert!(found.contains(&GraphProblem::UnknownDestination {
+        source: "alice".into(),
+        target: "Math Expert".into()
+    }));
 }

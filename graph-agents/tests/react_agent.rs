@@ -2,12 +2,14 @@
 //! tool calls, retries, human approval, and stream mode `messages`.
 
 use futures::StreamExt;
+use graph_agents::limit::{LimitExceeded, ToolCallLimit};
 use graph_agents::model::FakeChatModel;
 use graph_agents::{
-    create_react_agent, validate_chat_history, AiMessage, AiMessageChunk, InvalidToolCall, Message,
-    MessagesState, StreamedMessage, Tool, ToolApproval, ToolApprovalRequest, ToolCall, ToolStatus,
-    NEED_MORE_STEPS,
+    create_react_agent, validate_chat_history, AgentError, AgentVersion, AiMessage, AiMessageChunk,
+    InvalidToolCall, Message, MessagesState, StreamedMessage, Tool, ToolApproval,
+    ToolApprovalRequest, ToolCall, ToolStatus, NEED_MORE_STEPS,
 };
+use graph_core::channels::ReducerWrite;
 use graph_core::checkpoint::InMemorySaver;
 use graph_core::{Command, RetryPolicy, RunConfig, StreamEvent, StreamMode};
 use serde_json::json;
@@ -485,4 +487,351 @@ async fn interrupt_before_tools_pauses_with_the_calls_and_resumes_them() {
     let out = agent.invoke(None, &config).await.unwrap();
     let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
     assert_eq!(texts, ["1 + 2?", "", "3", "3"]);
+}
+
+/// Adds, the first call (`a == 1`) finishing last, so completion order and call
+/// order differ.
+struct SlowFirstAdd;
+
+impl Tool for SlowFirstAdd {
+    type Args = AddArgs;
+    type Output = i64;
+    type Error = String;
+
+    fn name(&self) -> Cow<'static, str> {
+        "add".into()
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        "Adds two integers.".into()
+    }
+
+    async fn call(&self, args: AddArgs) -> Result<i64, String> {
+        if args.a == 1 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(args.a + args.b)
+    }
+}
+
+/// (node, [(tool_call_id or "", text)]) per `updates` event, and the names of
+/// the tasks started, of a run of `agent` on the two-call script.
+async fn updates_and_tasks(
+    version: AgentVersion,
+) -> (
+    Vec<(String, Vec<(String, String)>)>,
+    Vec<String>,
+    Vec<Message>,
+) {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(call("c1", json!({"a": 1, "b": 2})))
+            .with_tool_call(call("c2", json!({"a": 3, "b": 4}))),
+        AiMessage::new("3 and 7").with_id("r2"),
+    ]);
+    let agent = create_react_agent(model, SlowFirstAdd)
+        .version(version)
+        .compile()
+        .unwrap();
+    let mut stream = agent.stream(
+        input("sums?"),
+        &RunConfig::new(),
+        [StreamMode::Updates, StreamMode::Tasks, StreamMode::Values],
+    );
+    let (mut updates, mut tasks, mut last) = (Vec::new(), Vec::new(), None);
+    while let Some(event) = stream.next().await {
+        match event.unwrap() {
+            StreamEvent::Updates { node, updates: u } => {
+                let messages = u.into_iter().flat_map(|u| match u.messages {
+                    Some(ReducerWrite::Value(ms) | ReducerWrite::Overwrite(ms)) => ms,
+                    None => Vec::new(),
+                });
+                let messages = messages.map(|m| {
+                    let id = m.as_tool().map(|t| t.tool_call_id.clone());
+                    (id.unwrap_or_default(), m.text().to_owned())
+                });
+                updates.push((node.to_string(), messages.collect()));
+            }
+            StreamEvent::TaskStart { name, .. } => tasks.push(name.to_string()),
+            StreamEvent::Values(s) => last = Some(s.messages.clone()),
+            _ => {}
+        }
+    }
+    (updates, tasks, last.unwrap())
+}
+
+fn owned(rows: &[(&str, &[(&str, &str)])]) -> Vec<(String, Vec<(String, String)>)> {
+    rows.iter()
+        .map(|(node, ms)| {
+            let ms = ms.iter().map(|(i, t)| (i.to_string(), t.to_string()));
+            (node.to_string(), ms.collect())
+        })
+        .collect()
+}
+
+// Python, langgraph 1.2.22, the same script and an async tool where c1 sleeps:
+//   create_react_agent(model, [add], version="v2").astream(.., stream_mode="updates")
+//     agent [AIMessage '']
+//     tools [ToolMessage '7' c2]        <- completion order
+//     tools [ToolMessage '3' c1]
+//     agent [AIMessage '3 and 7']
+//   stream_mode="tasks": agent, tools (input tool_call c1), tools (c2), agent
+//   final messages: Human 'sums?', AI '', Tool '3' c1, Tool '7' c2, AI '3 and 7'
+//   version="v1": agent, tools [Tool '3' c1, Tool '7' c2], agent; tasks agent,
+//   tools, agent; the same final messages.
+// stategraph reports a step's updates in task order (docs/semantics.md §9.2),
+// so c1's update comes first; everything else is the same.
+#[tokio::test]
+async fn v2_runs_each_call_as_a_task_of_its_own_and_v1_all_in_one() {
+    let (updates, tasks, messages) = updates_and_tasks(AgentVersion::V2).await;
+    assert_eq!(
+        updates,
+        owned(&[
+            ("agent", &[("", "")]),
+            ("tools", &[("c1", "3")]),
+            ("tools", &[("c2", "7")]),
+            ("agent", &[("", "3 and 7")]),
+        ])
+    );
+    assert_eq!(tasks, ["agent", "tools", "tools", "agent"]);
+    let v2_texts: Vec<&str> = messages.iter().map(Message::text).collect();
+    assert_eq!(v2_texts, ["sums?", "", "3", "7", "3 and 7"]);
+    assert_valid(&messages);
+
+    let (updates, tasks, messages) = updates_and_tasks(AgentVersion::V1).await;
+    assert_eq!(
+        updates,
+        owned(&[
+            ("agent", &[("", "")]),
+            ("tools", &[("c1", "3"), ("c2", "7")]),
+            ("agent", &[("", "3 and 7")]),
+        ])
+    );
+    assert_eq!(tasks, ["agent", "tools", "agent"]);
+    let v1_texts: Vec<&str> = messages.iter().map(Message::text).collect();
+    assert_eq!(v1_texts, v2_texts);
+}
+
+#[tokio::test]
+async fn v1_asks_about_each_call_in_turn_before_running_them() {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_tool_call(call("c1", json!({"a": 1, "b": 2})))
+            .with_tool_call(call("c2", json!({"a": 3, "b": 4}))),
+        AiMessage::new("done"),
+    ]);
+    let agent = create_react_agent(model, Add)
+        .version(AgentVersion::V1)
+        .require_approval(true)
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("v1-approval");
+    let paused = agent.invoke(input("sums?"), &config).await.unwrap();
+    let asked: ToolApprovalRequest =
+        serde_json::from_value(paused.interrupts[0].value.clone()).unwrap();
+    assert_eq!(asked.tool_call.id, "c1");
+    let paused = agent
+        .invoke(Command::resume(ToolApproval::Approve), &config)
+        .await
+        .unwrap();
+    let asked: ToolApprovalRequest =
+        serde_json::from_value(paused.interrupts[0].value.clone()).unwrap();
+    assert_eq!(asked.tool_call.id, "c2");
+    let out = agent
+        .invoke(
+            Command::resume(ToolApproval::Reject {
+                reason: Some("no".into()),
+            }),
+            &config,
+        )
+        .await
+        .unwrap();
+    assert!(out.interrupts.is_empty());
+    let answers: Vec<(&str, ToolStatus)> = out
+        .messages
+        .iter()
+        .filter_map(Message::as_tool)
+        .map(|t| (t.content.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("3", ToolStatus::Success),
+            ("The tool call was rejected: no", ToolStatus::Error)
+        ]
+    );
+    assert_eq!(out.messages.last().unwrap().text(), "done");
+}
+
+/// The script of langchain's ToolCallLimitMiddleware check: one call, then two.
+fn limit_script() -> FakeChatModel {
+    FakeChatModel::new(vec![
+        AiMessage::new("")
+            .with_id("r1")
+            .with_tool_call(call("c1", json!({"a": 1, "b": 1}))),
+        AiMessage::new("")
+            .with_id("r2")
+            .with_tool_call(call("c2", json!({"a": 2, "b": 1})))
+            .with_tool_call(call("c3", json!({"a": 3, "b": 1}))),
+        AiMessage::new("done").with_id("r3"),
+    ])
+}
+
+fn rows(messages: &[Message]) -> Vec<(&'static str, &str, &str)> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::Tool(t) => (
+                if t.status == ToolStatus::Error {
+                    "tool error"
+                } else {
+                    "tool"
+                },
+                t.content.as_str(),
+                t.tool_call_id.as_str(),
+            ),
+            other => (other.kind(), other.text(), ""),
+        })
+        .collect()
+}
+
+// Python, langchain 1.5.2 (langgraph 1.2.22), the same script:
+//   create_agent(model, [add], middleware=[ToolCallLimitMiddleware(run_limit=2, exit_behavior=B)])
+//   B="end":      human 'go', ai '', tool '2' c1, ai '',
+//                 tool(error) 'Tool call limit exceeded. Do not make additional tool calls.' c3,
+//                 tool(error) 'Execution stopped before this tool call could run because another
+//                   tool call in the same batch exceeded the limit.' c2,
+//                 ai 'Tool call limit reached: run limit exceeded (3/2 calls).'
+//   B="continue": human, ai, tool '2' c1, ai, tool(error) 'Tool call limit exceeded. ...' c3,
+//                 tool '3' c2, ai 'done'
+//   B="error":    ToolCallLimitExceededError: Tool call limit reached: run limit exceeded (3/2 calls).
+// Ours counts per turn (since the last human message), so the text says "turn".
+#[tokio::test]
+async fn a_tool_call_limit_stops_continues_or_fails_as_langchains_middleware() {
+    for version in [AgentVersion::V2, AgentVersion::V1] {
+        let limit = ToolCallLimit::per_turn(2);
+        let agent = create_react_agent(limit_script(), Add)
+            .version(version)
+            .tool_call_limit(limit.clone().on_exceed(LimitExceeded::End))
+            .compile()
+            .unwrap();
+        let out = agent.invoke(input("go"), &RunConfig::new()).await.unwrap();
+        assert_valid(&out.messages);
+        assert_eq!(
+            rows(&out.messages),
+            [
+                ("human", "go", ""),
+                ("ai", "", ""),
+                ("tool", "2", "c1"),
+                ("ai", "", ""),
+                (
+                    "tool error",
+                    "Tool call limit exceeded. Do not make additional tool calls.",
+                    "c3"
+                ),
+                (
+                    "tool error",
+                    "Execution stopped before this tool call could run because another tool call \
+                     in the same batch exceeded the limit.",
+                    "c2"
+                ),
+                (
+                    "ai",
+                    "Tool call limit reached: turn limit exceeded (3/2 calls).",
+                    ""
+                ),
+            ],
+            "{version:?}"
+        );
+
+        let agent = create_react_agent(limit_script(), Add)
+            .version(version)
+            .tool_call_limit(limit.clone().on_exceed(LimitExceeded::Continue))
+            .compile()
+            .unwrap();
+        let out = agent.invoke(input("go"), &RunConfig::new()).await.unwrap();
+        assert_valid(&out.messages);
+        assert_eq!(
+            rows(&out.messages),
+            [
+                ("human", "go", ""),
+                ("ai", "", ""),
+                ("tool", "2", "c1"),
+                ("ai", "", ""),
+                (
+                    "tool error",
+                    "Tool call limit exceeded. Do not make additional tool calls.",
+                    "c3"
+                ),
+                ("tool", "3", "c2"),
+                ("ai", "done", ""),
+            ],
+            "{version:?}"
+        );
+
+        let agent = create_react_agent(limit_script(), Add)
+            .version(version)
+            .tool_call_limit(limit.on_exceed(LimitExceeded::Error))
+            .compile()
+            .unwrap();
+        let err = agent
+            .invoke(input("go"), &RunConfig::new())
+            .await
+            .unwrap_err();
+        let source = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<AgentError>());
+        assert!(
+            matches!(
+                source,
+                Some(AgentError::ToolCallLimitExceeded {
+                    tool: None,
+                    count: 3,
+                    limit: 2
+                })
+            ),
+            "{err}: {source:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_new_human_message_starts_a_new_count_and_every_blocked_call_returns_to_the_model() {
+    let model = FakeChatModel::new(vec![
+        AiMessage::new("").with_tool_call(call("c1", json!({"a": 1, "b": 1}))),
+        // Over the limit: answered, not run, and the model is asked again.
+        AiMessage::new("").with_tool_call(call("c2", json!({"a": 2, "b": 1}))),
+        AiMessage::new("first done"),
+        AiMessage::new("").with_tool_call(call("c3", json!({"a": 3, "b": 1}))),
+        AiMessage::new("second done"),
+    ]);
+    let agent = create_react_agent(model.clone(), Add)
+        .tool_call_limit(ToolCallLimit::per_turn(1).on_exceed(LimitExceeded::Continue))
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    let config = RunConfig::thread("turns");
+    let out = agent.invoke(input("one"), &config).await.unwrap();
+    assert_eq!(
+        rows(&out.messages)[2..],
+        [
+            ("tool", "2", "c1"),
+            ("ai", "", ""),
+            (
+                "tool error",
+                "Tool call limit exceeded. Do not make additional tool calls.",
+                "c2"
+            ),
+            ("ai", "first done", ""),
+        ]
+    );
+    let out = agent.invoke(input("two"), &config).await.unwrap();
+    assert_eq!(
+        rows(&out.messages)[6..],
+        [
+            ("human", "two", ""),
+            ("ai", "", ""),
+            ("tool", "4", "c3"),
+            ("ai", "second done", "")
+        ]
+    );
+    assert_eq!(model.calls(), 5);
 }

@@ -65,6 +65,12 @@ pub(crate) fn now_iso8601() -> String {
     timestamp(time::OffsetDateTime::now_utc())
 }
 
+/// `at` as ISO-8601 UTC with microseconds, as LangGraph writes a store item's
+/// `created_at` (graph-agents' memory tools).
+pub fn iso8601(at: SystemTime) -> String {
+    timestamp(time::OffsetDateTime::from(at))
+}
+
 /// `at` as LangGraph writes a checkpoint's `ts` (`datetime.isoformat()` of a UTC
 /// time): `2024-01-01T00:00:00.000000+00:00`. A time before 1970 (a clock set
 /// wrong) is written as 1970.

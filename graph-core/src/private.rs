@@ -6,6 +6,9 @@ pub use serde;
 /// UUID text without `format!` (graph-agents' message ids).
 pub use crate::ids::format_uuid;
 
+/// Times as LangGraph writes them (graph-agents' memory tools).
+pub use crate::ids::iso8601;
+
 pub use crate::field::FieldOfType;
 
 pub use crate::spec::{GotoRoute, Projection};

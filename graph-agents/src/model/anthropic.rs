@@ -14,14 +14,14 @@
 //! # let _ = agent;
 //! ```
 
-use super::http::{retry_after, transport, truncate};
+use super::http::{json_body, send, transport, truncate};
 use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message, ToolStatus, Usage};
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sse_stream::{Sse, SseByteStream};
 use std::time::Duration;
 
@@ -118,38 +118,42 @@ impl AnthropicChat {
         self
     }
 
-    /// The request body for `request`, as JSON.
-    pub fn body(&self, request: &ChatRequest<'_>, stream: bool) -> Value {
+    /// The request body for `request`: serialize it to see the JSON sent.
+    pub fn body<'a>(&'a self, request: &ChatRequest<'a>, stream: bool) -> MessagesRequest<'a> {
         let mut system: Vec<&str> = request.system.into_iter().collect();
-        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let mut messages: Vec<Turn<'a>> = Vec::with_capacity(request.messages.len());
         for m in request.messages {
             let (role, blocks) = match m {
                 Message::System(s) => {
                     system.push(&s.content);
                     continue;
                 }
-                Message::Human(h) => ("user", vec![json!({"type": "text", "text": h.content})]),
+                Message::Human(h) => (Role::User, vec![Block::Text { text: &h.content }]),
                 Message::Ai(ai) => {
                     let mut blocks = Vec::new();
                     if !ai.content.is_empty() {
-                        blocks.push(json!({"type": "text", "text": ai.content}));
+                        blocks.push(Block::Text { text: &ai.content });
                     }
-                    for call in &ai.tool_calls {
-                        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.args}));
-                    }
-                    for call in &ai.invalid_tool_calls {
-                        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}));
-                    }
-                    ("assistant", blocks)
+                    blocks.extend(ai.tool_calls.iter().map(|call| Block::ToolUse {
+                        id: Some(&call.id),
+                        input: Some(&call.args),
+                        name: Some(&call.name),
+                    }));
+                    // Arguments that were not JSON go back as an empty input.
+                    blocks.extend(ai.invalid_tool_calls.iter().map(|call| Block::ToolUse {
+                        id: call.id.as_deref(),
+                        input: None,
+                        name: call.name.as_deref(),
+                    }));
+                    (Role::Assistant, blocks)
                 }
                 Message::Tool(t) => (
-                    "user",
-                    vec![json!({
-                        "type": "tool_result",
-                        "tool_use_id": t.tool_call_id,
-                        "content": t.content,
-                        "is_error": t.status == ToolStatus::Error,
-                    })],
+                    Role::User,
+                    vec![Block::ToolResult {
+                        content: &t.content,
+                        is_error: t.status == ToolStatus::Error,
+                        tool_use_id: &t.tool_call_id,
+                    }],
                 ),
                 _ => continue,
             };
@@ -159,52 +163,48 @@ impl AnthropicChat {
             // Turns alternate: tool results and a question after them are one
             // user turn.
             match messages.last_mut() {
-                Some(last) if last["role"] == role => {
-                    if let Some(content) = last["content"].as_array_mut() {
-                        content.extend(blocks);
-                    }
-                }
-                _ => messages.push(json!({"role": role, "content": blocks})),
+                Some(last) if last.role == role => last.content.extend(blocks),
+                _ => messages.push(Turn {
+                    content: blocks,
+                    role,
+                }),
             }
         }
-        let mut tools: Vec<Value> = request
+        let mut tools: Vec<RequestTool<'a>> = request
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .map(|t| RequestTool {
+                description: &t.description,
+                input_schema: &t.parameters,
+                name: &t.name,
+            })
             .collect();
-        let mut body = json!({
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": messages,
-            "stream": stream,
-        });
-        if !system.is_empty() {
-            body["system"] = Value::String(system.join("\n\n"));
-        }
-        if let Some(t) = self.temperature {
-            body["temperature"] = json!(t);
-        }
         // Structured output: a tool whose input is the value, which the model
         // must call (Anthropic's way to a JSON-schema reply).
-        if let Some(format) = request.response_format {
-            tools.push(json!({
-                "name": format.name,
-                "description": "Answer with a value of this schema.",
-                "input_schema": format.schema,
-            }));
-            body["tool_choice"] = json!({"type": "tool", "name": format.name});
+        let tool_choice = request.response_format.map(|format| {
+            tools.push(RequestTool {
+                description: "Answer with a value of this schema.",
+                input_schema: &format.schema,
+                name: &format.name,
+            });
+            ToolChoice::Tool { name: &format.name }
+        });
+        MessagesRequest {
+            max_tokens: self.max_tokens,
+            messages,
+            model: &self.model,
+            stream,
+            system: (!system.is_empty()).then(|| system.join("\n\n")),
+            temperature: self.temperature,
+            tool_choice,
+            tools,
         }
-        if !tools.is_empty() {
-            body["tools"] = Value::Array(tools);
-        }
-        body
     }
 
-    /// Sends `body`, retrying 429, 529 and other 5xx answers.
-    async fn send(&self, body: &Value) -> Result<reqwest::Response, AgentError> {
-        let body = serde_json::to_vec(body).map_err(|e| {
-            AgentError::Model(format!("the request could not be written as JSON: {e}"))
-        })?;
+    /// Sends `body`, retrying 429, 529 and other 5xx answers (not failed
+    /// connections: the node's retry policy sees those).
+    async fn send(&self, body: &MessagesRequest<'_>) -> Result<reqwest::Response, AgentError> {
+        let body = json_body(body)?;
         let mut attempt = 0;
         loop {
             let mut http = self
@@ -216,41 +216,104 @@ impl AnthropicChat {
             if let Some(key) = &self.api_key {
                 http = http.header("x-api-key", key);
             }
-            let response = http.send().await.map_err(transport)?;
-            let status = response.status();
-            if status.is_success() {
-                return Ok(response);
-            }
-            let wait = retry_after(response.headers());
-            let text = truncate(response.text().await.unwrap_or_default(), 2000);
-            let error = match status.as_u16() {
-                429 => AgentError::RateLimited {
-                    retry_after: wait,
-                    body: text,
-                },
-                s @ 500..=599 => AgentError::Server {
-                    status: s,
-                    body: text,
-                },
-                s => AgentError::Rejected {
-                    status: s,
-                    body: text,
-                },
+            let error = match send(http).await {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
             };
-            if !error.is_retryable() || attempt >= self.max_retries {
+            let wait = match &error {
+                AgentError::RateLimited { retry_after, .. } => *retry_after,
+                AgentError::Server { .. } => None,
+                _ => return Err(error),
+            };
+            if attempt >= self.max_retries {
                 return Err(error);
             }
             let backoff = self.backoff.saturating_mul(1 << attempt.min(4));
             let pause = wait.unwrap_or(backoff).min(Duration::from_secs(60));
-            tracing::debug!(
-                status = status.as_u16(),
-                ?pause,
-                "retrying the Anthropic request"
-            );
+            tracing::debug!(%error, ?pause, "retrying the Anthropic request");
             tokio::time::sleep(pause).await;
             attempt += 1;
         }
     }
+}
+
+/// The body of a Messages API request, from [`AnthropicChat::body`]. It is
+/// [`Serialize`]: `serde_json::to_value(&body)` shows the JSON that is sent.
+#[derive(Debug, Clone, Serialize)]
+pub struct MessagesRequest<'a> {
+    max_tokens: u32,
+    messages: Vec<Turn<'a>>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<RequestTool<'a>>,
+}
+
+/// One turn of the conversation: the user's, or the assistant's.
+#[derive(Debug, Clone, Serialize)]
+struct Turn<'a> {
+    content: Vec<Block<'a>>,
+    role: Role,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    User,
+    Assistant,
+}
+
+/// A content block of a turn.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: Option<&'a str>,
+        /// The call's arguments; `{}` for a call whose arguments were not JSON.
+        #[serde(serialize_with = "input_or_empty")]
+        input: Option<&'a Value>,
+        name: Option<&'a str>,
+    },
+    ToolResult {
+        content: &'a str,
+        is_error: bool,
+        tool_use_id: &'a str,
+    },
+}
+
+fn input_or_empty<S: serde::Serializer>(
+    input: &Option<&Value>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match input {
+        Some(value) => value.serialize(serializer),
+        None => serializer.serialize_map(Some(0))?.end(),
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, Serialize)]
+struct RequestTool<'a> {
+    description: &'a str,
+    input_schema: &'a Value,
+    name: &'a str,
+}
+
+/// Which tool the model must call (structured output).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ToolChoice<'a> {
+    Tool { name: &'a str },
 }
 
 /// The id of a reply (the server's `msg_..` id is kept in
@@ -562,6 +625,7 @@ mod tests {
     use crate::message::ToolCall;
     use crate::model::ResponseFormat;
     use crate::tool::ToolSpec;
+    use serde_json::json;
 
     #[test]
     fn the_history_is_sent_in_anthropic_form() {
@@ -590,7 +654,7 @@ mod tests {
             parameters: json!({"type": "object"}),
         }];
         let request = ChatRequest::new(&history).system("be brief").tools(&tools);
-        let body = model.body(&request, false);
+        let body = serde_json::to_value(model.body(&request, false)).unwrap();
         assert_eq!(body["system"], "be brief\n\nbe kind");
         assert_eq!(body["max_tokens"], 64);
         assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
@@ -618,11 +682,34 @@ mod tests {
             &ChatRequest::new(&history[1..2]).response_format(&format),
             false,
         );
+        let body = serde_json::to_value(body).unwrap();
         assert_eq!(
             body["tool_choice"],
             json!({"type": "tool", "name": "Verdict"})
         );
         assert_eq!(body["tools"][0]["name"], "Verdict");
         assert_eq!(body["tools"][0]["input_schema"]["required"], json!(["ok"]));
+    }
+
+    #[test]
+    fn a_call_whose_arguments_were_not_json_goes_back_with_an_empty_input() {
+        let model = AnthropicChat::new("claude-test");
+        let ai = AiMessage {
+            invalid_tool_calls: vec![crate::message::InvalidToolCall {
+                id: Some("bad".into()),
+                name: Some("weather".into()),
+                args: Some("{\"city\": ".into()),
+                error: None,
+            }],
+            ..AiMessage::new("")
+        };
+        let history = [Message::human("weather?"), ai.into()];
+        let body = serde_json::to_value(model.body(&ChatRequest::new(&history), true)).unwrap();
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([{"type": "tool_use", "id": "bad", "name": "weather", "input": {}}])
+        );
+        assert_eq!(body["stream"], true);
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
     }
 }

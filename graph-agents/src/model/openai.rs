@@ -28,7 +28,7 @@ pub use reqwest;
 
 pub use super::openai_embeddings::OpenAiEmbeddings;
 
-use super::http::{retry_after, transport, truncate};
+use super::http::{json_body, send, transport, truncate};
 use super::{AiMessageChunk, ChatModel, ChatRequest, ChunkAggregator, ToolCallChunk};
 use crate::error::AgentError;
 use crate::message::{AiMessage, Message, Usage};
@@ -156,31 +156,15 @@ impl OpenAiChat {
         &self,
         body: &ChatCompletionRequest<'_>,
     ) -> Result<reqwest::Response, AgentError> {
-        // Strings, numbers and JSON values only: this does not fail.
-        let body = serde_json::to_vec(body).map_err(|e| {
-            AgentError::Model(format!("the request could not be written as JSON: {e}"))
-        })?;
         let mut http = self
             .client
             .post(format!("{}/chat/completions", self.base_url))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body);
+            .body(json_body(body)?);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
-        let response = http.send().await.map_err(transport)?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let retry_after = retry_after(response.headers());
-        let body = response.text().await.unwrap_or_default();
-        let body = truncate(body, 2000);
-        Err(match status.as_u16() {
-            429 => AgentError::RateLimited { retry_after, body },
-            s @ 500..=599 => AgentError::Server { status: s, body },
-            s => AgentError::Rejected { status: s, body },
-        })
+        send(http).await
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`OpenAiEmbeddings`]: the [`Embeddings`] of a store's semantic search from
 //! any server speaking OpenAI's embeddings API. Feature `openai`.
 
-use super::http::{transport, truncate};
+use super::http::{json_body, transport, truncate};
 use crate::error::AgentError;
 use futures::future::BoxFuture;
 use graph_core::store::{EmbeddingError, Embeddings};
@@ -95,12 +95,7 @@ impl OpenAiEmbeddings {
             model: &self.model,
         };
         let failed = |e: AgentError| EmbeddingError::Failed(Box::new(e));
-        // Strings and numbers only: this does not fail.
-        let body = serde_json::to_vec(&body).map_err(|e| {
-            failed(AgentError::Model(format!(
-                "the request could not be written as JSON: {e}"
-            )))
-        })?;
+        let body = json_body(&body).map_err(failed)?;
         let mut http = self
             .client
             .post(format!("{}/embeddings", self.base_url))

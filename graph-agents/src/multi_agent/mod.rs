@@ -1,7 +1,9 @@
 //! Several agents in one graph: handoff tools that move control between agents
 //! ([`create_handoff_tool`]), a supervisor routing among workers
 //! ([`create_supervisor`], langgraph-supervisor's) and a swarm of agents handing
-//! off to each other ([`create_swarm`], langgraph-swarm's).
+//! off to each other ([`create_swarm`], langgraph-swarm's). With the agents
+//! as a `#[derive(Goto)]` enum ([`create_swarm_of`], [`create_supervisor_of`],
+//! [`handoff_to`]), rustc checks every handoff target.
 //!
 //! Each agent is a [`ReactAgent`](crate::ReactAgent) with a
 //! [`name`](crate::ReactAgent::name), run as a subgraph node of that name. A
@@ -40,7 +42,9 @@
 pub(crate) mod handoff;
 mod supervisor;
 mod swarm;
+mod team;
 
 pub use handoff::{create_handoff_tool, Handoff};
 pub use supervisor::{create_supervisor, OutputMode, Supervisor};
 pub use swarm::{create_swarm, HasActiveAgent, Swarm, SwarmState, SwarmStateUpdate};
+pub use team::{create_supervisor_of, create_swarm_of, handoff_to};

@@ -8,8 +8,7 @@ use crate::model::ChatModel;
 use crate::state::HasMessages;
 use crate::tool::{BoxedTool, IntoTool, IntoTools, Toolbox};
 use graph_core::{
-    CompiledGraph, GraphError, IntoCheckpointer, NodeOutput, State, StateGraph, Subgraph, END,
-    START,
+    CompileOptions, CompiledGraph, GraphError, NodeOutput, State, StateGraph, Subgraph, END, START,
 };
 use std::sync::Arc;
 
@@ -83,6 +82,7 @@ pub fn create_supervisor<M: ChatModel, S: HasMessages>(
         output_mode: OutputMode::default(),
         handoff_back: true,
         name: Arc::from("supervisor"),
+        members: Vec::new(),
     }
 }
 
@@ -95,6 +95,9 @@ pub struct Supervisor<S: State> {
     output_mode: OutputMode,
     handoff_back: bool,
     name: Arc<str>,
+    /// The agents a typed team ([`create_supervisor_of`](super::create_supervisor_of))
+    /// must have: the supervisor gets a handoff tool to each.
+    members: Vec<String>,
 }
 
 impl<S: HasMessages> Supervisor<S> {
@@ -130,6 +133,13 @@ impl<S: HasMessages> Supervisor<S> {
         self
     }
 
+    /// Gives the supervisor a handoff to each of `members` too, so that
+    /// `compile()` fails when one has no agent.
+    pub(crate) fn members(mut self, members: Vec<String>) -> Self {
+        self.members = members;
+        self
+    }
+
     /// The uncompiled graph: the supervisor and one node per worker, each worker
     /// returning to the supervisor. Fails when an agent fails to compile.
     pub fn graph(self) -> Result<StateGraph<S>, GraphError> {
@@ -138,9 +148,15 @@ impl<S: HasMessages> Supervisor<S> {
             .iter()
             .map(|a| a.agent_name().unwrap_or_default().to_owned())
             .collect();
+        let mut handoffs_to = names.clone();
+        for member in self.members {
+            if !handoffs_to.contains(&member) {
+                handoffs_to.push(member);
+            }
+        }
         let mut tools = self.tools;
         tools.extend(
-            names
+            handoffs_to
                 .iter()
                 .map(|n| create_handoff_tool(n.as_str()).into_tool()),
         );
@@ -151,7 +167,7 @@ impl<S: HasMessages> Supervisor<S> {
             None => supervisor,
         };
         let sup: &str = &self.name;
-        let mut targets: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut targets: Vec<&str> = handoffs_to.iter().map(String::as_str).collect();
         targets.push(END);
         let mut graph = StateGraph::<S>::new()
             .add_node(Subgraph::new(sup.to_owned(), supervisor.compile()?))
@@ -190,11 +206,12 @@ impl<S: HasMessages> Supervisor<S> {
         self.graph()?.compile()
     }
 
-    /// Compiles the supervisor with a checkpointer: threads persist.
+    /// Compiles the supervisor with a checkpointer (threads persist), or with
+    /// [`CompileOptions`]: a checkpointer, a store for the agents' memory tools.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph()?.compile_with(saver)
+        self.graph()?.compile_with(options)
     }
 }

@@ -6,7 +6,7 @@ use crate::agent::ReactAgent;
 use crate::message::Message;
 use crate::state::{add_messages, HasMessages};
 use graph_core::{
-    CompiledGraph, GraphError, IntoCheckpointer, PathMap, State, StateGraph, Subgraph, START,
+    CompileOptions, CompiledGraph, GraphError, PathMap, State, StateGraph, Subgraph, START,
 };
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +76,7 @@ pub fn create_swarm<S: HasActiveAgent>(
     Swarm {
         agents: agents.into_iter().collect(),
         default: default_active_agent.into(),
+        members: Vec::new(),
     }
 }
 
@@ -83,9 +84,17 @@ pub fn create_swarm<S: HasActiveAgent>(
 pub struct Swarm<S: State> {
     agents: Vec<ReactAgent<S>>,
     default: String,
+    /// The agents a typed team ([`create_swarm_of`](super::create_swarm_of)) must have.
+    members: Vec<String>,
 }
 
 impl<S: HasActiveAgent> Swarm<S> {
+    /// Requires an agent for each of `members` (`compile()` fails otherwise).
+    pub(crate) fn members(mut self, members: Vec<String>) -> Self {
+        self.members = members;
+        self
+    }
+
     /// The uncompiled graph: START routes to the active agent; a handoff routes
     /// to its agent. Fails when an agent fails to compile.
     pub fn graph(self) -> Result<StateGraph<S>, GraphError> {
@@ -94,10 +103,12 @@ impl<S: HasActiveAgent> Swarm<S> {
             .iter()
             .map(|a| a.agent_name().unwrap_or_default().to_owned())
             .collect();
-        // The default agent is in the map too, so that `compile()` checks it exists.
+        // The default agent and the team's members are in the map too, so that
+        // `compile()` checks they exist.
         let path_map: PathMap = names
             .iter()
             .chain([&self.default])
+            .chain(&self.members)
             .map(|n| (n.clone(), n.clone()))
             .collect();
         let default = self.default;
@@ -120,11 +131,12 @@ impl<S: HasActiveAgent> Swarm<S> {
         self.graph()?.compile()
     }
 
-    /// Compiles the swarm with a checkpointer: a thread remembers its active agent.
+    /// Compiles the swarm with a checkpointer (a thread remembers its active
+    /// agent), or with [`CompileOptions`]: a checkpointer, a store.
     pub fn compile_with(
         self,
-        saver: impl IntoCheckpointer,
+        options: impl Into<CompileOptions>,
     ) -> Result<CompiledGraph<S>, GraphError> {
-        self.graph()?.compile_with(saver)
+        self.graph()?.compile_with(options)
     }
 }

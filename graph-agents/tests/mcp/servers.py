@@ -2,6 +2,7 @@
 (mcp 2.x, which `pip install mcp-server-time` brings).
 
     python3 servers.py http PORT        # streamable HTTP on 127.0.0.1:PORT/mcp
+    python3 servers.py https PORT CERT KEY  # the same over TLS (PEM files)
     python3 servers.py crash-once FILE  # stdio; its `flaky` tool exits the process
                                         # the first time (when FILE is missing)
 """
@@ -40,5 +41,16 @@ def flaky() -> str:
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1] == "https":
+        import uvicorn
+
+        uvicorn.run(
+            server.streamable_http_app(),
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            ssl_certfile=sys.argv[3],
+            ssl_keyfile=sys.argv[4],
+            log_level="warning",
+        )
     else:
         server.run()
