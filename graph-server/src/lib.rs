@@ -126,6 +126,14 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The PostgreSQL database could not be reached, or its tables created.
+    #[cfg(feature = "postgres")]
+    #[error("cannot open the server's PostgreSQL database: {source}")]
+    Postgres {
+        /// Why.
+        #[source]
+        source: graph_postgres::PgError,
+    },
     /// Two assistants have the same graph id.
     #[error("two assistants are named `{0}`: give each graph its own id")]
     DuplicateAssistant(String),
@@ -140,6 +148,17 @@ pub struct Server {
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
     store: Option<Arc<dyn graph_core::store::Store>>,
+    #[cfg(feature = "postgres")]
+    postgres: Option<Postgres>,
+    #[cfg(feature = "postgres")]
+    run_lease: std::time::Duration,
+}
+
+/// Where a PostgreSQL server's database is: a URL, or a saver you configured.
+#[cfg(feature = "postgres")]
+enum Postgres {
+    Url(String),
+    Saver(graph_postgres::PostgresSaver),
 }
 
 impl Default for Server {
@@ -171,6 +190,10 @@ impl Server {
             auth: None,
             body_limit: 2 * 1024 * 1024,
             store: None,
+            #[cfg(feature = "postgres")]
+            postgres: None,
+            #[cfg(feature = "postgres")]
+            run_lease: std::time::Duration::from_secs(30),
         }
     }
 
@@ -200,6 +223,37 @@ impl Server {
     /// [`checkpointer`](Self::checkpointer) says otherwise) checkpoints.
     pub fn database(mut self, path: impl Into<PathBuf>) -> Self {
         self.database = path.into();
+        self
+    }
+
+    /// Keeps threads, runs and checkpoints in the PostgreSQL database at `url`
+    /// (a `postgres://` URL or a `key=value` string) instead of a SQLite file,
+    /// so that any number of server processes can serve the same threads: runs
+    /// are queued in the database, any process executes them, and a run whose
+    /// process died is resumed by another one from its last checkpoint (see
+    /// [`run_lease`](Self::run_lease) and the guide chapter `serving`). The
+    /// tables are created on first use. Feature `postgres`.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(mut self, url: impl Into<String>) -> Self {
+        self.postgres = Some(Postgres::Url(url.into()));
+        self
+    }
+
+    /// As [`postgres`](Self::postgres), with a saver you built (pool sizes,
+    /// TLS: [`PostgresSaver::builder`](graph_postgres::PostgresSaver::builder)).
+    #[cfg(feature = "postgres")]
+    pub fn postgres_saver(mut self, saver: graph_postgres::PostgresSaver) -> Self {
+        self.postgres = Some(Postgres::Saver(saver));
+        self
+    }
+
+    /// With PostgreSQL, how long a process's claim on a run lasts without a
+    /// heartbeat (default 30 s; the heartbeat renews it several times per
+    /// lease, at least every 500 ms). A process that dies mid-run leaves the
+    /// run to another process once this much time has passed.
+    #[cfg(feature = "postgres")]
+    pub fn run_lease(mut self, lease: std::time::Duration) -> Self {
+        self.run_lease = lease.max(std::time::Duration::from_millis(300));
         self
     }
 
@@ -234,12 +288,41 @@ impl Server {
 
     /// Opens the database and starts the run worker; requeues the runs a
     /// stopped server left unfinished.
-    pub async fn start(self) -> Result<Running, ServeError> {
-        let db = db::Db::open(&self.database).map_err(|source| ServeError::Database {
+    pub async fn start(mut self) -> Result<Running, ServeError> {
+        #[cfg(feature = "postgres")]
+        if let Some(postgres) = self.postgres.take() {
+            let saver = match postgres {
+                Postgres::Saver(saver) => saver,
+                Postgres::Url(url) => graph_postgres::PostgresSaver::connect(&url)
+                    .await
+                    .map_err(|source| ServeError::Postgres { source })?,
+            };
+            let db = db::postgres::PgDb::open(&saver, self.run_lease)
+                .await
+                .map_err(|source| ServeError::Postgres { source })?;
+            let store = match self.store.take() {
+                Some(store) => store,
+                None => {
+                    let store = graph_postgres::PostgresStore::from_pool(
+                        saver.pool().clone(),
+                        graph_core::store::StoreConfig::new(),
+                    )
+                    .await
+                    .map_err(|source| ServeError::Store {
+                        path: "(PostgreSQL)".into(),
+                        source,
+                    })?;
+                    Arc::new(store) as Arc<dyn graph_core::store::Store>
+                }
+            };
+            let saver = Arc::new(saver) as Arc<dyn Checkpointer>;
+            return self.start_with(db::Db::Postgres(db), saver, store);
+        }
+        let db = db::SqliteDb::open(&self.database).map_err(|source| ServeError::Database {
             path: self.database.clone(),
             source,
         })?;
-        let saver = match self.saver {
+        let saver = match self.saver.take() {
             Some(saver) => saver,
             None => {
                 let saver = graph_sqlite::SqliteSaver::open(&self.database)
@@ -251,7 +334,7 @@ impl Server {
                 Arc::new(saver) as Arc<dyn Checkpointer>
             }
         };
-        let store = match self.store {
+        let store = match self.store.take() {
             Some(store) => store,
             None => {
                 let store = graph_sqlite::SqliteStore::open(
@@ -266,6 +349,15 @@ impl Server {
                 Arc::new(store) as Arc<dyn graph_core::store::Store>
             }
         };
+        self.start_with(db::Db::Sqlite(db), saver, store)
+    }
+
+    fn start_with(
+        self,
+        db: db::Db,
+        saver: Arc<dyn Checkpointer>,
+        store: Arc<dyn graph_core::store::Store>,
+    ) -> Result<Running, ServeError> {
         let created_at = db::now();
         let mut assistants: Vec<Assistant> = Vec::new();
         for (graph_id, graph) in self.assistants {

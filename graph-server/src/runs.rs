@@ -1,8 +1,16 @@
-//! Runs: queued in the database, started by the worker one per thread at a
+//! Runs: queued in the database, started by a worker one per thread at a
 //! time, their events kept for the clients that stream or join them.
+//!
+//! With SQLite one process owns the file and every run is live here. With
+//! PostgreSQL any server process may execute a run: the one a client talks to
+//! takes the run itself when it can (a stream or a `wait`), else the run goes
+//! to whichever process claims it first, and clients elsewhere follow it
+//! through its row (`wait`, `join`) — see `db/postgres.rs` for the queue.
 
 use crate::auth::Caller;
-use crate::db::{new_id, now, Db, RunRow};
+#[cfg(feature = "postgres")]
+use crate::db::is_final;
+use crate::db::{cancelled_outcome, new_id, now, Db, RunRow};
 use crate::error::{run_error_json, ApiError};
 use crate::graph::{interrupts_of, pending_interrupts, RunInput, ServedGraph, WireEvent};
 use crate::wire::{MultitaskStrategy, OnCompletion, RunCreate};
@@ -11,6 +19,7 @@ use graph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use graph_core::{Durability, RunConfig};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
@@ -55,7 +64,9 @@ pub(crate) struct LiveRun {
     /// How many events there are, and whether the run is over.
     progress: watch::Sender<(usize, bool)>,
     cancel: watch::Sender<Option<CancelAction>>,
-    /// What `wait` answers: the final values, or `{"__error__": ..}`.
+    /// What `wait` answers: the final values, or `{"__error__": ..}`; `None`
+    /// when the run ended here without an outcome (handed over to another
+    /// process).
     outcome: Mutex<Option<Value>>,
 }
 
@@ -97,15 +108,18 @@ impl LiveRun {
         self.progress.borrow().1
     }
 
-    /// Waits for the end of the run; returns its outcome.
-    pub(crate) async fn outcome(&self) -> Value {
+    /// Waits for the end of the run here; returns its outcome (`None` when the
+    /// run was handed over to another process).
+    pub(crate) async fn outcome(&self) -> Option<Value> {
         let mut rx = self.progress.subscribe();
         let _ = rx.wait_for(|p| p.1).await;
-        self.outcome
-            .lock()
-            .ok()
-            .and_then(|o| o.clone())
-            .unwrap_or(Value::Null)
+        self.outcome.lock().ok().and_then(|o| o.clone())
+    }
+
+    /// Ends the run here without an outcome: it goes on in another process.
+    #[cfg(feature = "postgres")]
+    fn hand_over(&self) {
+        self.progress.send_modify(|p| p.1 = true);
     }
 
     /// Asks the run to stop.
@@ -157,7 +171,20 @@ pub(crate) struct Shared {
     pub store: Option<Arc<dyn graph_core::store::Store>>,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     wake: Notify,
+    /// How many runs this process executes now (PostgreSQL: at most
+    /// [`MAX_RUNS_PER_PROCESS`]).
+    executing: AtomicUsize,
 }
+
+/// With PostgreSQL, a process executes at most this many runs at once and
+/// leaves the rest of the queue to the other processes (each run holds a
+/// thread lock on a connection of the saver's lock pool, 64 by default).
+#[cfg(feature = "postgres")]
+const MAX_RUNS_PER_PROCESS: usize = 32;
+
+/// How often a process looks for runs queued by other processes.
+#[cfg(feature = "postgres")]
+const POLL: Duration = Duration::from_millis(200);
 
 impl Shared {
     pub(crate) fn new(
@@ -173,6 +200,7 @@ impl Shared {
             store,
             live: Mutex::default(),
             wake: Notify::new(),
+            executing: AtomicUsize::new(0),
         }
     }
 
@@ -201,6 +229,7 @@ impl Shared {
         }
     }
 
+    /// The run, if this process executes it (or has its events).
     pub(crate) fn live(&self, run_id: &str) -> Option<Arc<LiveRun>> {
         self.live.lock().ok()?.get(run_id).cloned()
     }
@@ -222,12 +251,15 @@ impl Shared {
     }
 
     /// Creates a run: on `thread_id`, or on a new temporary thread when `None`.
+    /// With `here` (a client waits for its events or outcome), a PostgreSQL
+    /// server executes it in this process when its thread is free.
     pub(crate) async fn create_run(
         self: &Arc<Self>,
         caller: &Caller,
         thread_id: Option<&str>,
         body: RunCreate,
-    ) -> Result<(RunRow, Arc<LiveRun>), ApiError> {
+        here: bool,
+    ) -> Result<RunRow, ApiError> {
         let mut owned = Map::new();
         caller.stamp(&mut owned);
         let assistant = self.assistant(&body.assistant_id)?;
@@ -237,12 +269,12 @@ impl Shared {
         })?;
         let (thread_id, temporary) = match thread_id {
             Some(id) => {
-                match self.db.thread(id)? {
+                match self.db.thread(id).await? {
                     Some(thread) if caller.owns(&thread) => {}
                     // Another caller's thread: as if it did not exist.
                     Some(_) => return Err(ApiError::thread(id)),
                     None if body.if_not_exists == Some(crate::wire::IfNotExists::Create) => {
-                        self.db.insert_thread(id, &owned)?;
+                        self.db.insert_thread(id, &owned).await?;
                     }
                     None => return Err(ApiError::thread(id)),
                 }
@@ -250,12 +282,12 @@ impl Shared {
             }
             None => {
                 let id = new_id();
-                self.db.insert_thread(&id, &owned)?;
+                self.db.insert_thread(&id, &owned).await?;
                 (id, true)
             }
         };
         let strategy = body.multitask_strategy.unwrap_or_default();
-        let active = self.db.active_runs(&thread_id)?;
+        let active = self.db.active_runs(&thread_id).await?;
         if !active.is_empty() {
             match strategy {
                 MultitaskStrategy::Reject => return Err(ApiError::ThreadBusy(thread_id)),
@@ -276,8 +308,8 @@ impl Shared {
         let mut tags = Map::new();
         tags.insert("graph_id".into(), json!(assistant.graph_id));
         tags.insert("assistant_id".into(), json!(assistant.id));
-        self.db.patch_thread(&thread_id, &tags)?;
-        self.db.set_thread_status(&thread_id, "busy")?;
+        self.db.patch_thread(&thread_id, &tags).await?;
+        self.db.set_thread_status(&thread_id, "busy").await?;
         let now = now();
         let run = RunRow {
             run_id: new_id(),
@@ -296,52 +328,142 @@ impl Shared {
                 .unwrap_or_default(),
             temporary,
         };
-        let live = self.live_or_new(&run.run_id);
-        self.db.insert_run(&run)?;
+        let reject = strategy == MultitaskStrategy::Reject;
+        match &self.db {
+            Db::Sqlite(_) => {
+                // Every run of a SQLite server is live here from the start.
+                self.live_or_new(&run.run_id);
+                self.db.insert_run(&run, reject).await?;
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => {
+                let queue_id = self.db.insert_run(&run, reject).await?;
+                if let (true, Some(queue_id)) = (here, queue_id) {
+                    match db.claim_run(queue_id).await {
+                        Ok(Some(claimed)) => Arc::clone(self).start_claimed(claimed).await,
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!(error = %e, "could not take a new run"),
+                    }
+                }
+            }
+        }
+        let _ = here;
         self.wake.notify_one();
-        Ok((run, live))
+        Ok(run)
     }
 
-    /// Cancels a run; with `wait`, returns when it has stopped.
+    /// Waits for the end of a run (here, or in whichever process executes
+    /// it); returns what `wait` answers.
+    pub(crate) async fn outcome(&self, run_id: &str) -> Result<Value, ApiError> {
+        if let Some(live) = self.live(run_id) {
+            if let Some(outcome) = live.outcome().await {
+                return Ok(outcome);
+            }
+        }
+        match &self.db {
+            // A SQLite server's runs are all live here while they run.
+            Db::Sqlite(_) => Ok(Value::Null),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => {
+                let mut delay = Duration::from_millis(10);
+                loop {
+                    match db.run_state(run_id).await {
+                        Ok(None) => return Ok(cancelled_outcome()),
+                        Ok(Some((status, outcome, _))) if is_final(&status) => {
+                            return Ok(outcome.unwrap_or(Value::Null))
+                        }
+                        Ok(Some(_)) => {}
+                        // The database went away: the run waits for it too.
+                        Err(e) => tracing::warn!(error = %e, run_id, "cannot read a run's state"),
+                    }
+                    if let Some(live) = self.live(run_id) {
+                        if let Some(outcome) = live.outcome().await {
+                            return Ok(outcome);
+                        }
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_millis(250));
+                }
+            }
+        }
+    }
+
+    /// The events of a run this process does not execute (PostgreSQL): its
+    /// `metadata`, then, when it is over, its final `values` (or its
+    /// `error`). The events in between are streamed by the process that
+    /// executes it only.
+    pub(crate) fn remote_events(
+        self: &Arc<Self>,
+        run: &RunRow,
+    ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static {
+        let shared = Arc::clone(self);
+        let run_id = run.run_id.clone();
+        let values = serde_json::from_str::<RunCreate>(&run.kwargs)
+            .map(|b| b.modes().contains(&crate::wire::StreamModeName::Values))
+            .unwrap_or(true);
+        let first = WireEvent {
+            event: "metadata".into(),
+            data: json!({"run_id": run_id, "attempt": 1}).to_string().into(),
+        };
+        let last = async move {
+            let outcome = shared.outcome(&run_id).await.unwrap_or(Value::Null);
+            match outcome.get("__error__") {
+                Some(error) => Some(WireEvent {
+                    event: "error".into(),
+                    data: error.to_string().into(),
+                }),
+                None if values => Some(WireEvent {
+                    event: "values".into(),
+                    data: outcome.to_string().into(),
+                }),
+                None => None,
+            }
+        };
+        futures::stream::iter([first])
+            .chain(futures::stream::once(last).filter_map(futures::future::ready))
+            .enumerate()
+            .map(|(i, e)| (i + 1, e))
+    }
+
+    /// Cancels a run; returns when it has stopped.
     pub(crate) async fn cancel(
         &self,
         thread_id: &str,
         run_id: &str,
         action: CancelAction,
     ) -> Result<(), ApiError> {
-        let Some(run) = self.db.run(thread_id, run_id)? else {
+        let Some(run) = self.db.run(thread_id, run_id).await? else {
             return Err(ApiError::run(run_id));
         };
-        match run.status.as_str() {
-            "pending" => {
-                // Not started: it never will.
-                match action {
-                    CancelAction::Interrupt => self.db.set_run_status(run_id, "interrupted")?,
-                    CancelAction::Rollback => {
-                        self.db.delete_run(run_id)?;
-                    }
-                }
-                if let Some(live) = self.live(run_id) {
-                    live.finish(json!({"__error__": {"error": "Cancelled", "message": "the run was cancelled before it started"}}));
-                    self.forget(run_id);
-                }
-                self.settle_thread(thread_id).await?;
+        let rollback = action == CancelAction::Rollback;
+        if run.status == "pending" && self.db.cancel_pending(run_id, rollback).await? {
+            // Not started: it never will.
+            if let Some(live) = self.live(run_id) {
+                live.finish(cancelled_outcome());
+                self.forget(run_id);
             }
-            "running" => {
-                if let Some(live) = self.live(run_id) {
-                    live.cancel(action);
-                    live.outcome().await;
-                }
+            return self.settle_thread(thread_id).await;
+        }
+        // Running (or it started since we looked).
+        if let Some(live) = self.live(run_id) {
+            live.cancel(action);
+            live.outcome().await;
+            return Ok(());
+        }
+        #[cfg(feature = "postgres")]
+        if let Db::Postgres(db) = &self.db {
+            let name = if rollback { "rollback" } else { "interrupt" };
+            if db.request_cancel(run_id, name).await? {
+                self.outcome(run_id).await?;
             }
-            _ => {}
         }
         Ok(())
     }
 
     /// Marks a thread idle (or interrupted) when no run is left on it.
     async fn settle_thread(&self, thread_id: &str) -> Result<(), ApiError> {
-        if self.db.active_runs(thread_id)?.is_empty() {
-            if let Some(thread) = self.db.thread(thread_id)? {
+        if self.db.active_runs(thread_id).await?.is_empty() {
+            if let Some(thread) = self.db.thread(thread_id).await? {
                 let status = if thread["interrupts"]
                     .as_object()
                     .is_some_and(|m| !m.is_empty())
@@ -350,7 +472,7 @@ impl Shared {
                 } else {
                     "idle"
                 };
-                self.db.set_thread_status(thread_id, status)?;
+                self.db.set_thread_status(thread_id, status).await?;
             }
         }
         self.wake.notify_one();
@@ -359,12 +481,16 @@ impl Shared {
 
     /// Deletes a thread: its runs (cancelled), its checkpoints, its row.
     pub(crate) async fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
-        for run in self.db.active_runs(thread_id)? {
+        for run in self.db.active_runs(thread_id).await? {
             if let Some(live) = self.live(&run) {
                 live.cancel(CancelAction::Interrupt);
             }
+            #[cfg(feature = "postgres")]
+            if let Db::Postgres(db) = &self.db {
+                db.request_cancel(&run, "interrupt").await?;
+            }
         }
-        let found = self.db.delete_thread(thread_id)?;
+        let found = self.db.delete_thread(thread_id).await?;
         if found {
             self.saver.delete_thread(thread_id).await?;
         }
@@ -372,29 +498,42 @@ impl Shared {
     }
 
     /// Starts queued runs until `stop` says so.
-    pub(crate) async fn work(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
-        match self.db.requeue_running() {
-            Ok(ids) if !ids.is_empty() => {
-                tracing::info!(runs = ids.len(), "resuming the runs a stopped server left")
-            }
-            Ok(_) => {}
-            Err(e) => tracing::error!(error = %e, "could not requeue unfinished runs"),
-        }
-        if let Ok(ids) = self.db.pending_runs() {
-            for id in ids {
-                // Runs queued by an earlier process: their events start here.
-                self.live_or_new(&id);
-            }
-        }
-        loop {
-            match self.db.claim() {
-                Ok(runs) => {
-                    for run in runs {
-                        let live = self.live_or_new(&run.run_id);
-                        tokio::spawn(Arc::clone(&self).execute(run, live));
+    pub(crate) async fn work(self: Arc<Self>, stop: watch::Receiver<bool>) {
+        match &self.db {
+            Db::Sqlite(db) => {
+                match db.requeue_running() {
+                    Ok(ids) if !ids.is_empty() => {
+                        tracing::info!(runs = ids.len(), "resuming the runs a stopped server left")
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(error = %e, "could not requeue unfinished runs"),
+                }
+                if let Ok(ids) = db.pending_runs() {
+                    for id in ids {
+                        // Runs queued by an earlier process: their events start here.
+                        self.live_or_new(&id);
                     }
                 }
-                Err(e) => tracing::error!(error = %e, "could not take queued runs"),
+                self.work_sqlite(stop).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => self.work_postgres(stop).await,
+        }
+    }
+
+    #[cfg_attr(not(feature = "postgres"), allow(irrefutable_let_patterns))]
+    async fn work_sqlite(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        loop {
+            if let Db::Sqlite(db) = &self.db {
+                match db.claim() {
+                    Ok(runs) => {
+                        for run in runs {
+                            let live = self.live_or_new(&run.run_id);
+                            tokio::spawn(Arc::clone(&self).execute(run, live, None));
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "could not take queued runs"),
+                }
             }
             tokio::select! {
                 _ = self.wake.notified() => {}
@@ -404,12 +543,86 @@ impl Shared {
         }
     }
 
-    /// Runs one claimed run to its end.
-    async fn execute(self: Arc<Self>, run: RunRow, live: Arc<LiveRun>) {
-        let outcome = self.run_graph(&run, &live).await;
+    /// Claims runs from the shared queue while this process has room for
+    /// them; gives up runs whose last attempt died (`fail_exhausted`) once
+    /// per lease.
+    #[cfg(feature = "postgres")]
+    async fn work_postgres(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        let Db::Postgres(db) = &self.db else { return };
+        let mut swept: Option<std::time::Instant> = None;
+        loop {
+            if swept.is_none_or(|t| t.elapsed() >= db.lease) {
+                swept = Some(std::time::Instant::now());
+                match db.fail_exhausted().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(runs = n, "runs failed: every attempt died"),
+                    Err(e) => tracing::warn!(error = %e, "cannot check for abandoned runs"),
+                }
+            }
+            while self.executing.load(Ordering::Relaxed) < MAX_RUNS_PER_PROCESS {
+                match db.claim().await {
+                    Ok(Some(claimed)) => Arc::clone(&self).start_claimed(claimed).await,
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not take queued runs");
+                        break;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    }
+
+    /// Executes a run this process claimed from the queue.
+    #[cfg(feature = "postgres")]
+    async fn start_claimed(self: Arc<Self>, claimed: graph_postgres::QueuedRun) {
+        let Db::Postgres(db) = &self.db else { return };
+        match db.take(&claimed).await {
+            Ok(Some(run)) => {
+                if claimed.attempt > 1 {
+                    tracing::info!(
+                        run_id = %run.run_id,
+                        attempt = claimed.attempt,
+                        "resuming a run whose process stopped"
+                    );
+                }
+                let live = self.live_or_new(&run.run_id);
+                tokio::spawn(Arc::clone(&self).execute(run, live, Some(claimed)));
+            }
+            Ok(None) => {}
+            // Its lease runs out, and the run is claimed again.
+            Err(e) => tracing::warn!(error = %e, "could not start a claimed run"),
+        }
+    }
+
+    /// Runs one claimed run to its end (`claim`: its queue entry, with
+    /// PostgreSQL).
+    async fn execute(self: Arc<Self>, run: RunRow, live: Arc<LiveRun>, claim: Option<Claim>) {
+        self.executing.fetch_add(1, Ordering::Relaxed);
+        let outcome = self.run_claimed(&run, &live, claim.as_ref()).await;
         let (status, outcome, cancelled) = match outcome {
             Ok(Ended::Done) => ("success", None, None),
             Ok(Ended::Cancelled(action)) => ("interrupted", None, Some(action)),
+            #[cfg(feature = "postgres")]
+            Ok(Ended::HandedOver(why)) => {
+                // Another attempt (here or elsewhere) continues it from its
+                // last checkpoint; clients waiting here follow its row.
+                tracing::warn!(run_id = %run.run_id, reason = %why, "run handed back to the queue");
+                if let (Some(claimed), Db::Postgres(db)) = (&claim, &self.db) {
+                    if let Err(e) = db.retry(claimed, &why).await {
+                        tracing::warn!(error = %e, "cannot requeue the run; its lease will expire");
+                    }
+                }
+                live.hand_over();
+                self.forget(&run.run_id);
+                self.executing.fetch_sub(1, Ordering::Relaxed);
+                self.wake.notify_one();
+                return;
+            }
             Err(error) => ("error", Some(error), None),
         };
         if let Some(error) = &outcome {
@@ -422,13 +635,40 @@ impl Shared {
             .finish_run(&run, status, outcome.as_ref(), cancelled)
             .await;
         let answer = match (result, outcome) {
-            (_, Some(error)) => json!({ "__error__": error }),
-            (Ok(values), None) => values,
+            (Ok(answer), _) => Some(answer),
+            (Err(e), Some(error)) => {
+                tracing::warn!(error = %e, "cannot record a failed run");
+                Some(json!({ "__error__": error }))
+            }
             (Err(e), None) => {
-                json!({"__error__": {"error": "ServerError", "message": e.to_string()}})
+                tracing::warn!(error = %e, run_id = %run.run_id, "cannot record how a run ended");
+                None
             }
         };
-        live.finish(answer);
+        #[cfg(feature = "postgres")]
+        if let (Some(claimed), Db::Postgres(db)) = (&claim, &self.db) {
+            match &answer {
+                Some(_) => {
+                    if let Err(e) = db.complete(claimed).await {
+                        tracing::warn!(error = %e, "cannot complete a run's queue entry");
+                    }
+                }
+                // Not recorded (the database went away): its lease expires
+                // and another attempt finds the run finished in its
+                // checkpoints and records it.
+                None => {}
+            }
+        }
+        match answer {
+            Some(answer) => live.finish(answer),
+            None => match &self.db {
+                Db::Sqlite(_) => live.finish(
+                    json!({"__error__": {"error": "ServerError", "message": "the run's end could not be recorded"}}),
+                ),
+                #[cfg(feature = "postgres")]
+                Db::Postgres(_) => live.hand_over(),
+            },
+        }
         let resumable = serde_json::from_str::<RunCreate>(&run.kwargs)
             .map(|b| b.stream_resumable)
             .unwrap_or(false);
@@ -443,29 +683,88 @@ impl Shared {
         } else {
             self.forget(&run.run_id);
         }
+        self.executing.fetch_sub(1, Ordering::Relaxed);
         self.wake.notify_one();
     }
 
-    async fn run_graph(&self, run: &RunRow, live: &LiveRun) -> Result<Ended, Value> {
+    /// Runs the graph, with PostgreSQL under the claim's lease: a heartbeat
+    /// renews it and reads the cancellations other processes ask for; a lost
+    /// lease (another process took the run over) stops the run here.
+    async fn run_claimed(
+        &self,
+        run: &RunRow,
+        live: &LiveRun,
+        claim: Option<&Claim>,
+    ) -> Result<Ended, Value> {
+        #[cfg(feature = "postgres")]
+        if let (Some(claimed), Db::Postgres(db)) = (claim, &self.db) {
+            let tick = (db.lease / 3).min(Duration::from_millis(500));
+            let heartbeat = async {
+                loop {
+                    tokio::time::sleep(tick).await;
+                    match db.renew(claimed).await {
+                        Ok(true) => {}
+                        Ok(false) => return "another process took the run over".to_owned(),
+                        Err(e) => tracing::warn!(error = %e, "cannot renew a run's lease"),
+                    }
+                    match db.run_state(&run.run_id).await {
+                        Ok(Some((_, _, Some(action)))) => live.cancel(if action == "rollback" {
+                            CancelAction::Rollback
+                        } else {
+                            CancelAction::Interrupt
+                        }),
+                        // Deleted with its thread.
+                        Ok(None) => live.cancel(CancelAction::Interrupt),
+                        Ok(Some(_)) => {}
+                        Err(e) => tracing::warn!(error = %e, "cannot read a run's state"),
+                    }
+                }
+            };
+            return tokio::select! {
+                ended = self.run_graph(run, live, Some(claimed)) => ended,
+                lost = heartbeat => Ok(Ended::HandedOver(lost)),
+            };
+        }
+        self.run_graph(run, live, claim).await
+    }
+
+    async fn run_graph(
+        &self,
+        run: &RunRow,
+        live: &LiveRun,
+        claim: Option<&Claim>,
+    ) -> Result<Ended, Value> {
         let fail = |error: &str, message: String| json!({"error": error, "message": message});
         let body: RunCreate = serde_json::from_str(&run.kwargs)
             .map_err(|e| fail("ValueError", format!("the stored run cannot be read: {e}")))?;
         let assistant = self
             .assistant(&body.assistant_id)
             .map_err(|e| fail("NotFound", e.to_string()))?;
-        let config = run_config(run, &body);
-        // A run a stopped process had started continues from its checkpoint.
-        let started = self
-            .saver
-            .get_tuple(&CheckpointConfig {
-                thread_id: run.thread_id.clone(),
-                checkpoint_ns: String::new(),
-                checkpoint_id: None,
-            })
-            .await
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.metadata.extra.get("run_id") == Some(&json!(run.run_id)));
+        #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
+        let mut config = run_config(run, &body);
+        // A run an earlier attempt had started continues from its checkpoint
+        // (its input was applied then).
+        let started = match claim {
+            #[cfg(feature = "postgres")]
+            Some(claimed) => {
+                config = config.with_metadata(graph_postgres::RUN_ID_METADATA_KEY, claimed.id);
+                match claimed.started(&*self.saver).await {
+                    Ok(started) => started,
+                    Err(e) => return Ok(Ended::HandedOver(e.to_string())),
+                }
+            }
+            _ => self
+                .saver
+                .get_tuple(&CheckpointConfig {
+                    thread_id: run.thread_id.clone(),
+                    checkpoint_ns: String::new(),
+                    checkpoint_id: None,
+                })
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|t| t.metadata.extra.get("run_id") == Some(&json!(run.run_id))),
+        };
         let input = if started {
             RunInput::default()
         } else {
@@ -486,6 +785,10 @@ impl Shared {
             tokio::select! {
                 event = stream.next() => match event {
                     Some(Ok(event)) => live.push(event),
+                    #[cfg(feature = "postgres")]
+                    Some(Err(e)) if claim.is_some() && lost_database(&e) => {
+                        return Ok(Ended::HandedOver(e.to_string()))
+                    }
                     Some(Err(e)) => return Err(run_error_json(&e)),
                     None => return Ok(Ended::Done),
                 },
@@ -509,7 +812,7 @@ impl Shared {
         cancelled: Option<CancelAction>,
     ) -> Result<Value, ApiError> {
         if cancelled == Some(CancelAction::Rollback) {
-            self.db.delete_run(&run.run_id)?;
+            self.db.delete_run(&run.run_id).await?;
             rewrite_thread(
                 &*self.saver,
                 &run.thread_id,
@@ -517,8 +820,6 @@ impl Shared {
                 Some(&run.run_id),
             )
             .await?;
-        } else {
-            self.db.set_run_status(&run.run_id, status)?;
         }
         let body: Option<RunCreate> = serde_json::from_str(&run.kwargs).ok();
         let temporary_delete = run.temporary
@@ -537,14 +838,6 @@ impl Shared {
             "idle"
         };
         let has_values = state["metadata"].is_object();
-        self.db.set_thread_state(
-            &run.thread_id,
-            thread_status,
-            has_values.then_some(&state["values"]),
-            &interrupts,
-            error,
-        )?;
-        self.settle_thread_after(&run.thread_id, thread_status)?;
         let mut values = state["values"].clone();
         let pending = pending_interrupts(&state);
         if !pending.is_empty() {
@@ -552,26 +845,68 @@ impl Shared {
                 map.insert("__interrupt__".into(), json!(pending));
             }
         }
+        let answer = match error {
+            Some(error) => json!({ "__error__": error }),
+            None => values,
+        };
+        if cancelled != Some(CancelAction::Rollback) {
+            self.db.finish_run(&run.run_id, status, &answer).await?;
+        }
+        self.db
+            .set_thread_state(
+                &run.thread_id,
+                thread_status,
+                has_values.then_some(&state["values"]),
+                &interrupts,
+                error,
+            )
+            .await?;
+        self.settle_thread_after(&run.thread_id, thread_status)
+            .await?;
         if temporary_delete {
-            self.db.delete_thread(&run.thread_id)?;
+            self.db.delete_thread(&run.thread_id).await?;
             self.saver.delete_thread(&run.thread_id).await?;
         }
-        Ok(values)
+        Ok(answer)
     }
 
-    fn settle_thread_after(&self, thread_id: &str, status: &str) -> Result<(), ApiError> {
-        if !self.db.active_runs(thread_id)?.is_empty() {
-            self.db.set_thread_status(thread_id, "busy")?;
+    async fn settle_thread_after(&self, thread_id: &str, status: &str) -> Result<(), ApiError> {
+        if !self.db.active_runs(thread_id).await?.is_empty() {
+            self.db.set_thread_status(thread_id, "busy").await
         } else {
-            self.db.set_thread_status(thread_id, status)?;
+            self.db.set_thread_status(thread_id, status).await
         }
-        Ok(())
     }
+}
+
+/// A run's claim on the shared queue (PostgreSQL); nothing with SQLite.
+#[cfg(feature = "postgres")]
+type Claim = graph_postgres::QueuedRun;
+/// A run's claim on the shared queue (PostgreSQL); nothing with SQLite.
+#[cfg(not(feature = "postgres"))]
+type Claim = std::convert::Infallible;
+
+/// Whether a run failed because its database did (the connection, its
+/// thread's lock or lease): then it is handed back to the queue, not failed.
+#[cfg(feature = "postgres")]
+fn lost_database(e: &graph_core::GraphError) -> bool {
+    use graph_core::checkpoint::CheckpointError;
+    use graph_core::GraphError;
+    matches!(
+        e,
+        GraphError::ThreadBusy { .. }
+            | GraphError::LeaseLost { .. }
+            | GraphError::Checkpoint(CheckpointError::Storage(_))
+    )
 }
 
 enum Ended {
     Done,
     Cancelled(CancelAction),
+    /// PostgreSQL: the run cannot go on here (its lease was lost, or its
+    /// database went away); another attempt continues it.
+    #[cfg(feature = "postgres")]
+    HandedOver(String),
 }
 
 /// The engine's config of a run: its thread, checkpoint, breakpoints, and the
