@@ -20,7 +20,12 @@ pub(crate) use sqlite::SqliteDb;
 /// Now, as LangGraph Server writes timestamps (RFC 3339, UTC, microseconds:
 /// `2024-05-01T12:00:00.123456+00:00`).
 pub(crate) fn now() -> String {
-    let t = time::OffsetDateTime::now_utc();
+    timestamp(time::OffsetDateTime::now_utc())
+}
+
+/// `t` as [`now`] writes it (in UTC; such timestamps sort as text).
+pub(crate) fn timestamp(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
         t.year(),

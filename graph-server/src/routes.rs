@@ -584,8 +584,7 @@ impl Drop for DisconnectGuard {
 }
 
 /// The SSE response of a run's events after the `after`-th: live here, or,
-/// for a run another process executes, what its row tells (see
-/// `Shared::remote_events`).
+/// for a run another process executes, as that process stores them.
 fn sse(shared: &Arc<Shared>, run: &RunRow, after: usize, cancel_on_disconnect: bool) -> Response {
     let live = shared.live(&run.run_id);
     let guard = DisconnectGuard(
@@ -595,10 +594,9 @@ fn sse(shared: &Arc<Shared>, run: &RunRow, after: usize, cancel_on_disconnect: b
     );
     let source = match &live {
         Some(live) => live.subscribe(after).boxed(),
-        None => shared
-            .remote_events(run)
-            .filter(move |(id, _)| futures::future::ready(*id > after))
-            .boxed(),
+        #[cfg(feature = "postgres")]
+        None if shared.db.keeps_outcomes() => shared.stored_events(&run.run_id, after).boxed(),
+        None => futures::stream::empty().boxed(),
     };
     let events = source.map(move |(id, e)| {
         let _keep = &guard;
@@ -796,12 +794,5 @@ async fn join_stream(
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     let cancel = q.cancel_on_disconnect.unwrap_or(false);
-    match shared.live(&run_id) {
-        Some(_) => Ok(sse(&shared, &run, after, cancel)),
-        None if shared.db.keeps_outcomes() => Ok(sse(&shared, &run, after, cancel)),
-        None => {
-            let empty = futures::stream::empty::<Result<Event, Infallible>>();
-            Ok(Sse::new(empty).into_response())
-        }
-    }
+    Ok(sse(&shared, &run, after, cancel))
 }

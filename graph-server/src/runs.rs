@@ -60,7 +60,13 @@ impl Assistant {
 
 /// A run this process knows of: its events so far and how it ended.
 pub(crate) struct LiveRun {
+    /// How many events earlier attempts (in other processes) had: the id of
+    /// this attempt's first event is `first + 1`.
+    first: usize,
     events: Mutex<Vec<WireEvent>>,
+    /// With PostgreSQL, where each event also goes (with its id) to be stored
+    /// for the clients of other processes; closed when the run ends.
+    sink: Mutex<Option<EventSink>>,
     /// How many events there are, and whether the run is over.
     progress: watch::Sender<(usize, bool)>,
     cancel: watch::Sender<Option<CancelAction>>,
@@ -72,7 +78,14 @@ pub(crate) struct LiveRun {
 
 impl LiveRun {
     fn new(run_id: &str) -> Arc<Self> {
+        Self::attempt(run_id, 0, 1, None)
+    }
+
+    /// Attempt `attempt` of a run whose earlier attempts had `first` events.
+    fn attempt(run_id: &str, first: usize, attempt: i32, sink: Option<EventSink>) -> Arc<Self> {
         let live = Arc::new(LiveRun {
+            first,
+            sink: Mutex::new(sink),
             events: Mutex::default(),
             progress: watch::channel((0, false)).0,
             cancel: watch::channel(None).0,
@@ -80,12 +93,20 @@ impl LiveRun {
         });
         live.push(WireEvent {
             event: "metadata".into(),
-            data: json!({"run_id": run_id, "attempt": 1}).to_string().into(),
+            data: json!({"run_id": run_id, "attempt": attempt})
+                .to_string()
+                .into(),
         });
         live
     }
 
     fn push(&self, event: WireEvent) {
+        if let Ok(sink) = self.sink.lock() {
+            if let Some(sink) = sink.as_ref() {
+                let id = self.first + self.progress.borrow().0 + 1;
+                let _ = sink.send((id, event.clone()));
+            }
+        }
         let len = match self.events.lock() {
             Ok(mut events) => {
                 events.push(event);
@@ -94,6 +115,13 @@ impl LiveRun {
             Err(_) => return,
         };
         self.progress.send_modify(|p| p.0 = len);
+    }
+
+    /// Stops sending events to be stored (the run is over here).
+    fn close_sink(&self) {
+        if let Ok(mut sink) = self.sink.lock() {
+            sink.take();
+        }
     }
 
     fn finish(&self, outcome: Value) {
@@ -137,7 +165,7 @@ impl LiveRun {
         let state = (
             Arc::clone(self),
             rx,
-            after,
+            after.saturating_sub(self.first),
             std::collections::VecDeque::new(),
         );
         futures::stream::unfold(state, |(live, mut rx, mut cursor, mut queue)| async move {
@@ -149,7 +177,7 @@ impl LiveRun {
                 if len > cursor {
                     if let Ok(events) = live.events.lock() {
                         for (i, e) in events[cursor..len].iter().enumerate() {
-                            queue.push_back((cursor + i + 1, e.clone()));
+                            queue.push_back((live.first + cursor + i + 1, e.clone()));
                         }
                     }
                     cursor = len;
@@ -162,6 +190,9 @@ impl LiveRun {
         })
     }
 }
+
+/// Where a run's events go to be stored, with their ids.
+type EventSink = tokio::sync::mpsc::UnboundedSender<(usize, WireEvent)>;
 
 /// What every handler shares: the assistants, the database, the live runs.
 pub(crate) struct Shared {
@@ -388,41 +419,51 @@ impl Shared {
         }
     }
 
-    /// The events of a run this process does not execute (PostgreSQL): its
-    /// `metadata`, then, when it is over, its final `values` (or its
-    /// `error`). The events in between are streamed by the process that
-    /// executes it only.
-    pub(crate) fn remote_events(
+    /// The events of a run this process does not execute (PostgreSQL), after
+    /// the `after`-th, as the process that executes it stores them, until the
+    /// run is over: polled from the database (every 100 ms while none come).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn stored_events(
         self: &Arc<Self>,
-        run: &RunRow,
+        run_id: &str,
+        after: usize,
     ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static {
-        let shared = Arc::clone(self);
-        let run_id = run.run_id.clone();
-        let values = serde_json::from_str::<RunCreate>(&run.kwargs)
-            .map(|b| b.modes().contains(&crate::wire::StreamModeName::Values))
-            .unwrap_or(true);
-        let first = WireEvent {
-            event: "metadata".into(),
-            data: json!({"run_id": run_id, "attempt": 1}).to_string().into(),
-        };
-        let last = async move {
-            let outcome = shared.outcome(&run_id).await.unwrap_or(Value::Null);
-            match outcome.get("__error__") {
-                Some(error) => Some(WireEvent {
-                    event: "error".into(),
-                    data: error.to_string().into(),
-                }),
-                None if values => Some(WireEvent {
-                    event: "values".into(),
-                    data: outcome.to_string().into(),
-                }),
-                None => None,
+        let state = (Arc::clone(self), run_id.to_owned(), after, false);
+        futures::stream::unfold(state, |(shared, run_id, cursor, over)| async move {
+            let Db::Postgres(db) = &shared.db else {
+                return None;
+            };
+            loop {
+                let events = match db.events_after(&run_id, cursor).await {
+                    Ok(events) => events,
+                    Err(e) => {
+                        tracing::warn!(error = %e, run_id, "cannot read a run's events");
+                        Vec::new()
+                    }
+                };
+                if !events.is_empty() {
+                    let cursor = events.last().map_or(cursor, |(id, _)| *id);
+                    let batch = futures::stream::iter(events);
+                    return Some((batch, (shared, run_id, cursor, over)));
+                }
+                if over {
+                    return None;
+                }
+                // Its events are stored before its end is: once it is over,
+                // one more read gets the last of them.
+                match db.run_state(&run_id).await {
+                    Ok(None) => return None,
+                    Ok(Some((status, _, _))) if is_final(&status) => {
+                        return Some((
+                            futures::stream::iter(Vec::new()),
+                            (shared, run_id, cursor, true),
+                        ))
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
             }
-        };
-        futures::stream::iter([first])
-            .chain(futures::stream::once(last).filter_map(futures::future::ready))
-            .enumerate()
-            .map(|(i, e)| (i + 1, e))
+        })
+        .flatten()
     }
 
     /// Cancels a run; returns when it has stopped.
@@ -558,6 +599,9 @@ impl Shared {
                     Ok(n) => tracing::warn!(runs = n, "runs failed: every attempt died"),
                     Err(e) => tracing::warn!(error = %e, "cannot check for abandoned runs"),
                 }
+                if let Err(e) = db.forget_old_events().await {
+                    tracing::warn!(error = %e, "cannot delete the events of old runs");
+                }
             }
             while self.executing.load(Ordering::Relaxed) < MAX_RUNS_PER_PROCESS {
                 match db.claim().await {
@@ -590,8 +634,21 @@ impl Shared {
                         "resuming a run whose process stopped"
                     );
                 }
-                let live = self.live_or_new(&run.run_id);
-                tokio::spawn(Arc::clone(&self).execute(run, live, Some(claimed)));
+                let first = match db.last_event(&run.run_id).await {
+                    Ok(first) => first,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not start a claimed run");
+                        return;
+                    }
+                };
+                let (sink, events) = tokio::sync::mpsc::unbounded_channel();
+                let live = LiveRun::attempt(&run.run_id, first, claimed.attempt, Some(sink));
+                if let Ok(mut map) = self.live.lock() {
+                    map.insert(run.run_id.clone(), Arc::clone(&live));
+                }
+                let stored =
+                    tokio::spawn(Arc::clone(&self).store_events(run.run_id.clone(), events));
+                tokio::spawn(Arc::clone(&self).execute(run, live, Some((claimed, stored))));
             }
             Ok(None) => {}
             // Its lease runs out, and the run is claimed again.
@@ -599,10 +656,37 @@ impl Shared {
         }
     }
 
-    /// Runs one claimed run to its end (`claim`: its queue entry, with
-    /// PostgreSQL).
-    async fn execute(self: Arc<Self>, run: RunRow, live: Arc<LiveRun>, claim: Option<Claim>) {
+    /// Stores a run's events as they come, in batches, until the run closes
+    /// its sink.
+    #[cfg(feature = "postgres")]
+    async fn store_events(
+        self: Arc<Self>,
+        run_id: String,
+        mut events: tokio::sync::mpsc::UnboundedReceiver<(usize, WireEvent)>,
+    ) {
+        let Db::Postgres(db) = &self.db else { return };
+        let mut batch = Vec::new();
+        while events.recv_many(&mut batch, 256).await > 0 {
+            if let Err(e) = db.store_events(&run_id, &batch).await {
+                tracing::warn!(error = %e, run_id, "cannot store a run's events for other processes");
+            }
+            batch.clear();
+        }
+    }
+
+    /// Runs one claimed run to its end (`claim`: its queue entry and the task
+    /// storing its events, with PostgreSQL).
+    async fn execute(
+        self: Arc<Self>,
+        run: RunRow,
+        live: Arc<LiveRun>,
+        claim: Option<(Claim, tokio::task::JoinHandle<()>)>,
+    ) {
         self.executing.fetch_add(1, Ordering::Relaxed);
+        let (claim, stored) = match claim {
+            Some((claim, stored)) => (Some(claim), Some(stored)),
+            None => (None, None),
+        };
         let outcome = self.run_claimed(&run, &live, claim.as_ref()).await;
         let (status, outcome, cancelled) = match outcome {
             Ok(Ended::Done) => ("success", None, None),
@@ -617,6 +701,10 @@ impl Shared {
                         tracing::warn!(error = %e, "cannot requeue the run; its lease will expire");
                     }
                 }
+                live.close_sink();
+                if let Some(stored) = stored {
+                    let _ = stored.await;
+                }
                 live.hand_over();
                 self.forget(&run.run_id);
                 self.executing.fetch_sub(1, Ordering::Relaxed);
@@ -630,6 +718,11 @@ impl Shared {
                 event: "error".into(),
                 data: error.to_string().into(),
             });
+        }
+        // Every event is stored before the run's end is recorded.
+        live.close_sink();
+        if let Some(stored) = stored {
+            let _ = stored.await;
         }
         let result = self
             .finish_run(&run, status, outcome.as_ref(), cancelled)

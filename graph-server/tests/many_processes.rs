@@ -368,6 +368,56 @@ async fn three_processes_share_one_database_and_survive_a_kill() {
         );
     }
 
+    // The stream of a run taken over joins from any process: both attempts'
+    // events, ids increasing, the second attempt's `metadata` says so, and
+    // its last values hold its input once.
+    let (thread_id, run_id): (String, String) = {
+        let row = admin
+            .query_one(
+                "SELECT thread_id, run_id FROM server_runs WHERE queue_id = $1",
+                &[&orphans[0]],
+            )
+            .await
+            .expect("the orphan's run");
+        (row.get(0), row.get(1))
+    };
+    let text = http
+        .get(format!(
+            "{}/threads/{thread_id}/runs/{run_id}/stream",
+            base[2]
+        ))
+        .send()
+        .await
+        .expect("the server answers")
+        .text()
+        .await
+        .expect("the stream ends with the run");
+    let events = sse_events(&text);
+    let ids: Vec<usize> = events.iter().map(|(id, _, _)| *id).collect();
+    assert_eq!(ids, (1..=ids.len()).collect::<Vec<_>>(), "{text}");
+    assert_eq!(events[0].1, "metadata", "{text}");
+    assert!(
+        events
+            .iter()
+            .any(|(_, e, d)| e == "metadata" && d["attempt"] == json!(2)),
+        "the second attempt's events follow the first's: {text}"
+    );
+    let last = events
+        .iter()
+        .rev()
+        .find(|(_, e, _)| e == "values")
+        .expect("values events");
+    let mine = last.2["inputs"]
+        .as_array()
+        .expect("inputs")
+        .iter()
+        .filter(|i| {
+            runs.iter()
+                .any(|(t, k, r)| *r == run_id && **i == json!(format!("t{t}-r{k}")))
+        })
+        .count();
+    assert_eq!(mine, 1, "{text}");
+
     // Each thread's state holds each run's input once and each run's steps once.
     for t in 0..THREADS {
         let state = get(
@@ -397,4 +447,34 @@ async fn three_processes_share_one_database_and_survive_a_kill() {
             "{listed:?}"
         );
     }
+}
+
+/// The events of an SSE body: (id, event, data).
+fn sse_events(text: &str) -> Vec<(usize, String, Value)> {
+    let mut events = Vec::new();
+    for block in text.split("\n\n") {
+        let (mut id, mut event, mut data) = (None, None, None);
+        for line in block.lines() {
+            if let Some(v) = line
+                .strip_prefix("id: ")
+                .or_else(|| line.strip_prefix("id:"))
+            {
+                id = v.trim().parse::<usize>().ok();
+            } else if let Some(v) = line
+                .strip_prefix("event: ")
+                .or_else(|| line.strip_prefix("event:"))
+            {
+                event = Some(v.trim().to_owned());
+            } else if let Some(v) = line
+                .strip_prefix("data: ")
+                .or_else(|| line.strip_prefix("data:"))
+            {
+                data = serde_json::from_str(v.trim()).ok();
+            }
+        }
+        if let (Some(id), Some(event)) = (id, event) {
+            events.push((id, event, data.unwrap_or(Value::Null)));
+        }
+    }
+    events
 }

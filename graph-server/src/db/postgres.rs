@@ -11,8 +11,9 @@
 //! its input is applied once). Cancelling a run another process executes
 //! writes the request into its row, which that process reads at each heartbeat.
 
-use super::{now, parse_map, RunRow};
+use super::{now, parse_map, timestamp, RunRow};
 use crate::error::ApiError;
+use crate::graph::WireEvent;
 use graph_postgres::deadpool_postgres::Pool;
 use graph_postgres::tokio_postgres::Row;
 use graph_postgres::{PgError, PostgresSaver, QueuedRun, RunQueue};
@@ -49,7 +50,18 @@ CREATE TABLE IF NOT EXISTS server_runs (
     outcome TEXT
 );
 CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status);
+CREATE TABLE IF NOT EXISTS server_run_events (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    event TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
 ";
+
+/// How long a finished run's events are kept for clients that join its
+/// stream late (as `stream_resumable` runs are kept with SQLite).
+const EVENTS_KEPT: Duration = Duration::from_secs(300);
 
 /// The name of the server's queue in `stategraph_runs`.
 const QUEUE: &str = "stategraph-server";
@@ -549,6 +561,96 @@ impl PgDb {
     pub(crate) async fn retry(&self, queued: &QueuedRun, why: &str) -> Result<(), ApiError> {
         self.queue.fail(queued, why).await?;
         Ok(())
+    }
+
+    /// Stores events of a run (id, event), as the process executing it
+    /// streams them.
+    pub(crate) async fn store_events(
+        &self,
+        run_id: &str,
+        events: &[(usize, WireEvent)],
+    ) -> Result<(), ApiError> {
+        let ids: Vec<i64> = events
+            .iter()
+            .map(|(id, _)| i64::try_from(*id).unwrap_or(i64::MAX))
+            .collect();
+        let names: Vec<&str> = events.iter().map(|(_, e)| &*e.event).collect();
+        let data: Vec<&str> = events.iter().map(|(_, e)| &*e.data).collect();
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO server_run_events (run_id, seq, event, data) \
+                 SELECT $1, s, e, d FROM UNNEST($2::INT8[], $3::TEXT[], $4::TEXT[]) AS t(s, e, d) \
+                 ON CONFLICT DO NOTHING",
+                &[&run_id, &ids, &names, &data],
+            )
+            .await
+            .map_err(pg)?;
+        Ok(())
+    }
+
+    /// The id of a run's last stored event (0 if none).
+    pub(crate) async fn last_event(&self, run_id: &str) -> Result<usize, ApiError> {
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT COALESCE(max(seq), 0) FROM server_run_events WHERE run_id = $1",
+                &[&run_id],
+            )
+            .await
+            .map_err(pg)?;
+        let last: i64 = row.try_get(0).map_err(pg)?;
+        Ok(usize::try_from(last).unwrap_or(0))
+    }
+
+    /// A run's stored events after the `after`-th (at most 1000).
+    pub(crate) async fn events_after(
+        &self,
+        run_id: &str,
+        after: usize,
+    ) -> Result<Vec<(usize, WireEvent)>, ApiError> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT seq, event, data FROM server_run_events WHERE run_id = $1 AND seq > $2 \
+                 ORDER BY seq LIMIT 1000",
+                &[&run_id, &after],
+            )
+            .await
+            .map_err(pg)?;
+        rows.iter()
+            .map(|r| {
+                let seq: i64 = r.try_get(0).map_err(pg)?;
+                let event: String = r.try_get(1).map_err(pg)?;
+                let data: String = r.try_get(2).map_err(pg)?;
+                Ok((
+                    usize::try_from(seq).unwrap_or(0),
+                    WireEvent {
+                        event: event.into(),
+                        data: data.into(),
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// Deletes the events of runs over for longer than [`EVENTS_KEPT`] (or
+    /// deleted).
+    pub(crate) async fn forget_old_events(&self) -> Result<u64, ApiError> {
+        let before = timestamp(time::OffsetDateTime::now_utc() - EVENTS_KEPT);
+        self.client()
+            .await?
+            .execute(
+                "DELETE FROM server_run_events e WHERE NOT EXISTS (SELECT 1 FROM server_runs r \
+                 WHERE r.run_id = e.run_id \
+                 AND (r.status IN ('pending', 'running') OR r.updated_at > $1))",
+                &[&before],
+            )
+            .await
+            .map_err(pg)
     }
 
     /// Marks `error` the runs whose queue entries failed for good (their last
