@@ -248,9 +248,9 @@ impl Server {
     }
 
     /// With PostgreSQL, how long a process's claim on a run lasts without a
-    /// heartbeat (default 30 s; the heartbeat renews it several times per
-    /// lease, at least every 500 ms). A process that dies mid-run leaves the
-    /// run to another process once this much time has passed.
+    /// heartbeat (default 30 s; the heartbeat renews it three times per
+    /// lease). A process that dies mid-run leaves the run to another process
+    /// once this much time has passed.
     #[cfg(feature = "postgres")]
     pub fn run_lease(mut self, lease: std::time::Duration) -> Self {
         self.run_lease = lease.max(std::time::Duration::from_millis(300));

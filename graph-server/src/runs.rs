@@ -217,6 +217,22 @@ const MAX_RUNS_PER_PROCESS: usize = 32;
 #[cfg(feature = "postgres")]
 const POLL: Duration = Duration::from_millis(200);
 
+/// How often a process looks for cancellations of its runs asked of other
+/// processes (while it executes any).
+#[cfg(feature = "postgres")]
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// Aborts a task when dropped (the worker's helper tasks end with it).
+#[cfg(feature = "postgres")]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+#[cfg(feature = "postgres")]
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 impl Shared {
     pub(crate) fn new(
         assistants: Vec<Assistant>,
@@ -590,6 +606,8 @@ impl Shared {
     #[cfg(feature = "postgres")]
     async fn work_postgres(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         let Db::Postgres(db) = &self.db else { return };
+        let cancels = tokio::spawn(Arc::clone(&self).watch_cancels());
+        let _stop_cancels = AbortOnDrop(cancels);
         let mut swept: Option<std::time::Instant> = None;
         loop {
             if swept.is_none_or(|t| t.elapsed() >= db.lease) {
@@ -617,6 +635,33 @@ impl Shared {
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(POLL) => {}
                 _ = stop.changed() => return,
+            }
+        }
+    }
+
+    /// Stops the runs of this process that another process was asked to
+    /// cancel: reads the requests every [`CANCEL_POLL`].
+    #[cfg(feature = "postgres")]
+    async fn watch_cancels(self: Arc<Self>) {
+        let Db::Postgres(db) = &self.db else { return };
+        loop {
+            tokio::time::sleep(CANCEL_POLL).await;
+            if self.executing.load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            match db.cancel_requests().await {
+                Ok(requests) => {
+                    for (run_id, action) in requests {
+                        if let Some(live) = self.live(&run_id) {
+                            live.cancel(if action == "rollback" {
+                                CancelAction::Rollback
+                            } else {
+                                CancelAction::Interrupt
+                            });
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot read cancellation requests"),
             }
         }
     }
@@ -791,7 +836,7 @@ impl Shared {
     ) -> Result<Ended, Value> {
         #[cfg(feature = "postgres")]
         if let (Some(claimed), Db::Postgres(db)) = (claim, &self.db) {
-            let tick = (db.lease / 3).min(Duration::from_millis(500));
+            let tick = db.lease / 3;
             let heartbeat = async {
                 loop {
                     tokio::time::sleep(tick).await;
@@ -800,13 +845,9 @@ impl Shared {
                         Ok(false) => return "another process took the run over".to_owned(),
                         Err(e) => tracing::warn!(error = %e, "cannot renew a run's lease"),
                     }
+                    // Deleted with its thread? (Cancellations are read by
+                    // `watch_cancels`, for every run of the process at once.)
                     match db.run_state(&run.run_id).await {
-                        Ok(Some((_, _, Some(action)))) => live.cancel(if action == "rollback" {
-                            CancelAction::Rollback
-                        } else {
-                            CancelAction::Interrupt
-                        }),
-                        // Deleted with its thread.
                         Ok(None) => live.cancel(CancelAction::Interrupt),
                         Ok(Some(_)) => {}
                         Err(e) => tracing::warn!(error = %e, "cannot read a run's state"),

@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS server_runs (
     outcome TEXT
 );
 CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status);
+CREATE INDEX IF NOT EXISTS server_runs_cancel ON server_runs (run_id) WHERE cancel IS NOT NULL;
 CREATE TABLE IF NOT EXISTS server_run_events (
     run_id TEXT NOT NULL,
     seq BIGINT NOT NULL,
@@ -483,6 +484,23 @@ impl PgDb {
             .await
             .map_err(pg)?;
         Ok(n == 1)
+    }
+
+    /// The running runs whose cancellation was asked (run id, action).
+    pub(crate) async fn cancel_requests(&self) -> Result<Vec<(String, String)>, ApiError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT run_id, cancel FROM server_runs WHERE cancel IS NOT NULL \
+                 AND status = 'running'",
+                &[],
+            )
+            .await
+            .map_err(pg)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0).map_err(pg)?, r.try_get(1).map_err(pg)?)))
+            .collect()
     }
 
     /// A run's status, its outcome once over, and the cancellation asked of
