@@ -316,7 +316,7 @@ impl Server {
                 }
             };
             let saver = Arc::new(saver) as Arc<dyn Checkpointer>;
-            return self.start_with(db::Db::Postgres(db), saver, store);
+            return self.start_with(db::Db::Postgres(db), saver, store).await;
         }
         let db = db::SqliteDb::open(&self.database).map_err(|source| ServeError::Database {
             path: self.database.clone(),
@@ -349,10 +349,10 @@ impl Server {
                 Arc::new(store) as Arc<dyn graph_core::store::Store>
             }
         };
-        self.start_with(db::Db::Sqlite(db), saver, store)
+        self.start_with(db::Db::Sqlite(db), saver, store).await
     }
 
-    fn start_with(
+    async fn start_with(
         self,
         db: db::Db,
         saver: Arc<dyn Checkpointer>,

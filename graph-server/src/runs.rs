@@ -785,16 +785,13 @@ impl Shared {
         };
         #[cfg(feature = "postgres")]
         if let (Some(claimed), Db::Postgres(db)) = (&claim, &self.db) {
-            match &answer {
-                Some(_) => {
-                    if let Err(e) = db.complete(claimed).await {
-                        tracing::warn!(error = %e, "cannot complete a run's queue entry");
-                    }
+            // Not recorded (the database went away): its lease expires and
+            // another attempt finds the run finished in its checkpoints and
+            // records it.
+            if answer.is_some() {
+                if let Err(e) = db.complete(claimed).await {
+                    tracing::warn!(error = %e, "cannot complete a run's queue entry");
                 }
-                // Not recorded (the database went away): its lease expires
-                // and another attempt finds the run finished in its
-                // checkpoints and records it.
-                None => {}
             }
         }
         match answer {

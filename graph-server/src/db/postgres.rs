@@ -87,7 +87,7 @@ pub(crate) struct PgDb {
 }
 
 fn thread_json(row: &Row) -> Result<Value, ApiError> {
-    let get = |i: usize| -> Result<Option<String>, ApiError> { Ok(row.try_get(i).map_err(pg)?) };
+    let get = |i: usize| -> Result<Option<String>, ApiError> { row.try_get(i).map_err(pg) };
     let text = |i: usize| -> Result<String, ApiError> { Ok(get(i)?.unwrap_or_default()) };
     Ok(json!({
         "thread_id": text(0)?,
