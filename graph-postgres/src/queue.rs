@@ -337,6 +337,28 @@ impl RunQueue {
         self.finish(run, "failed", Some(error)).await
     }
 
+    /// Gives `run` back to the queue without counting the attempt (the worker
+    /// is stopping, not failing): it is claimable again at once. `false` if
+    /// this worker no longer held it.
+    pub async fn release(&self, run: &QueuedRun) -> Result<bool, PgError> {
+        let context = || format!("releasing run {} of queue `{}`", run.id, self.name);
+        with_retry(|| async {
+            let client = self.pool.get().await?;
+            let updated = client
+                .execute(
+                    "UPDATE stategraph_runs
+                     SET status = 'queued', attempts = attempts - 1, worker = NULL,
+                         lease_until = NULL, updated_at = now()
+                     WHERE id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'",
+                    &[&run.id, &run.worker, &run.attempt],
+                )
+                .await
+                .map_err(PgError::query(context()))?;
+            Ok(updated == 1)
+        })
+        .await
+    }
+
     async fn finish(
         &self,
         run: &QueuedRun,

@@ -167,6 +167,36 @@ async fn a_renewed_lease_is_kept_and_a_lost_one_is_not_renewed() {
 }
 
 #[tokio::test]
+async fn a_released_run_is_claimable_at_once_without_using_an_attempt() {
+    let (saver, _) = common::saver("queue_release").await;
+    let queue = RunQueue::open(&saver, "q")
+        .await
+        .expect("open")
+        .max_attempts(1);
+    let id = queue.submit("t", &"in").await.expect("submit");
+    let run = queue
+        .claim("w1", LONG)
+        .await
+        .expect("claim")
+        .expect("a run");
+    assert!(queue.release(&run).await.expect("release"));
+    assert_eq!(
+        queue.status(id).await.expect("status"),
+        Some(RunStatus::Queued)
+    );
+    let again = queue
+        .claim("w2", LONG)
+        .await
+        .expect("claim")
+        .expect("claimable at once, though its one attempt was taken");
+    assert_eq!((again.id, again.attempt), (id, 1));
+    assert!(
+        !queue.release(&run).await.expect("release"),
+        "w1 no longer holds it"
+    );
+}
+
+#[tokio::test]
 async fn claim_run_takes_that_run_only_when_it_is_claimable() {
     let (saver, _) = common::saver("queue_claim_run").await;
     let queue = RunQueue::open(&saver, "q").await.expect("open");

@@ -371,8 +371,8 @@ impl Server {
                 created_at: created_at.clone(),
             });
         }
-        let shared = Arc::new(Shared::new(assistants, db, saver, Some(store)));
         let (stop, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared::new(assistants, db, saver, Some(store)));
         let worker = tokio::spawn(Arc::clone(&shared).work(stopped));
         Ok(Running {
             shared,
@@ -442,11 +442,15 @@ impl Running {
         }
     }
 
-    /// Stops starting runs. Runs in progress are dropped where they are: their
-    /// checkpoints stay, and the next server on this database resumes them.
+    /// Stops starting runs. With SQLite, runs in progress are dropped where
+    /// they are: their checkpoints stay, and the next server on this database
+    /// resumes them. With PostgreSQL, they stop at once and go back to the
+    /// queue, for the other processes to resume from their last checkpoint
+    /// without waiting for their leases to run out.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.worker.await;
+        self.shared.hand_back().await;
     }
 }
 

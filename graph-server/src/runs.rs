@@ -205,6 +205,9 @@ pub(crate) struct Shared {
     /// How many runs this process executes now (PostgreSQL: at most
     /// [`MAX_RUNS_PER_PROCESS`]).
     executing: AtomicUsize,
+    /// Turns true when the server shuts down, once its worker has stopped
+    /// taking runs: the runs in progress then stop (PostgreSQL).
+    stopping: watch::Sender<bool>,
 }
 
 /// With PostgreSQL, a process executes at most this many runs at once and
@@ -248,6 +251,20 @@ impl Shared {
             live: Mutex::default(),
             wake: Notify::new(),
             executing: AtomicUsize::new(0),
+            stopping: watch::channel(false).0,
+        }
+    }
+
+    /// With PostgreSQL, once the worker has stopped: stops the runs of this
+    /// process and waits (up to 10 s) until they are back in the queue.
+    pub(crate) async fn hand_back(&self) {
+        if !self.db.keeps_outcomes() {
+            return;
+        }
+        self.stopping.send_replace(true);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.executing.load(Ordering::Relaxed) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -737,12 +754,18 @@ impl Shared {
             Ok(Ended::Done) => ("success", None, None),
             Ok(Ended::Cancelled(action)) => ("interrupted", None, Some(action)),
             #[cfg(feature = "postgres")]
-            Ok(Ended::HandedOver(why)) => {
+            Ok(ended @ (Ended::HandedOver(_) | Ended::Stopping)) => {
                 // Another attempt (here or elsewhere) continues it from its
                 // last checkpoint; clients waiting here follow its row.
-                tracing::warn!(run_id = %run.run_id, reason = %why, "run handed back to the queue");
                 if let (Some(claimed), Db::Postgres(db)) = (&claim, &self.db) {
-                    if let Err(e) = db.retry(claimed, &why).await {
+                    let given = match &ended {
+                        Ended::HandedOver(why) => {
+                            tracing::warn!(run_id = %run.run_id, reason = %why, "run handed back to the queue");
+                            db.retry(claimed, why).await
+                        }
+                        _ => db.release(claimed).await,
+                    };
+                    if let Err(e) = given {
                         tracing::warn!(error = %e, "cannot requeue the run; its lease will expire");
                     }
                 }
@@ -851,9 +874,11 @@ impl Shared {
                     }
                 }
             };
+            let mut stopping = self.stopping.subscribe();
             return tokio::select! {
                 ended = self.run_graph(run, live, Some(claimed)) => ended,
                 lost = heartbeat => Ok(Ended::HandedOver(lost)),
+                Ok(_) = stopping.wait_for(|stop| *stop) => Ok(Ended::Stopping),
             };
         }
         self.run_graph(run, live, claim).await
@@ -1038,6 +1063,10 @@ enum Ended {
     /// database went away); another attempt continues it.
     #[cfg(feature = "postgres")]
     HandedOver(String),
+    /// PostgreSQL: the server is shutting down; the run goes back to the
+    /// queue without counting the attempt.
+    #[cfg(feature = "postgres")]
+    Stopping,
 }
 
 /// The engine's config of a run: its thread, checkpoint, breakpoints, and the

@@ -73,10 +73,10 @@ fn database(url: &str, schema: &str) -> tokio_postgres::Config {
     config
 }
 
-/// One server process of the test below: serves the graph on its port until
-/// it is killed.
+/// One server process of the tests below: serves the graph on its port until
+/// it is killed or stopped (SIGTERM).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a server process of `three_processes_share_one_database_and_survive_a_kill`, which runs it"]
+#[ignore = "a server process of the tests of this file, which run it"]
 async fn server_process() {
     let url = std::env::var(CHILD_URL).expect("run only by the many-processes test");
     let schema = std::env::var(CHILD_SCHEMA).expect("run only by the many-processes test");
@@ -96,7 +96,7 @@ async fn server_process() {
         .assistant("tally", app)
         .postgres_saver(saver)
         .run_lease(Duration::from_secs(2))
-        .serve_until(&format!("127.0.0.1:{port}"), std::future::pending())
+        .serve(&format!("127.0.0.1:{port}"))
         .await
         .expect("the server process serves");
 }
@@ -143,55 +143,10 @@ async fn get(http: &reqwest::Client, url: String) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_share_one_database_and_survive_a_kill() {
-    let url = match std::env::var("STATEGRAPH_TEST_PG_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => pg_server::url(),
-    };
-    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .expect("the test server is up");
-    tokio::spawn(conn);
-    let schema = format!("t_server_{:08x}", fastrand::u32(..));
-    admin
-        .batch_execute(&format!(
-            "CREATE SCHEMA {schema}; SET search_path = {schema}"
-        ))
-        .await
-        .expect("create the schema");
-
-    let ports: Vec<u16> = (0..PROCESSES).map(|_| free_port()).collect();
-    let exe = std::env::current_exe().expect("the test binary");
-    let mut servers = Servers(
-        ports
-            .iter()
-            .map(|port| {
-                Process::new(&exe)
-                    .args(["server_process", "--exact", "--ignored", "--nocapture"])
-                    .env(CHILD_URL, &url)
-                    .env(CHILD_SCHEMA, &schema)
-                    .env(CHILD_PORT, port.to_string())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("spawn a server process")
-            })
-            .collect(),
-    );
-    let base: Vec<String> = ports
-        .iter()
-        .map(|p| format!("http://127.0.0.1:{p}"))
-        .collect();
+    let (admin, servers, base, pids) = start_servers(PROCESSES).await;
+    let mut servers = servers;
     let http = reqwest::Client::new();
     let started = Instant::now();
-    for b in &base {
-        while http.get(format!("{b}/ok")).send().await.is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "a server process did not start"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
 
     // A busy thread refuses a `reject` run, whichever process is asked; a
     // cancel sent to a third process stops the run.
@@ -279,7 +234,7 @@ async fn three_processes_share_one_database_and_survive_a_kill() {
     assert_eq!(runs.len(), THREADS * RUNS_PER_THREAD);
 
     // Kill process 0 while it executes runs.
-    let victim = servers.0[0].id();
+    let victim = pids[0];
     let held = format!("%:{victim}:%");
     loop {
         let row = admin
@@ -450,6 +405,157 @@ async fn three_processes_share_one_database_and_survive_a_kill() {
             "{listed:?}"
         );
     }
+}
+
+/// Starts `n` server processes on a new schema of the test database; returns
+/// a client on that schema, the processes, their base URLs and their pids.
+async fn start_servers(n: usize) -> (tokio_postgres::Client, Servers, Vec<String>, Vec<u32>) {
+    let url = match std::env::var("STATEGRAPH_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => pg_server::url(),
+    };
+    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("the test server is up");
+    tokio::spawn(conn);
+    let schema = format!("t_server_{:08x}", fastrand::u32(..));
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA {schema}; SET search_path = {schema}"
+        ))
+        .await
+        .expect("create the schema");
+    let ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+    let exe = std::env::current_exe().expect("the test binary");
+    let servers = Servers(
+        ports
+            .iter()
+            .map(|port| {
+                Process::new(&exe)
+                    .args(["server_process", "--exact", "--ignored", "--nocapture"])
+                    .env(CHILD_URL, &url)
+                    .env(CHILD_SCHEMA, &schema)
+                    .env(CHILD_PORT, port.to_string())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("spawn a server process")
+            })
+            .collect(),
+    );
+    let pids = servers.0.iter().map(Child::id).collect();
+    let base: Vec<String> = ports
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{p}"))
+        .collect();
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    for b in &base {
+        while http.get(format!("{b}/ok")).send().await.is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "a server process did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    (admin, servers, base, pids)
+}
+
+/// A server process stopped with SIGTERM hands its runs back to the queue
+/// before it exits (rather than finishing them, or leaving them leased to it
+/// until the lease runs out), and the other process resumes them, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_process_hands_its_runs_back_before_it_exits() {
+    let (admin, mut servers, base, pids) = start_servers(2).await;
+    let http = reqwest::Client::new();
+    let threads = 4;
+    let mut runs = Vec::new();
+    for t in 0..threads {
+        let (status, _) = post(
+            &http,
+            format!("{}/threads", base[0]),
+            json!({"thread_id": format!("s{t}")}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        // Two nodes of 2 s: a run is still going when its process is stopped.
+        let (status, run) = post(
+            &http,
+            format!("{}/threads/s{t}/runs", base[0]),
+            json!({"assistant_id": "tally", "input": {"inputs": [format!("s{t}")], "sleep_ms": 2000}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{run}");
+        runs.push((t, run["run_id"].as_str().expect("a run id").to_owned()));
+    }
+    let held = format!("%:{}:%", pids[0]);
+    let started = Instant::now();
+    let taken: Vec<i64> = loop {
+        let ids: Vec<i64> = admin
+            .query(
+                "SELECT id FROM stategraph_runs WHERE status = 'running' AND worker LIKE $1",
+                &[&held],
+            )
+            .await
+            .expect("process 0's runs")
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if !ids.is_empty() {
+            break ids;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "process 0 never ran a run"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let term = Process::new("kill")
+        .args(["-TERM", &pids[0].to_string()])
+        .status()
+        .expect("send SIGTERM");
+    assert!(term.success());
+    let exit = servers.0[0].wait().expect("process 0 ends");
+    assert!(exit.success(), "process 0 stopped cleanly: {exit}");
+    for row in admin
+        .query(
+            "SELECT id, status, worker, attempts FROM stategraph_runs WHERE id = ANY($1)",
+            &[&taken],
+        )
+        .await
+        .expect("the runs process 0 held")
+    {
+        let (id, status, worker, attempts): (i64, String, Option<String>, i32) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let victim = format!(":{}:", pids[0]);
+        assert!(
+            status == "queued" || worker.as_deref().is_some_and(|w| !w.contains(&victim)),
+            "run {id} was handed back, not finished or left leased by process 0 \
+             ({status}, {worker:?})"
+        );
+        assert!(
+            attempts <= 1,
+            "run {id}: a stop does not count as an attempt ({attempts})"
+        );
+    }
+    for (t, run_id) in &runs {
+        let values = get(
+            &http,
+            format!("{}/threads/s{t}/runs/{run_id}/join", base[1]),
+        )
+        .await;
+        assert_eq!(values["inputs"], json!([format!("s{t}")]), "{values}");
+        assert_eq!(values["steps"], json!(2), "{values}");
+    }
+    let statuses: Vec<String> = admin
+        .query("SELECT status FROM server_runs", &[])
+        .await
+        .expect("the runs")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(statuses, vec!["success"; threads]);
 }
 
 /// The events of an SSE body: (id, event, data).

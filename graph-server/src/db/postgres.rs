@@ -671,6 +671,13 @@ impl PgDb {
             .map_err(pg)
     }
 
+    /// Gives a claimed entry back to the queue without counting the attempt:
+    /// this process is stopping.
+    pub(crate) async fn release(&self, queued: &QueuedRun) -> Result<(), ApiError> {
+        self.queue.release(queued).await?;
+        Ok(())
+    }
+
     /// Marks `error` the runs whose queue entries failed for good (their last
     /// attempt's process died too): they will not run again.
     pub(crate) async fn fail_exhausted(&self) -> Result<u64, ApiError> {
