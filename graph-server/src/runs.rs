@@ -556,12 +556,13 @@ impl Shared {
     /// Deletes a thread: its runs (cancelled), its checkpoints, its row.
     pub(crate) async fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
         for run in self.db.active_runs(thread_id).await? {
-            if let Some(live) = self.live(&run) {
+            if self.db.keeps_outcomes() {
+                // It may run in another process, holding the thread's
+                // checkpoints: wait until it has stopped.
+                self.cancel(thread_id, &run, CancelAction::Interrupt)
+                    .await?;
+            } else if let Some(live) = self.live(&run) {
                 live.cancel(CancelAction::Interrupt);
-            }
-            #[cfg(feature = "postgres")]
-            if let Db::Postgres(db) = &self.db {
-                db.request_cancel(&run, "interrupt").await?;
             }
         }
         let found = self.db.delete_thread(thread_id).await?;
