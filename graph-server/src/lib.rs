@@ -9,6 +9,11 @@
 //! joins the run's stream, gets what it missed). A server stopped mid-run
 //! picks the run up again when it restarts, from the run's last checkpoint.
 //!
+//! With feature `postgres`, `Server::postgres` keeps them in PostgreSQL
+//! instead, shared by any number of server processes: any process executes
+//! a queued run, and a run whose process died is resumed by another from its
+//! last checkpoint (the guide chapter `serving` has the recipe).
+//!
 //! ```
 //! use stategraph::prelude::*;
 //! use graph_server::Server;
