@@ -469,7 +469,7 @@ async fn start_servers(n: usize) -> (tokio_postgres::Client, Servers, Vec<String
 async fn a_stopped_process_hands_its_runs_back_before_it_exits() {
     let (admin, mut servers, base, pids) = start_servers(2).await;
     let http = reqwest::Client::new();
-    let threads = 4;
+    let threads = 8;
     let mut runs = Vec::new();
     for t in 0..threads {
         let (status, _) = post(
