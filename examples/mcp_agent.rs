@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! python3 -m pip install mcp-server-time
-//! cargo run --features mcp --example mcp_agent
+//! cargo run --example mcp_agent
 //! ```
 //!
 //! `--server PROGRAM` runs another build of the time server (default

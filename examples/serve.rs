@@ -3,7 +3,7 @@
 //! its run pauses at an `interrupt` until a person answers), and the Studio at
 //! `/studio`.
 //!
-//! `cargo run --example serve --features server` listens on 127.0.0.1:2024
+//! `cargo run --example serve` listens on 127.0.0.1:2024
 //! (or the address given as the first argument) and keeps threads, runs and
 //! checkpoints in `serve.db`. Talk to it with the Python SDK:
 //!
@@ -21,7 +21,7 @@ use stategraph::prelude::*;
 use stategraph::server::Server;
 
 /// One entry of the conversation.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 enum Message {
     Human(String),
     ToolCall { tool: String, input: String },
@@ -35,7 +35,7 @@ fn append(mut history: Vec<Message>, new: Vec<Message>) -> Vec<Message> {
 }
 
 /// The quickstart's state.
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Agent {
     #[reducer(append)]
     messages: Vec<Message>,
@@ -101,7 +101,7 @@ async fn tools(state: &Agent) -> Result<AgentUpdate, BadInput> {
 
 /// The human-in-the-loop example's post: written, reviewed by a person
 /// (an `interrupt` answered from the Studio or the SDK), then published.
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Post {
     topic: String,
     draft: String,
@@ -184,8 +184,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
          `human_in_the_loop` on http://{addr}; the Studio is at http://{addr}/studio (Ctrl-C stops)"
     );
     Server::new()
-        .assistant("agent", app)
-        .assistant("human_in_the_loop", hitl)
+        .assistant_with_schema("agent", app)
+        .assistant_with_schema("human_in_the_loop", hitl)
         .database(db)
         .serve(&addr)
         .await?;

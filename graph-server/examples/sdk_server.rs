@@ -22,7 +22,7 @@ fn append(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
 }
 
 /// `messages: Annotated[list, operator.add]`, `count: Annotated[int, operator.add]`.
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct S {
     #[reducer(append)]
     messages: Vec<String>,
@@ -75,9 +75,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .add_edge(START, slow)
         .compile()?;
     let mut server = Server::new()
-        .assistant("agent", agent)
-        .assistant("hitl", hitl)
-        .assistant("slow", slow_graph);
+        .assistant_with_schema("agent", agent)
+        .assistant_with_schema("hitl", hitl)
+        .assistant_with_schema("slow", slow_graph);
     server = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
         server.postgres(db)
     } else {

@@ -38,6 +38,17 @@ pub enum ApiError {
          multitask strategy `enqueue`, `interrupt` or `rollback`"
     )]
     ThreadBusy(String),
+    /// The client has as many streams open as the server allows (429).
+    #[error(
+        "{client} has reached this server's limit of {limit} open streams per client: \
+         close one first, or wait for a run with `/wait` or `join` instead of streaming it"
+    )]
+    TooManyStreams {
+        /// The client: its identity or address.
+        client: String,
+        /// The limit ([`Server::stream_limit`](crate::Server::stream_limit)).
+        limit: usize,
+    },
     /// The caller may not do this (403): a store write outside its namespace.
     #[error("{0}")]
     Forbidden(String),
@@ -73,6 +84,7 @@ impl ApiError {
             }
             ApiError::ThreadExists(_) | ApiError::ThreadBusy(_) => StatusCode::CONFLICT,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Graph(GraphError::Checkpoint(CheckpointError::NotFound { .. })) => {
                 StatusCode::NOT_FOUND
             }

@@ -57,7 +57,10 @@ pub trait ServedGraph: Send + Sync + 'static {
     /// LangGraph's `get_graph(xray=depth).to_json()`: nodes and edges,
     /// subgraphs expanded `xray` levels deep.
     fn graph_json(&self, xray: usize) -> Value;
-    /// The JSON schema of the state (field names; types are not known).
+    /// The JSON Schema of the state: its fields with their types when the
+    /// graph was served with
+    /// [`Server::assistant_with_schema`](crate::Server::assistant_with_schema),
+    /// their names only otherwise.
     fn state_schema(&self) -> Value;
     /// The graph with `saver` as its checkpointer.
     fn with_saver(&self, saver: Arc<dyn Checkpointer>) -> Arc<dyn ServedGraph>;
@@ -96,6 +99,8 @@ pub(crate) struct Served<S: State, C: ?Sized> {
     /// Node names as `&'static str` for `Command::goto` from JSON: interned
     /// once per node of this graph (bounded by the graph, never by requests).
     names: Arc<Mutex<HashMap<String, &'static str>>>,
+    /// The state's JSON Schema, when its type has one.
+    schema: Option<Arc<Value>>,
 }
 
 impl<S: State, C: ?Sized> Served<S, C> {
@@ -103,8 +108,35 @@ impl<S: State, C: ?Sized> Served<S, C> {
         Served {
             app,
             names: Arc::default(),
+            schema: None,
         }
     }
+
+    /// Serves the JSON Schema of `S` on `/assistants/{id}/schemas`.
+    pub(crate) fn with_schema(mut self) -> Self
+    where
+        S: schemars::JsonSchema,
+    {
+        self.schema = Some(Arc::new(typed_state_schema::<S>()));
+        self
+    }
+}
+
+/// The schema of the state's channels as LangGraph writes a state schema:
+/// the properties of `S`'s JSON Schema that are fields of the graph, none
+/// required (a run's input sets any of them; the others keep their values).
+fn typed_state_schema<S: State + schemars::JsonSchema>() -> Value {
+    let mut schema = schemars::SchemaGenerator::default()
+        .into_root_schema_for::<S>()
+        .to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("required");
+        if let Some(Value::Object(properties)) = map.get_mut("properties") {
+            properties.retain(|name, _| S::FIELDS.contains(&name.as_str()));
+        }
+    }
+    schema
 }
 
 /// Decodes a JSON object into one typed update, field by field.
@@ -165,6 +197,21 @@ fn updates_json<U: StateUpdate>(updates: &[U]) -> String {
     }
 }
 
+/// A task's stored writes as one object, as LangGraph shows a task's
+/// `result` (a channel written twice shows its last write); `null` for none.
+fn merged_updates<U: StateUpdate>(updates: &[U]) -> Value {
+    if updates.is_empty() {
+        return Value::Null;
+    }
+    let mut merged = serde_json::Map::new();
+    for update in updates {
+        if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&update_json(update)) {
+            merged.extend(fields);
+        }
+    }
+    Value::Object(merged)
+}
+
 fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
 }
@@ -187,10 +234,7 @@ fn task_json<S: State>(task: &SnapshotTask<S>) -> Value {
         graph_core::TaskPath::Push { index } => json!(["__pregel_push", index, false]),
         _ => Value::Null,
     };
-    let result = task
-        .result
-        .as_ref()
-        .map(|u| serde_json::from_str::<Value>(&updates_json(u)).unwrap_or(Value::Null));
+    let result = task.result.as_deref().map(merged_updates);
     json!({
         "id": task.id,
         "name": task.name,
@@ -237,7 +281,12 @@ fn timestamp() -> String {
 }
 
 /// The JSON payload of an event in its own mode, and that mode's SSE name.
-fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static str, String)> {
+/// `input` is the JSON of the state a task starting now reads (`null` when
+/// not known).
+fn event_json<S: State + Serialize>(
+    event: &StreamEvent<S>,
+    input: &str,
+) -> Option<(&'static str, String)> {
     Some(match event {
         StreamEvent::Values(values) => ("values", to_text(&**values)),
         StreamEvent::ValuesAtInterrupt { values, interrupts } => {
@@ -257,10 +306,22 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
             json!({ "__interrupt__": interrupts }).to_string(),
         ),
         StreamEvent::Custom { value, .. } => ("custom", value.to_string()),
-        StreamEvent::TaskStart { id, name, triggers } => (
-            "tasks",
-            json!({"id": id, "name": &**name, "input": null, "triggers": triggers}).to_string(),
-        ),
+        StreamEvent::TaskStart { id, name, triggers } => {
+            // A `Send` task reads its argument, which the event does not carry.
+            let input = match triggers.iter().any(|t| t == "__pregel_push") {
+                true => "null",
+                false => input,
+            };
+            (
+                "tasks",
+                format!(
+                    r#"{{"id":{},"name":{},"input":{input},"triggers":{}}}"#,
+                    to_text(id),
+                    to_text(&**name),
+                    to_text(triggers)
+                ),
+            )
+        }
         StreamEvent::TaskResult {
             id,
             name,
@@ -305,8 +366,8 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
                     }
                     ("checkpoint", p.to_string())
                 }
-                StreamEvent::TaskStart { .. } => ("task", event_json(event)?.1),
-                StreamEvent::TaskResult { .. } => ("task_result", event_json(event)?.1),
+                StreamEvent::TaskStart { .. } => ("task", event_json(event, input)?.1),
+                StreamEvent::TaskResult { .. } => ("task_result", event_json(event, input)?.1),
                 _ => return None,
             };
             (
@@ -321,18 +382,18 @@ fn event_json<S: State + Serialize>(event: &StreamEvent<S>) -> Option<(&'static 
     })
 }
 
-fn wire_event<S: State + Serialize>(event: StreamEvent<S>) -> Option<WireEvent> {
+fn wire_event<S: State + Serialize>(event: StreamEvent<S>, input: &str) -> Option<WireEvent> {
     if let StreamEvent::Subgraph { namespace, event } = event {
         // Subgraphs that share the parent's state type are written out; the
         // others' events are typed by a state this graph does not name.
         let inner = event.downcast::<S>().ok()?;
-        let (name, data) = event_json(&inner)?;
+        let (name, data) = event_json(&inner, "null")?;
         return Some(WireEvent {
             event: format!("{name}|{}", namespace.segments().join("|")).into(),
             data: data.into(),
         });
     }
-    let (name, data) = event_json(&event)?;
+    let (name, data) = event_json(&event, input)?;
     Some(WireEvent {
         event: name.into(),
         data: data.into(),
@@ -405,6 +466,9 @@ where
     }
 
     fn state_schema(&self) -> Value {
+        if let Some(schema) = &self.schema {
+            return Value::clone(schema);
+        }
         let properties: serde_json::Map<String, Value> = S::FIELDS
             .iter()
             .map(|f| ((*f).to_owned(), json!({ "title": f })))
@@ -418,6 +482,7 @@ where
             // the root namespace, where a view behaves as the graph).
             app: self.app.subgraph_view(saver),
             names: Arc::clone(&self.names),
+            schema: self.schema.clone(),
         })
     }
 
@@ -447,12 +512,28 @@ where
         let wanted: StreamModes = modes
             .iter()
             .fold(StreamModes::default(), |s, m| s.with(m.mode()));
+        // A task's start carries the state it reads, as LangGraph's: the
+        // values after the last step, kept from the `values` events.
+        let inputs = wanted.contains(StreamMode::Tasks) || wanted.contains(StreamMode::Debug);
+        if inputs {
+            set = set.with(StreamMode::Values);
+        }
+        let mut state: Arc<str> = Arc::from("null");
         let stream = self
             .app
             .stream(input, config, set)
             .filter_map(move |event| {
                 let out = match event {
-                    Ok(event) if wanted.contains(event.mode()) => wire_event(event).map(Ok),
+                    Ok(StreamEvent::Values(values)) if inputs => {
+                        state = to_text(&*values).into();
+                        wanted.contains(StreamMode::Values).then(|| {
+                            Ok(WireEvent {
+                                event: "values".into(),
+                                data: Arc::clone(&state),
+                            })
+                        })
+                    }
+                    Ok(event) if wanted.contains(event.mode()) => wire_event(event, &state).map(Ok),
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
                 };

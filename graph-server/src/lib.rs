@@ -64,9 +64,11 @@ mod auth;
 mod db;
 mod error;
 mod graph;
+mod openapi;
 mod routes;
 mod runs;
 mod store_routes;
+mod streams;
 pub mod studio;
 mod wire;
 
@@ -152,6 +154,7 @@ pub struct Server {
     saver: Option<Arc<dyn Checkpointer>>,
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
+    stream_limit: Option<usize>,
     store: Option<Arc<dyn graph_core::store::Store>>,
     #[cfg(feature = "postgres")]
     postgres: Option<Postgres>,
@@ -194,6 +197,7 @@ impl Server {
             saver: None,
             auth: None,
             body_limit: 2 * 1024 * 1024,
+            stream_limit: None,
             store: None,
             #[cfg(feature = "postgres")]
             postgres: None,
@@ -203,7 +207,9 @@ impl Server {
     }
 
     /// Serves `app` as the assistant `graph_id` (clients name it by that id or
-    /// by its uuid). Its checkpointer is replaced by the server's.
+    /// by its uuid). Its checkpointer is replaced by the server's. Its state
+    /// schema names the fields only; see
+    /// [`assistant_with_schema`](Self::assistant_with_schema) for their types.
     pub fn assistant<S, C>(mut self, graph_id: impl Into<String>, app: CompiledGraph<S, C>) -> Self
     where
         S: State + Serialize,
@@ -211,6 +217,50 @@ impl Server {
     {
         self.assistants
             .push((graph_id.into(), Arc::new(graph::Served::new(app))));
+        self
+    }
+
+    /// Serves `app` as [`assistant`](Self::assistant) does, with the JSON
+    /// Schema of its state on `/assistants/{id}/schemas`: each field typed,
+    /// as LangGraph Server describes a state (derive
+    /// [`schemars::JsonSchema`] next to `State`). The Studio's input form
+    /// then offers a typed input per field.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use graph_server::Server;
+    ///
+    /// #[derive(State, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+    /// struct Counter {
+    ///     count: i64,
+    /// }
+    ///
+    /// #[node]
+    /// fn bump(c: &Counter) -> CounterUpdate {
+    ///     Counter::update().count(c.count + 1)
+    /// }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let app = StateGraph::<Counter>::new()
+    ///     .add_node(bump)
+    ///     .add_edge(START, bump)
+    ///     .compile()?;
+    /// let server = Server::new().assistant_with_schema("counter", app);
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn assistant_with_schema<S, C>(
+        mut self,
+        graph_id: impl Into<String>,
+        app: CompiledGraph<S, C>,
+    ) -> Self
+    where
+        S: State + Serialize + schemars::JsonSchema,
+        C: ?Sized + DefaultContext + Send + Sync + 'static,
+    {
+        let served = graph::Served::new(app).with_schema();
+        self.assistants.push((graph_id.into(), Arc::new(served)));
         self
     }
 
@@ -288,6 +338,29 @@ impl Server {
     /// larger one is answered 413.
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// The most SSE streams one client may have open at once (no limit by
+    /// default): a `runs/stream` or join-stream request past it is answered
+    /// 429 and starts no run. A client is its identity under an
+    /// [`authenticator`](Self::authenticator), else its IP address (as
+    /// [`serve`](Self::serve) sees it: behind a proxy, every client shares
+    /// the proxy's). Serving [`Running::router`] yourself, make it with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` for the
+    /// addresses to be known; without them, unauthenticated clients count as
+    /// one.
+    ///
+    /// ```
+    /// use graph_server::{ApiKeys, Server};
+    ///
+    /// let server = Server::new()
+    ///     .authenticator(ApiKeys::new().key("secret-of-alice", "alice"))
+    ///     .stream_limit(8);
+    /// # let _ = server;
+    /// ```
+    pub fn stream_limit(mut self, streams: usize) -> Self {
+        self.stream_limit = Some(streams);
         self
     }
 
@@ -385,6 +458,7 @@ impl Server {
             worker,
             auth: self.auth,
             body_limit: self.body_limit,
+            stream_limit: self.stream_limit.map(streams::StreamLimit::new),
         })
     }
 
@@ -407,7 +481,12 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
         let running = self.start().await?;
         tracing::info!(addr = %addr, "serving the LangGraph Server API");
-        let result = axum::serve(listener, running.router())
+        // Each request knows its peer's address: the stream limit counts an
+        // unauthenticated client by it.
+        let app = running
+            .router()
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let result = axum::serve(listener, app)
             .with_graceful_shutdown(signal)
             .await
             .map_err(io);
@@ -424,6 +503,7 @@ pub struct Running {
     worker: tokio::task::JoinHandle<()>,
     auth: Option<Arc<dyn Authenticator>>,
     body_limit: usize,
+    stream_limit: Option<Arc<streams::StreamLimit>>,
 }
 
 impl std::fmt::Debug for Running {
@@ -436,8 +516,11 @@ impl Running {
     /// The API as an axum [`Router`](axum::Router): serve it with
     /// `axum::serve`, nest it in your own, or call it in tests.
     pub fn router(&self) -> axum::Router {
-        let router = routes::router(Arc::clone(&self.shared))
+        let mut router = routes::router(Arc::clone(&self.shared))
             .layer(axum::extract::DefaultBodyLimit::max(self.body_limit));
+        if let Some(limit) = &self.stream_limit {
+            router = router.layer(axum::Extension(Arc::clone(limit)));
+        }
         match &self.auth {
             Some(auth) => router.layer(axum::middleware::from_fn_with_state(
                 Arc::clone(auth),

@@ -4,9 +4,10 @@ use crate::auth::Caller;
 use crate::db::{is_final, new_id, RunRow};
 use crate::error::ApiError;
 use crate::runs::{rewrite_thread, CancelAction, LiveRun, Shared};
+use crate::streams::StreamPermit;
 use crate::wire::{
-    contains_all, AssistantSearch, HistoryBody, RunCreate, StateAtBody, StateUpdateBody,
-    ThreadCreate, ThreadPatch, ThreadSearch,
+    contains_all, AssistantSearch, Checkpoint, GraphSchemas, HistoryBody, Info, RunCreate,
+    StateAtBody, StateUpdateBody, StateUpdated, ThreadCreate, ThreadPatch, ThreadSearch,
 };
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -18,6 +19,7 @@ use axum::{Json, Router};
 use futures::StreamExt;
 use graph_core::checkpoint::ListOptions;
 use graph_core::RunConfig;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -33,6 +35,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::studio::router())
         .route("/ok", get(|| async { Json(json!({"ok": true})) }))
         .route("/info", get(info))
+        .route("/openapi.json", get(openapi))
         .route("/assistants/search", post(search_assistants))
         .route("/assistants/count", post(count_assistants))
         .route("/assistants/{id}", get(get_assistant))
@@ -95,12 +98,27 @@ fn run_body(bytes: &Bytes) -> ApiResult<RunCreate> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadBody(e.to_string()))
 }
 
-async fn info() -> Json<Value> {
-    Json(json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "flags": {"assistants": true, "crons": false, "langsmith": false},
-        "host": {"kind": "stategraph"},
-    }))
+async fn info() -> Json<Info> {
+    let object = |v: Value| v.as_object().cloned().unwrap_or_default();
+    Json(Info {
+        version: env!("CARGO_PKG_VERSION"),
+        flags: object(json!({"assistants": true, "crons": false, "langsmith": false})),
+        host: object(json!({"kind": "stategraph"})),
+    })
+}
+
+/// The OpenAPI document, written once.
+async fn openapi() -> Response {
+    static DOCUMENT: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    let text = DOCUMENT.get_or_init(|| Bytes::from(crate::openapi::document().to_string()));
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        text.clone(),
+    )
+        .into_response()
 }
 
 fn filtered_assistants(shared: &Shared, search: &AssistantSearch) -> Vec<Value> {
@@ -145,8 +163,8 @@ async fn assistant_versions(
     Ok(Json(json!([shared.assistant(&id)?.to_json()])))
 }
 
-#[derive(Deserialize)]
-struct GraphQuery {
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct GraphQuery {
     xray: Option<String>,
 }
 
@@ -173,13 +191,13 @@ async fn assistant_schemas(
 ) -> ApiResult<Json<Value>> {
     let a = shared.assistant(&id)?;
     let state = a.graph.state_schema();
-    Ok(Json(json!({
-        "graph_id": a.graph_id,
-        "input_schema": state,
-        "output_schema": state,
-        "state_schema": state,
-        "config_schema": {},
-        "context_schema": null,
+    Ok(Json(json!(GraphSchemas {
+        graph_id: &a.graph_id,
+        input_schema: state.clone(),
+        output_schema: state.clone(),
+        state_schema: state,
+        config_schema: json!({}),
+        context_schema: None,
     })))
 }
 
@@ -426,15 +444,15 @@ async fn update_state(
             None,
         )
         .await?;
-    let checkpoint = json!({
-        "thread_id": stored.thread_id,
-        "checkpoint_ns": stored.checkpoint_ns,
-        "checkpoint_id": stored.checkpoint_id,
-    });
-    Ok(Json(json!({
-        "checkpoint": checkpoint,
-        "configurable": checkpoint,
-        "checkpoint_id": stored.checkpoint_id,
+    let checkpoint = || Checkpoint {
+        thread_id: &stored.thread_id,
+        checkpoint_ns: &stored.checkpoint_ns,
+        checkpoint_id: stored.checkpoint_id.as_deref(),
+    };
+    Ok(Json(json!(StateUpdated {
+        checkpoint: checkpoint(),
+        configurable: checkpoint(),
+        checkpoint_id: stored.checkpoint_id.as_deref(),
     })))
 }
 
@@ -475,8 +493,8 @@ async fn history(
     history_of(&shared, &caller, &id, body(&bytes)?).await
 }
 
-#[derive(Deserialize, Default)]
-struct HistoryQuery {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct HistoryQuery {
     limit: Option<usize>,
     before: Option<String>,
 }
@@ -583,9 +601,16 @@ impl Drop for DisconnectGuard {
     }
 }
 
-/// The SSE response of a run's events after the `after`-th: live here, or,
-/// for a run another process executes, as that process stores them.
-fn sse(shared: &Arc<Shared>, run: &RunRow, after: usize, cancel_on_disconnect: bool) -> Response {
+/// The SSE response of a run's events after the `after`-th — live here, or,
+/// for a run another process executes, as that process stores them —
+/// counted against its client's streams until it ends.
+fn sse(
+    shared: &Arc<Shared>,
+    run: &RunRow,
+    after: usize,
+    cancel_on_disconnect: bool,
+    permit: StreamPermit,
+) -> Response {
     let live = shared.live(&run.run_id);
     let guard = DisconnectGuard(
         live.as_ref()
@@ -599,7 +624,7 @@ fn sse(shared: &Arc<Shared>, run: &RunRow, after: usize, cancel_on_disconnect: b
         None => futures::stream::empty().boxed(),
     };
     let events = source.map(move |(id, e)| {
-        let _keep = &guard;
+        let _keep = (&guard, &permit);
         Ok::<_, Infallible>(
             Event::default()
                 .event(&*e.event)
@@ -620,13 +645,14 @@ async fn stream_run(
     State(shared): AppState,
     caller: Caller,
     Path(id): Path<String>,
+    permit: StreamPermit,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
     let run = shared.create_run(&caller, Some(&id), body, true).await?;
     Ok(with_location(
-        sse(&shared, &run, 0, cancel),
+        sse(&shared, &run, 0, cancel, permit),
         &run.thread_id,
         &run.run_id,
         true,
@@ -636,16 +662,17 @@ async fn stream_run(
 async fn stream_stateless(
     State(shared): AppState,
     caller: Caller,
+    permit: StreamPermit,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
     let run = shared.create_run(&caller, None, body, true).await?;
-    Ok(sse(&shared, &run, 0, cancel))
+    Ok(sse(&shared, &run, 0, cancel, permit))
 }
 
-#[derive(Deserialize, Default)]
-struct ListQuery {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct ListQuery {
     limit: Option<usize>,
     offset: Option<usize>,
     status: Option<String>,
@@ -704,8 +731,8 @@ async fn delete_run(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize, Default)]
-struct CancelQuery {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct CancelQuery {
     /// `true`, `1`...
     #[serde(default)]
     wait: Option<String>,
@@ -769,8 +796,8 @@ async fn join_run(
     Ok(Json(values))
 }
 
-#[derive(Deserialize, Default)]
-struct JoinStreamQuery {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct JoinStreamQuery {
     #[serde(default)]
     cancel_on_disconnect: Option<bool>,
 }
@@ -781,6 +808,7 @@ async fn join_stream(
     Path((id, run_id)): Path<(String, String)>,
     Query(q): Query<JoinStreamQuery>,
     headers: HeaderMap,
+    permit: StreamPermit,
 ) -> ApiResult<Response> {
     thread_for(&shared, &caller, &id).await?;
     let run = shared
@@ -794,5 +822,5 @@ async fn join_stream(
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     let cancel = q.cancel_on_disconnect.unwrap_or(false);
-    Ok(sse(&shared, &run, after, cancel))
+    Ok(sse(&shared, &run, after, cancel, permit))
 }

@@ -43,17 +43,19 @@ pub(crate) struct Assistant {
 
 impl Assistant {
     pub(crate) fn to_json(&self) -> Value {
-        json!({
-            "assistant_id": self.id,
-            "graph_id": self.graph_id,
-            "config": {},
-            "context": {},
-            "metadata": {"created_by": "system"},
-            "name": self.graph_id,
-            "created_at": self.created_at,
-            "updated_at": self.created_at,
-            "version": 1,
-            "description": null,
+        let mut metadata = Map::new();
+        metadata.insert("created_by".into(), "system".into());
+        json!(crate::wire::Assistant {
+            assistant_id: &self.id,
+            graph_id: &self.graph_id,
+            config: Map::new(),
+            context: Map::new(),
+            metadata,
+            name: &self.graph_id,
+            created_at: &self.created_at,
+            updated_at: &self.created_at,
+            version: 1,
+            description: None,
         })
     }
 }

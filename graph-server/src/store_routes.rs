@@ -17,6 +17,7 @@ use graph_core::store::{
     Filter, Item, ListNamespacesOp, Namespace, NamespacePattern, PutIndex, PutOp, SearchOp,
     StoreError, Ttl,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -75,8 +76,8 @@ fn allowed(caller: &Caller, labels: &[String]) -> bool {
     }
 }
 
-#[derive(Deserialize)]
-struct PutBody {
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct PutBody {
     namespace: Vec<String>,
     key: String,
     value: Map<String, Value>,
@@ -125,7 +126,7 @@ pub(crate) async fn put_item(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(crate) struct GetQuery {
     namespace: Option<String>,
     key: String,
@@ -149,8 +150,8 @@ pub(crate) async fn get_item(
     Ok(Json(item.as_ref().map_or(Value::Null, item_json)))
 }
 
-#[derive(Deserialize)]
-struct DeleteBody {
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct DeleteBody {
     #[serde(default)]
     namespace: Vec<String>,
     key: String,
@@ -176,8 +177,8 @@ pub(crate) async fn delete_item(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize, Default)]
-struct SearchBody {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct SearchBody {
     #[serde(default)]
     namespace_prefix: Vec<String>,
     #[serde(default)]
@@ -238,8 +239,8 @@ pub(crate) async fn search_items(
     Ok(Json(json!({ "items": items })))
 }
 
-#[derive(Deserialize, Default)]
-struct NamespacesBody {
+#[derive(Deserialize, Default, JsonSchema)]
+pub(crate) struct NamespacesBody {
     #[serde(default)]
     prefix: Option<Vec<String>>,
     #[serde(default)]

@@ -1,14 +1,16 @@
-//! Request bodies of LangGraph Server's API, as the `langgraph-sdk` client
-//! sends them.
+//! Request and response bodies of LangGraph Server's API, as the
+//! `langgraph-sdk` client sends and reads them. Their JSON Schemas make the
+//! server's `/openapi.json` (see `openapi.rs`).
 
 use graph_core::interrupt::Breakpoints;
 use graph_core::StreamMode;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A run's `command`: resume an interrupt, update the state, route.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CommandBody {
     /// The update, an object of the state's fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -23,7 +25,7 @@ pub struct CommandBody {
 }
 
 /// `command.goto`: one node name or several.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Goto {
     /// No goto.
@@ -51,7 +53,7 @@ impl Goto {
 }
 
 /// A `stream_mode` name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StreamModeName {
     /// The state after each step.
@@ -88,7 +90,7 @@ impl StreamModeName {
 }
 
 /// One value or a list of them (`stream_mode`, `interrupt_before`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany<T> {
     /// One.
@@ -108,7 +110,7 @@ impl<T: Clone> OneOrMany<T> {
 }
 
 /// What a run does when its thread is busy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MultitaskStrategy {
     /// Refuse the run (409).
@@ -123,7 +125,7 @@ pub enum MultitaskStrategy {
 }
 
 /// A run's `if_not_exists`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IfNotExists {
     /// 404 for an unknown thread.
@@ -134,7 +136,7 @@ pub enum IfNotExists {
 }
 
 /// A streaming run's `on_disconnect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnDisconnect {
     /// Cancel the run when the client goes away.
@@ -145,7 +147,7 @@ pub enum OnDisconnect {
 }
 
 /// A stateless run's `on_completion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnCompletion {
     /// Delete the temporary thread.
@@ -156,7 +158,7 @@ pub enum OnCompletion {
 }
 
 /// `interrupt_before` / `interrupt_after`: `"*"` or node names.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum BreakpointsBody {
     /// `"*"`.
@@ -176,7 +178,7 @@ impl BreakpointsBody {
 }
 
 /// A checkpoint address in a body.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CheckpointBody {
     /// The checkpoint.
     #[serde(default)]
@@ -190,7 +192,7 @@ pub struct CheckpointBody {
 }
 
 /// The body of `POST /threads/{id}/runs[/wait|/stream]` and `/runs[...]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunCreate {
     /// The assistant id or graph name.
     pub assistant_id: String,
@@ -257,7 +259,7 @@ impl RunCreate {
 }
 
 /// `POST /threads`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ThreadCreate {
     /// The id (random when absent).
     #[serde(default)]
@@ -271,7 +273,7 @@ pub struct ThreadCreate {
 }
 
 /// `PATCH /threads/{id}`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ThreadPatch {
     /// Merged into the thread's metadata.
     #[serde(default)]
@@ -279,7 +281,7 @@ pub struct ThreadPatch {
 }
 
 /// `POST /threads/search` and `/threads/count`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ThreadSearch {
     /// Threads whose metadata has all of these entries.
     #[serde(default)]
@@ -308,7 +310,7 @@ pub struct ThreadSearch {
 }
 
 /// `POST /threads/{id}/state`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct StateUpdateBody {
     /// The update.
     #[serde(default)]
@@ -325,14 +327,14 @@ pub struct StateUpdateBody {
 }
 
 /// `POST /threads/{id}/state/checkpoint`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct StateAtBody {
     /// The checkpoint.
     pub checkpoint: CheckpointBody,
 }
 
 /// `POST /threads/{id}/history`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct HistoryBody {
     /// At most this many (10).
     #[serde(default)]
@@ -349,7 +351,7 @@ pub struct HistoryBody {
 }
 
 /// `POST /assistants/search` and `/assistants/count`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct AssistantSearch {
     /// Only this graph.
     #[serde(default)]
@@ -368,4 +370,212 @@ pub struct AssistantSearch {
 /// Whether `value` (an object) holds every entry of `filter`.
 pub fn contains_all(value: &Value, filter: &Map<String, Value>) -> bool {
     filter.iter().all(|(k, v)| value.get(k) == Some(v))
+}
+
+/// An assistant: a served graph, under the uuid5 of its graph id.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Assistant<'a> {
+    pub assistant_id: &'a str,
+    pub graph_id: &'a str,
+    /// Always `{}`: the config is the run's.
+    pub config: Map<String, Value>,
+    /// Always `{}`.
+    pub context: Map<String, Value>,
+    /// `{"created_by": "system"}`.
+    pub metadata: Map<String, Value>,
+    /// The graph id.
+    pub name: &'a str,
+    pub created_at: &'a str,
+    pub updated_at: &'a str,
+    /// Always 1: assistants are the graphs the server was started with.
+    pub version: u32,
+    pub description: Option<&'a str>,
+}
+
+/// The JSON Schemas of an assistant's graph.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct GraphSchemas<'a> {
+    pub graph_id: &'a str,
+    /// What a run's `input` may hold: the state's fields, each optional.
+    pub input_schema: Value,
+    /// What a run returns: the state.
+    pub output_schema: Value,
+    /// The state.
+    pub state_schema: Value,
+    /// Always `{}`.
+    pub config_schema: Value,
+    /// Always `null`.
+    pub context_schema: Option<Value>,
+}
+
+/// A thread's status.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+// The database stores the status as text; the type documents its values.
+#[allow(dead_code)]
+pub(crate) enum ThreadStatus {
+    /// No run is running and none is pending.
+    Idle,
+    /// A run is running.
+    Busy,
+    /// The last run stopped at an interrupt or breakpoint.
+    Interrupted,
+    /// The last run failed.
+    Error,
+}
+
+/// A thread, as `POST /threads` and `GET /threads/{id}` return it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Thread {
+    pub thread_id: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub state_updated_at: String,
+    pub metadata: Map<String, Value>,
+    pub status: ThreadStatus,
+    pub config: Map<String, Value>,
+    /// The state after the last run, `null` before the first.
+    pub values: Option<Value>,
+    /// The pending interrupts, by the id of the task that raised them.
+    pub interrupts: std::collections::BTreeMap<String, Vec<Interrupt>>,
+    /// The last run's error.
+    pub error: Option<Value>,
+}
+
+/// A pending interrupt: the value the node passed to `interrupt`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Interrupt {
+    pub value: Value,
+    /// Answer it with `command.resume` keyed by this id.
+    pub id: String,
+}
+
+/// A run's status.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+// The database stores the status as text; the type documents its values.
+#[allow(dead_code)]
+pub(crate) enum RunStatus {
+    Pending,
+    Running,
+    Error,
+    Success,
+    Timeout,
+    Interrupted,
+}
+
+/// A run, as `POST /threads/{id}/runs` and `GET .../runs/{run_id}` return it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Run {
+    pub run_id: String,
+    pub thread_id: String,
+    pub assistant_id: String,
+    pub metadata: Map<String, Value>,
+    pub status: RunStatus,
+    /// The request that created the run.
+    pub kwargs: Value,
+    pub multitask_strategy: MultitaskStrategy,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A checkpoint's address.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Checkpoint<'a> {
+    pub thread_id: &'a str,
+    pub checkpoint_ns: &'a str,
+    pub checkpoint_id: Option<&'a str>,
+}
+
+/// A task of a thread state: a node to run next, or one that ran.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ThreadTask {
+    pub id: String,
+    pub name: String,
+    /// `["__pregel_pull", node]` or `["__pregel_push", index, false]`.
+    pub path: Value,
+    pub error: Option<String>,
+    pub interrupts: Vec<Interrupt>,
+    /// Always `null`.
+    pub checkpoint: Option<Value>,
+    /// Always `null`.
+    pub state: Option<Value>,
+    /// The task's writes, when it ran.
+    pub result: Option<Value>,
+}
+
+/// A thread's state at a checkpoint (`GET /threads/{id}/state`, history).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ThreadState {
+    pub values: Value,
+    /// The nodes to run next.
+    pub next: Vec<String>,
+    pub tasks: Vec<ThreadTask>,
+    pub metadata: Option<Map<String, Value>>,
+    pub created_at: Option<String>,
+    pub checkpoint: Option<Checkpoint<'static>>,
+    pub parent_checkpoint: Option<Checkpoint<'static>>,
+    pub interrupts: Vec<Interrupt>,
+    pub checkpoint_id: Option<String>,
+    pub parent_checkpoint_id: Option<String>,
+}
+
+/// What `POST /threads/{id}/state` answers: the new checkpoint.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct StateUpdated<'a> {
+    pub checkpoint: Checkpoint<'a>,
+    pub configurable: Checkpoint<'a>,
+    pub checkpoint_id: Option<&'a str>,
+}
+
+/// An error, in LangGraph Server's shape.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ErrorBody {
+    /// What went wrong and what to do.
+    pub detail: String,
+    /// For a body that does not fit the graph's state: where, and what was
+    /// expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+}
+
+/// One field of a body that does not fit.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct FieldError {
+    /// The path, as `["input", "count"]`.
+    pub loc: Vec<String>,
+    pub msg: String,
+}
+
+/// `GET /info`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Info {
+    pub version: &'static str,
+    pub flags: Map<String, Value>,
+    pub host: Map<String, Value>,
+}
+
+/// A store item.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Item {
+    pub namespace: Vec<String>,
+    pub key: String,
+    pub value: Map<String, Value>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The similarity to a search's `query`, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+/// `POST /store/items/search`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Items {
+    pub items: Vec<Item>,
+}
+
+/// `POST /store/namespaces`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Namespaces {
+    pub namespaces: Vec<Vec<String>>,
 }

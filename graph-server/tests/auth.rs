@@ -1,6 +1,6 @@
 //! Authentication and tenancy: 401 without a key; another caller's thread
 //! and runs are 404 on every endpoint and never in a search; bodies over the
-//! limit are 413.
+//! limit are 413; streams past the limit of a caller are 429.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -22,6 +22,10 @@ fn step(_: &S) -> SUpdate {
 }
 
 async fn server(dir: &tempfile::TempDir) -> Running {
+    builder(dir).start().await.unwrap()
+}
+
+fn builder(dir: &tempfile::TempDir) -> Server {
     let app = StateGraph::<S>::new()
         .add_node(step)
         .add_edge(START, step)
@@ -32,9 +36,6 @@ async fn server(dir: &tempfile::TempDir) -> Running {
         .database(dir.path().join("server.db"))
         .authenticator(ApiKeys::new().key("k-alice", "alice").key("k-bob", "bob"))
         .body_limit(4096)
-        .start()
-        .await
-        .unwrap()
 }
 
 async fn call(
@@ -294,5 +295,44 @@ async fn store_items_live_under_their_callers_namespace() {
     )
     .await;
     assert_eq!(spaces, json!({"namespaces": [["alice", "notes"]]}));
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_stream_limit_counts_each_callers_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = builder(&dir).stream_limit(1).start().await.unwrap();
+    let stream = |key: &'static str| {
+        let request = Request::builder()
+            .method("POST")
+            .uri("/runs/stream")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {key}"))
+            .body(Body::from(r#"{"assistant_id": "agent", "input": {}}"#))
+            .unwrap();
+        running.router().oneshot(request)
+    };
+    // Held unread, alice's stream stays open.
+    let open = stream("k-alice").await.unwrap();
+    assert_eq!(open.status(), StatusCode::OK);
+    let refused = stream("k-alice").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let bytes = refused.into_body().collect().await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("`alice` has reached this server's limit of 1 open streams"),
+        "{body}"
+    );
+    // Bob's streams are his own.
+    let bobs = stream("k-bob").await.unwrap();
+    assert_eq!(bobs.status(), StatusCode::OK);
+    // Read to its end, alice's stream closes and frees her place.
+    open.into_body().collect().await.unwrap();
+    let again = stream("k-alice").await.unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    drop((bobs, again));
     running.shutdown().await;
 }

@@ -429,6 +429,45 @@ async fn resuming_one_of_two_interrupts_leaves_the_other_pending() {
     assert!(!out.is_interrupted());
 }
 
+#[tokio::test]
+async fn history_keeps_the_interrupts_of_tasks_that_were_answered_since() {
+    // LangGraph 1.2.22, `a` and `b` each `interrupt("a?")` / `interrupt("b?")`
+    // from START, `a` answered with a resume map: `get_state` lists
+    // next ('b',), interrupts (b?,), tasks [('a', (), {'messages': ['a:A']}),
+    // ('b', (b?,), None)]; the same checkpoint in `get_state_history` lists
+    // next ('a', 'b'), interrupts [a?, b?], tasks [('a', [a?], {..}),
+    // ('b', [b?], None)]: a checkpoint read as stored keeps every task's
+    // interrupts, only the latest state drops those of completed tasks.
+    let app = parallel_questions();
+    let config = RunConfig::thread("t");
+    let out = app.invoke(texts(), &config).await.unwrap();
+    let (first, second) = (out.interrupts[0].clone(), out.interrupts[1].clone());
+    app.invoke(
+        Command::resume_map([(first.id.clone(), "one done")]),
+        &config,
+    )
+    .await
+    .unwrap();
+    let latest = app.get_state(&config).await.unwrap();
+    assert_eq!(latest.interrupts, vec![second.clone()]);
+    let answered = latest.tasks.iter().find(|t| t.name == "one").unwrap();
+    assert!(answered.interrupts.is_empty());
+
+    let history = app
+        .get_state_history(&config, &ListOptions::default())
+        .await
+        .unwrap();
+    let paused = &history[0];
+    assert_eq!(paused.next, vec!["one", "two"]);
+    assert_eq!(paused.interrupts, vec![first.clone(), second.clone()]);
+    let one = paused.tasks.iter().find(|t| t.name == "one").unwrap();
+    assert_eq!(one.interrupts, vec![first.clone()]);
+    assert!(one.result.is_some());
+    let two = paused.tasks.iter().find(|t| t.name == "two").unwrap();
+    assert_eq!(two.interrupts, vec![second]);
+    assert!(two.result.is_none());
+}
+
 // ---------------------------------------------------------------- scenario 35
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -48,9 +48,11 @@ impl<S: State> Run<S> {
                 .copied()
                 .filter(|w| !persist::is_control(&w.channel))
                 .collect();
-            // A task that completed since it paused no longer waits.
+            // A task that completed since it paused no longer waits: the latest
+            // state drops its interrupts; a checkpoint read as stored (by id,
+            // in the history) keeps them, as LangGraph does.
             let mut interrupts: Vec<Interrupt> = Vec::new();
-            if writes.is_empty() {
+            if writes.is_empty() || !apply_pending {
                 for w in rows.iter().filter(|w| w.channel == persist::INTERRUPT) {
                     interrupts.extend(super::resume::decode_interrupts(tuple, w)?);
                 }

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
 python3 -m pip install --quiet --disable-pip-version-check \
-    "langgraph==1.2.22" "langgraph-sdk==0.4.14"
+    "langgraph==1.2.22" "langgraph-sdk==0.4.14" "openapi-spec-validator==0.9.0"
 
 cargo build --quiet -p stategraph-server --example sdk_server
 target="${CARGO_TARGET_DIR:-target}"
@@ -30,6 +30,10 @@ for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$port/ok" >/dev/null && break
     sleep 0.2
 done
+# /openapi.json is a valid OpenAPI document.
+python3 -c 'import json, sys, urllib.request
+from openapi_spec_validator import validate
+validate(json.load(urllib.request.urlopen(sys.argv[1] + "/openapi.json")))' "http://127.0.0.1:$port"
 python3 graph-server/tests/sdk/test_sdk.py "http://127.0.0.1:$port" || {
     echo "--- server log" >&2
     cat "$work/server.log" >&2

@@ -42,7 +42,11 @@ def assistants():
     assert ids == ["__start__", "model", "__end__"], graph
     assert {"source": "__start__", "target": "model"} in graph["edges"], graph
     schemas = client.assistants.get_schemas(aid)
-    assert set(schemas["state_schema"]["properties"]) == {"messages", "count"}, schemas
+    state = schemas["state_schema"]
+    assert set(state["properties"]) == {"messages", "count"}, schemas
+    # Typed as the state's fields are (LangGraph: from the TypedDict's annotations).
+    assert state["properties"]["count"]["type"] == "integer", schemas
+    assert state["properties"]["messages"]["type"] == "array", schemas
     try:
         client.assistants.get("00000000-0000-0000-0000-000000000000")
         raise AssertionError("an unknown assistant was found")

@@ -19,7 +19,7 @@ use graph_server::Server;
 use stategraph::prelude::*;
 use std::time::Duration;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 enum Message {
     Human(String),
     ToolCall { tool: String, input: String },
@@ -32,7 +32,7 @@ fn append(mut history: Vec<Message>, new: Vec<Message>) -> Vec<Message> {
     history
 }
 
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Agent {
     #[reducer(append)]
     messages: Vec<Message>,
@@ -112,7 +112,7 @@ async fn tools(state: &Agent) -> Result<AgentUpdate, ToolError> {
     Ok(Agent::update().messages(vec![Message::ToolResult(result.to_string())]))
 }
 
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Post {
     topic: String,
     draft: String,
@@ -170,7 +170,7 @@ fn publish(post: &Post) -> PostUpdate {
     Post::update().published(Some(format!("[published] {}", post.draft)))
 }
 
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Slow {
     started: bool,
     finished: bool,
@@ -192,7 +192,7 @@ fn concat(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
     a
 }
 
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 struct Research {
     topic: String,
     #[reducer(concat)]
@@ -250,10 +250,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .add_edge("write", END)
         .compile()?;
     Server::new()
-        .assistant("agent", agent)
-        .assistant("human_in_the_loop", hitl)
-        .assistant("slow", slow)
-        .assistant("nested", nested)
+        .assistant_with_schema("agent", agent)
+        .assistant_with_schema("human_in_the_loop", hitl)
+        .assistant_with_schema("slow", slow)
+        .assistant_with_schema("nested", nested)
         .database(db)
         .serve(&addr)
         .await?;

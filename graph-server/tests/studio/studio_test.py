@@ -199,6 +199,10 @@ def main():
             select_assistant("human_in_the_loop")
             new_thread()
             page.check('input[name="mode"][value="form"]')
+            # The state schema types the fields: a text input for `topic: str`,
+            # a number input for `revisions: int`.
+            expect(page.locator("#field-topic")).to_have_attribute("type", "text")
+            expect(page.locator("#field-revisions")).to_have_attribute("type", "number")
             page.fill("#field-topic", "typed graphs")
             page.click("#run")
             run_finished()
