@@ -62,7 +62,7 @@
 //! | `stategraph-sqlite` (`graph_sqlite`) | `SqliteSaver`, checkpoints in a SQLite file | `stategraph::sqlite` (feature `sqlite`, default) |
 //! | `stategraph-postgres` (`graph_postgres`) | `PostgresSaver`, checkpoints shared by many processes | `stategraph::postgres` (feature `postgres`) |
 //! | `stategraph-agents` (`graph_agents`) | messages and `add_messages`, tools, chat models, `ToolNode`, `create_react_agent` | `stategraph::agents` (feature `agents`, default) |
-//! | `stategraph-server` (`graph_server`) | `Server`: LangGraph Server's HTTP API for compiled graphs, runs queued in SQLite | `stategraph::server` (feature `server`) |
+//! | `stategraph-server` (`graph_server`) | `Server`: LangGraph Server's HTTP API for compiled graphs, runs queued in SQLite (one process) or PostgreSQL (many) | `stategraph::server` (feature `server`; `server-postgres`) |
 //!
 //! In `graph_core`, a graph goes from what you write down to what is stored:
 //!
@@ -382,8 +382,10 @@ pub mod postgres {
 /// ```
 /// Serving graphs over LangGraph Server's HTTP API:
 /// [`Server`](server::Server) (feature `server`). Threads, runs and
-/// checkpoints live in a SQLite file; the Python `langgraph-sdk` and
-/// `RemoteGraph` talk to it as to LangGraph Server.
+/// checkpoints live in a SQLite file, or, with feature `server-postgres`, in
+/// PostgreSQL shared by any number of server processes
+/// (`Server::postgres`); the Python `langgraph-sdk` and `RemoteGraph` talk to
+/// it as to LangGraph Server.
 #[cfg(feature = "server")]
 pub mod server {
     pub use graph_server::*;

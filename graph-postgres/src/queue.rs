@@ -166,6 +166,23 @@ impl RunQueue {
 
     /// Queues a run of `thread_id` with `input`; returns its id.
     pub async fn submit(&self, thread_id: &str, input: &impl Serialize) -> Result<i64, PgError> {
+        // Not retried: a lost connection after the insert committed would queue
+        // the run twice.
+        let client = self.pool.get().await?;
+        let client: &tokio_postgres::Client = &client;
+        self.submit_with(client, thread_id, input).await
+    }
+
+    /// Queues a run as [`submit`](Self::submit) does, on `client`: inside a
+    /// transaction of yours (a `tokio_postgres::Transaction` or a pooled one), the
+    /// run is queued if and only if the transaction commits, with the rows you
+    /// write beside it.
+    pub async fn submit_with(
+        &self,
+        client: &impl tokio_postgres::GenericClient,
+        thread_id: &str,
+        input: &impl Serialize,
+    ) -> Result<i64, PgError> {
         crate::error::check_id("thread id", thread_id)?;
         let context = || format!("submit to run queue `{}`", self.name);
         let input = serde_json::to_string(input).map_err(|source| PgError::Serialize {
@@ -173,9 +190,6 @@ impl RunQueue {
             what: "the input",
             source,
         })?;
-        // Not retried: a lost connection after the insert committed would queue
-        // the run twice.
-        let client = self.pool.get().await?;
         let row = client
             .query_one(
                 "INSERT INTO stategraph_runs (queue, thread_id, input, max_attempts)
@@ -242,23 +256,73 @@ impl RunQueue {
         else {
             return Ok(None);
         };
-        let id: i64 = row.try_get(0).map_err(PgError::query(context()))?;
-        let thread_id: String = row.try_get(1).map_err(PgError::query(context()))?;
-        let input: String = row.try_get(2).map_err(PgError::query(context()))?;
-        let attempt: i32 = row.try_get(3).map_err(PgError::query(context()))?;
-        let input = serde_json::from_str(&input).map_err(|e| PgError::Corrupt {
-            thread_id: thread_id.clone(),
-            checkpoint_id: format!("(queued run {id})"),
-            what: "the run's input".to_owned(),
-            source: Box::new(e),
-        })?;
-        Ok(Some(QueuedRun {
-            id,
-            thread_id,
-            input,
-            attempt,
-            worker: worker.to_owned(),
-        }))
+        queued_run(&row, worker, context).map(Some)
+    }
+
+    /// Takes run `id` for `worker` if it is claimable now (as [`claim`](Self::claim)
+    /// defines it); `None` if it is not (another worker holds it, an earlier run of
+    /// its thread is open, or it is over). A process that queued a run and has a
+    /// client waiting for its events takes it this way, to run it where the client is.
+    pub async fn claim_run(
+        &self,
+        id: i64,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<QueuedRun>, PgError> {
+        let context = || format!("claim run {id} from run queue `{}`", self.name);
+        let client = self.pool.get().await?;
+        let stmt = client
+            .prepare_cached(
+                "UPDATE stategraph_runs r
+                 SET status = 'running', attempts = r.attempts + 1, worker = $3,
+                     lease_until = now() + make_interval(secs => $4), updated_at = now()
+                 WHERE r.id = (
+                     SELECT c.id FROM stategraph_runs c
+                     WHERE c.id = $2 AND c.queue = $1 AND c.attempts < c.max_attempts
+                         AND (c.status = 'queued'
+                              OR (c.status = 'running' AND c.lease_until < now()))
+                         AND NOT EXISTS (
+                             SELECT 1 FROM stategraph_runs e
+                             WHERE e.thread_id = c.thread_id AND e.id < c.id
+                                 AND e.status IN ('queued', 'running'))
+                     FOR UPDATE SKIP LOCKED
+                 )
+                 RETURNING r.id, r.thread_id, r.input, r.attempts",
+            )
+            .await
+            .map_err(PgError::query(context()))?;
+        let row = client
+            .query_opt(&stmt, &[&self.name, &id, &worker, &lease.as_secs_f64()])
+            .await
+            .map_err(PgError::query(context()))?;
+        row.map(|row| queued_run(&row, worker, context)).transpose()
+    }
+
+    /// Extends this worker's lease on `run` to `lease` from now: a worker calls it
+    /// (a heartbeat) more often than the lease lasts while it executes the run.
+    /// `false` if this worker no longer holds the run (its lease ran out and
+    /// another worker claimed it): then it should stop executing it.
+    pub async fn renew(&self, run: &QueuedRun, lease: Duration) -> Result<bool, PgError> {
+        let context = || {
+            format!(
+                "renewing the lease of run {} of queue `{}`",
+                run.id, self.name
+            )
+        };
+        with_retry(|| async {
+            let client = self.pool.get().await?;
+            let updated = client
+                .execute(
+                    "UPDATE stategraph_runs
+                     SET lease_until = now() + make_interval(secs => $4), updated_at = now()
+                     WHERE id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'",
+                    &[&run.id, &run.worker, &run.attempt, &lease.as_secs_f64()],
+                )
+                .await
+                .map_err(PgError::query(context()))?;
+            Ok(updated == 1)
+        })
+        .await
     }
 
     /// Marks `run` done. `false` if this worker no longer held it (its lease ran
@@ -271,6 +335,28 @@ impl RunQueue {
     /// attempts left, else marked failed. `false` if this worker no longer held it.
     pub async fn fail(&self, run: &QueuedRun, error: &str) -> Result<bool, PgError> {
         self.finish(run, "failed", Some(error)).await
+    }
+
+    /// Gives `run` back to the queue without counting the attempt (the worker
+    /// is stopping, not failing): it is claimable again at once. `false` if
+    /// this worker no longer held it.
+    pub async fn release(&self, run: &QueuedRun) -> Result<bool, PgError> {
+        let context = || format!("releasing run {} of queue `{}`", run.id, self.name);
+        with_retry(|| async {
+            let client = self.pool.get().await?;
+            let updated = client
+                .execute(
+                    "UPDATE stategraph_runs
+                     SET status = 'queued', attempts = attempts - 1, worker = NULL,
+                         lease_until = NULL, updated_at = now()
+                     WHERE id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'",
+                    &[&run.id, &run.worker, &run.attempt],
+                )
+                .await
+                .map_err(PgError::query(context()))?;
+            Ok(updated == 1)
+        })
+        .await
     }
 
     async fn finish(
@@ -340,4 +426,29 @@ impl RunQueue {
         })
         .await
     }
+}
+
+/// The claimed run of a `RETURNING id, thread_id, input, attempts` row.
+fn queued_run(
+    row: &tokio_postgres::Row,
+    worker: &str,
+    context: impl Fn() -> String,
+) -> Result<QueuedRun, PgError> {
+    let id: i64 = row.try_get(0).map_err(PgError::query(context()))?;
+    let thread_id: String = row.try_get(1).map_err(PgError::query(context()))?;
+    let input: String = row.try_get(2).map_err(PgError::query(context()))?;
+    let attempt: i32 = row.try_get(3).map_err(PgError::query(context()))?;
+    let input = serde_json::from_str(&input).map_err(|e| PgError::Corrupt {
+        thread_id: thread_id.clone(),
+        checkpoint_id: format!("(queued run {id})"),
+        what: "the run's input".to_owned(),
+        source: Box::new(e),
+    })?;
+    Ok(QueuedRun {
+        id,
+        thread_id,
+        input,
+        attempt,
+        worker: worker.to_owned(),
+    })
 }

@@ -132,6 +132,138 @@ async fn an_expired_lease_is_claimed_again_and_attempts_are_bounded() {
     );
 }
 
+#[tokio::test]
+async fn a_renewed_lease_is_kept_and_a_lost_one_is_not_renewed() {
+    let (saver, _) = common::saver("queue_renew").await;
+    let queue = RunQueue::open(&saver, "q").await.expect("open");
+    let id = queue.submit("t", &"in").await.expect("submit");
+    let short = Duration::from_millis(200);
+    let run = queue
+        .claim("w1", short)
+        .await
+        .expect("claim")
+        .expect("a run");
+    // Renewed past three leases: never claimable by another worker.
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(queue.renew(&run, short).await.expect("renew"));
+        assert!(
+            queue.claim("w2", LONG).await.expect("claim").is_none(),
+            "a renewed lease holds the run"
+        );
+    }
+    // Not renewed: it expires, another worker takes it, the first cannot renew.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let taken = queue
+        .claim("w2", LONG)
+        .await
+        .expect("claim")
+        .expect("re-claimed");
+    assert_eq!((taken.id, taken.attempt), (id, 2));
+    assert!(
+        !queue.renew(&run, short).await.expect("renew"),
+        "the first worker lost the run"
+    );
+}
+
+#[tokio::test]
+async fn a_released_run_is_claimable_at_once_without_using_an_attempt() {
+    let (saver, _) = common::saver("queue_release").await;
+    let queue = RunQueue::open(&saver, "q")
+        .await
+        .expect("open")
+        .max_attempts(1);
+    let id = queue.submit("t", &"in").await.expect("submit");
+    let run = queue
+        .claim("w1", LONG)
+        .await
+        .expect("claim")
+        .expect("a run");
+    assert!(queue.release(&run).await.expect("release"));
+    assert_eq!(
+        queue.status(id).await.expect("status"),
+        Some(RunStatus::Queued)
+    );
+    let again = queue
+        .claim("w2", LONG)
+        .await
+        .expect("claim")
+        .expect("claimable at once, though its one attempt was taken");
+    assert_eq!((again.id, again.attempt), (id, 1));
+    assert!(
+        !queue.release(&run).await.expect("release"),
+        "w1 no longer holds it"
+    );
+}
+
+#[tokio::test]
+async fn claim_run_takes_that_run_only_when_it_is_claimable() {
+    let (saver, _) = common::saver("queue_claim_run").await;
+    let queue = RunQueue::open(&saver, "q").await.expect("open");
+    let a1 = queue.submit("a", &1).await.expect("submit");
+    let a2 = queue.submit("a", &2).await.expect("submit");
+    assert!(
+        queue
+            .claim_run(a2, "w", LONG)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a2 waits for a1, an open run of its thread"
+    );
+    let first = queue
+        .claim_run(a1, "w", LONG)
+        .await
+        .expect("claim")
+        .expect("a1 is free");
+    assert_eq!(
+        (first.id, first.input.clone(), first.attempt),
+        (a1, serde_json::json!(1), 1)
+    );
+    assert!(
+        queue
+            .claim_run(a1, "w2", LONG)
+            .await
+            .expect("claim")
+            .is_none(),
+        "held by w"
+    );
+    assert!(queue.complete(&first).await.expect("complete"));
+    let second = queue
+        .claim_run(a2, "w2", LONG)
+        .await
+        .expect("claim")
+        .expect("a2 is free now");
+    assert_eq!(second.id, a2);
+    assert!(queue.complete(&second).await.expect("complete"));
+    assert!(
+        queue
+            .claim_run(a2, "w", LONG)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a done run is not claimed again"
+    );
+}
+
+#[tokio::test]
+async fn submit_with_queues_only_when_the_transaction_commits() {
+    let (saver, schema) = common::saver("queue_submit_with").await;
+    let queue = RunQueue::open(&saver, "q").await.expect("open");
+    let mut client = common::client(&schema).await;
+    let tx = client.transaction().await.expect("begin");
+    queue
+        .submit_with(&tx, "t", &"rolled back")
+        .await
+        .expect("submit");
+    tx.rollback().await.expect("rollback");
+    assert_eq!(queue.open_runs().await.expect("count"), 0);
+    let tx = client.transaction().await.expect("begin");
+    let id = queue.submit_with(&tx, "t", &"kept").await.expect("submit");
+    tx.commit().await.expect("commit");
+    let run = queue.claim("w", LONG).await.expect("claim").expect("a run");
+    assert_eq!((run.id, run.input), (id, serde_json::json!("kept")));
+}
+
 #[test]
 fn the_workers_example_runs_every_order_exactly_once() {
     let exe = std::env::current_exe().expect("the test binary");

@@ -1,6 +1,7 @@
 //! The graphs the Python SDK suite (tests/sdk/) drives, served on the address
-//! given as the first argument, with the database given as the second (and,
-//! with `auth` as the third, API keys `k-alice` and `k-bob`).
+//! given as the first argument, with the database given as the second — a
+//! SQLite file, or a `postgres://` URL for the PostgreSQL backend — (and, with
+//! `auth` as the third, API keys `k-alice` and `k-bob`).
 //!
 //! The same graphs, in Python, are in tests/sdk/graphs.py: the suite runs
 //! against LangGraph's own server too, to keep the two in step.
@@ -76,8 +77,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server = Server::new()
         .assistant_with_schema("agent", agent)
         .assistant_with_schema("hitl", hitl)
-        .assistant_with_schema("slow", slow_graph)
-        .database(db);
+        .assistant_with_schema("slow", slow_graph);
+    server = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        server.postgres(db)
+    } else {
+        server.database(db)
+    };
     if auth {
         server = server.authenticator(ApiKeys::new().key("k-alice", "alice").key("k-bob", "bob"));
     }

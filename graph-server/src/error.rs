@@ -59,6 +59,10 @@ pub enum ApiError {
     /// The database of threads and runs failed (500).
     #[error("the threads and runs database failed: {0}")]
     Database(#[source] rusqlite::Error),
+    /// The PostgreSQL database of threads and runs failed (500).
+    #[cfg(feature = "postgres")]
+    #[error("the threads and runs database failed: {0}")]
+    Postgres(#[source] graph_postgres::PgError),
     /// The checkpointer failed (500).
     #[error("the checkpointer failed: {0}")]
     Checkpoint(#[source] CheckpointError),
@@ -88,6 +92,8 @@ impl ApiError {
             ApiError::Database(_) | ApiError::Checkpoint(_) | ApiError::Internal { .. } => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
+            #[cfg(feature = "postgres")]
+            ApiError::Postgres(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -122,6 +128,13 @@ impl From<GraphError> for ApiError {
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
         ApiError::Database(e)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<graph_postgres::PgError> for ApiError {
+    fn from(e: graph_postgres::PgError) -> Self {
+        ApiError::Postgres(e)
     }
 }
 

@@ -9,6 +9,11 @@
 //! joins the run's stream, gets what it missed). A server stopped mid-run
 //! picks the run up again when it restarts, from the run's last checkpoint.
 //!
+//! With feature `postgres`, `Server::postgres` keeps them in PostgreSQL
+//! instead, shared by any number of server processes: any process executes
+//! a queued run, and a run whose process died is resumed by another from its
+//! last checkpoint (the guide chapter `serving` has the recipe).
+//!
 //! ```
 //! use stategraph::prelude::*;
 //! use graph_server::Server;
@@ -128,6 +133,14 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The PostgreSQL database could not be reached, or its tables created.
+    #[cfg(feature = "postgres")]
+    #[error("cannot open the server's PostgreSQL database: {source}")]
+    Postgres {
+        /// Why.
+        #[source]
+        source: graph_postgres::PgError,
+    },
     /// Two assistants have the same graph id.
     #[error("two assistants are named `{0}`: give each graph its own id")]
     DuplicateAssistant(String),
@@ -143,6 +156,17 @@ pub struct Server {
     body_limit: usize,
     stream_limit: Option<usize>,
     store: Option<Arc<dyn graph_core::store::Store>>,
+    #[cfg(feature = "postgres")]
+    postgres: Option<Postgres>,
+    #[cfg(feature = "postgres")]
+    run_lease: std::time::Duration,
+}
+
+/// Where a PostgreSQL server's database is: a URL, or a saver you configured.
+#[cfg(feature = "postgres")]
+enum Postgres {
+    Url(String),
+    Saver(graph_postgres::PostgresSaver),
 }
 
 impl Default for Server {
@@ -175,6 +199,10 @@ impl Server {
             body_limit: 2 * 1024 * 1024,
             stream_limit: None,
             store: None,
+            #[cfg(feature = "postgres")]
+            postgres: None,
+            #[cfg(feature = "postgres")]
+            run_lease: std::time::Duration::from_secs(30),
         }
     }
 
@@ -253,6 +281,37 @@ impl Server {
         self
     }
 
+    /// Keeps threads, runs and checkpoints in the PostgreSQL database at `url`
+    /// (a `postgres://` URL or a `key=value` string) instead of a SQLite file,
+    /// so that any number of server processes can serve the same threads: runs
+    /// are queued in the database, any process executes them, and a run whose
+    /// process died is resumed by another one from its last checkpoint (see
+    /// [`run_lease`](Self::run_lease) and the guide chapter `serving`). The
+    /// tables are created on first use. Feature `postgres`.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(mut self, url: impl Into<String>) -> Self {
+        self.postgres = Some(Postgres::Url(url.into()));
+        self
+    }
+
+    /// As [`postgres`](Self::postgres), with a saver you built (pool sizes,
+    /// TLS: [`PostgresSaver::builder`](graph_postgres::PostgresSaver::builder)).
+    #[cfg(feature = "postgres")]
+    pub fn postgres_saver(mut self, saver: graph_postgres::PostgresSaver) -> Self {
+        self.postgres = Some(Postgres::Saver(saver));
+        self
+    }
+
+    /// With PostgreSQL, how long a process's claim on a run lasts without a
+    /// heartbeat (default 30 s; the heartbeat renews it three times per
+    /// lease). A process that dies mid-run leaves the run to another process
+    /// once this much time has passed.
+    #[cfg(feature = "postgres")]
+    pub fn run_lease(mut self, lease: std::time::Duration) -> Self {
+        self.run_lease = lease.max(std::time::Duration::from_millis(300));
+        self
+    }
+
     /// Stores checkpoints with `saver` instead of in the database file.
     pub fn checkpointer(mut self, saver: impl graph_core::IntoCheckpointer) -> Self {
         self.saver = Some(saver.into_checkpointer());
@@ -307,12 +366,41 @@ impl Server {
 
     /// Opens the database and starts the run worker; requeues the runs a
     /// stopped server left unfinished.
-    pub async fn start(self) -> Result<Running, ServeError> {
-        let db = db::Db::open(&self.database).map_err(|source| ServeError::Database {
+    pub async fn start(mut self) -> Result<Running, ServeError> {
+        #[cfg(feature = "postgres")]
+        if let Some(postgres) = self.postgres.take() {
+            let saver = match postgres {
+                Postgres::Saver(saver) => saver,
+                Postgres::Url(url) => graph_postgres::PostgresSaver::connect(&url)
+                    .await
+                    .map_err(|source| ServeError::Postgres { source })?,
+            };
+            let db = db::postgres::PgDb::open(&saver, self.run_lease)
+                .await
+                .map_err(|source| ServeError::Postgres { source })?;
+            let store = match self.store.take() {
+                Some(store) => store,
+                None => {
+                    let store = graph_postgres::PostgresStore::from_pool(
+                        saver.pool().clone(),
+                        graph_core::store::StoreConfig::new(),
+                    )
+                    .await
+                    .map_err(|source| ServeError::Store {
+                        path: "(PostgreSQL)".into(),
+                        source,
+                    })?;
+                    Arc::new(store) as Arc<dyn graph_core::store::Store>
+                }
+            };
+            let saver = Arc::new(saver) as Arc<dyn Checkpointer>;
+            return self.start_with(db::Db::Postgres(db), saver, store).await;
+        }
+        let db = db::SqliteDb::open(&self.database).map_err(|source| ServeError::Database {
             path: self.database.clone(),
             source,
         })?;
-        let saver = match self.saver {
+        let saver = match self.saver.take() {
             Some(saver) => saver,
             None => {
                 let saver = graph_sqlite::SqliteSaver::open(&self.database)
@@ -324,7 +412,7 @@ impl Server {
                 Arc::new(saver) as Arc<dyn Checkpointer>
             }
         };
-        let store = match self.store {
+        let store = match self.store.take() {
             Some(store) => store,
             None => {
                 let store = graph_sqlite::SqliteStore::open(
@@ -339,6 +427,15 @@ impl Server {
                 Arc::new(store) as Arc<dyn graph_core::store::Store>
             }
         };
+        self.start_with(db::Db::Sqlite(db), saver, store).await
+    }
+
+    async fn start_with(
+        self,
+        db: db::Db,
+        saver: Arc<dyn Checkpointer>,
+        store: Arc<dyn graph_core::store::Store>,
+    ) -> Result<Running, ServeError> {
         let created_at = db::now();
         let mut assistants: Vec<Assistant> = Vec::new();
         for (graph_id, graph) in self.assistants {
@@ -352,8 +449,8 @@ impl Server {
                 created_at: created_at.clone(),
             });
         }
-        let shared = Arc::new(Shared::new(assistants, db, saver, Some(store)));
         let (stop, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared::new(assistants, db, saver, Some(store)));
         let worker = tokio::spawn(Arc::clone(&shared).work(stopped));
         Ok(Running {
             shared,
@@ -433,11 +530,15 @@ impl Running {
         }
     }
 
-    /// Stops starting runs. Runs in progress are dropped where they are: their
-    /// checkpoints stay, and the next server on this database resumes them.
+    /// Stops starting runs. With SQLite, runs in progress are dropped where
+    /// they are: their checkpoints stay, and the next server on this database
+    /// resumes them. With PostgreSQL, they stop at once and go back to the
+    /// queue, for the other processes to resume from their last checkpoint
+    /// without waiting for their leases to run out.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.worker.await;
+        self.shared.hand_back().await;
     }
 }
 

@@ -1,7 +1,7 @@
 //! The HTTP handlers: LangGraph Server's paths, bodies and responses.
 
 use crate::auth::Caller;
-use crate::db::new_id;
+use crate::db::{is_final, new_id, RunRow};
 use crate::error::ApiError;
 use crate::runs::{rewrite_thread, CancelAction, LiveRun, Shared};
 use crate::streams::StreamPermit;
@@ -211,8 +211,8 @@ async fn assistant_subgraphs(
 
 /// The thread, if it exists and the caller owns it (404 otherwise, so that
 /// other callers cannot tell it exists).
-fn thread_for(shared: &Shared, caller: &Caller, id: &str) -> ApiResult<Value> {
-    match shared.db.thread(id)? {
+async fn thread_for(shared: &Shared, caller: &Caller, id: &str) -> ApiResult<Value> {
+    match shared.db.thread(id).await? {
         Some(thread) if caller.owns(&thread) => Ok(thread),
         _ => Err(ApiError::thread(id)),
     }
@@ -227,12 +227,12 @@ async fn create_thread(
     let id = create.thread_id.unwrap_or_else(new_id);
     let mut metadata = create.metadata.unwrap_or_default();
     caller.stamp(&mut metadata);
-    if !shared.db.insert_thread(&id, &metadata)?
+    if !shared.db.insert_thread(&id, &metadata).await?
         && create.if_exists.as_deref() != Some("do_nothing")
     {
         return Err(ApiError::ThreadExists(id));
     }
-    Ok(Json(thread_for(&shared, &caller, &id)?))
+    Ok(Json(thread_for(&shared, &caller, &id).await?))
 }
 
 async fn get_thread(
@@ -240,7 +240,7 @@ async fn get_thread(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(thread_for(&shared, &caller, &id)?))
+    Ok(Json(thread_for(&shared, &caller, &id).await?))
 }
 
 async fn patch_thread(
@@ -250,13 +250,13 @@ async fn patch_thread(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let patch: ThreadPatch = body(&bytes)?;
-    thread_for(&shared, &caller, &id)?;
+    thread_for(&shared, &caller, &id).await?;
     let mut metadata = patch.metadata.unwrap_or_default();
     caller.guard_patch(&mut metadata);
-    if !shared.db.patch_thread(&id, &metadata)? {
+    if !shared.db.patch_thread(&id, &metadata).await? {
         return Err(ApiError::thread(&id));
     }
-    Ok(Json(thread_for(&shared, &caller, &id)?))
+    Ok(Json(thread_for(&shared, &caller, &id).await?))
 }
 
 async fn delete_thread(
@@ -264,21 +264,22 @@ async fn delete_thread(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    thread_for(&shared, &caller, &id)?;
+    thread_for(&shared, &caller, &id).await?;
     if !shared.delete_thread(&id).await? {
         return Err(ApiError::thread(&id));
     }
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn matching_threads(
+async fn matching_threads(
     shared: &Shared,
     caller: &Caller,
     search: &ThreadSearch,
 ) -> ApiResult<Vec<Value>> {
     let mut threads: Vec<Value> = shared
         .db
-        .threads()?
+        .threads()
+        .await?
         .into_iter()
         .filter(|t| {
             caller.owns(t)
@@ -317,7 +318,8 @@ async fn search_threads(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let search: ThreadSearch = body(&bytes)?;
-    let page: Vec<Value> = matching_threads(&shared, &caller, &search)?
+    let page: Vec<Value> = matching_threads(&shared, &caller, &search)
+        .await?
         .into_iter()
         .skip(search.offset.unwrap_or(0))
         .take(search.limit.unwrap_or(10))
@@ -331,9 +333,9 @@ async fn count_threads(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let search: ThreadSearch = body(&bytes)?;
-    Ok(Json(json!(
-        matching_threads(&shared, &caller, &search)?.len()
-    )))
+    Ok(Json(json!(matching_threads(&shared, &caller, &search)
+        .await?
+        .len())))
 }
 
 async fn copy_thread(
@@ -341,21 +343,24 @@ async fn copy_thread(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let copy = new_id();
     let metadata = thread["metadata"].as_object().cloned().unwrap_or_default();
-    shared.db.insert_thread(&copy, &metadata)?;
+    shared.db.insert_thread(&copy, &metadata).await?;
     rewrite_thread(&*shared.saver, &id, &copy, None).await?;
     let status = thread["status"].as_str().unwrap_or("idle");
     let status = if status == "busy" { "idle" } else { status };
-    shared.db.set_thread_state(
-        &copy,
-        status,
-        Some(&thread["values"]),
-        &thread["interrupts"],
-        None,
-    )?;
-    Ok(Json(thread_for(&shared, &caller, &copy)?))
+    shared
+        .db
+        .set_thread_state(
+            &copy,
+            status,
+            Some(&thread["values"]),
+            &thread["interrupts"],
+            None,
+        )
+        .await?;
+    Ok(Json(thread_for(&shared, &caller, &copy).await?))
 }
 
 #[derive(Deserialize, Default)]
@@ -371,7 +376,7 @@ async fn get_state(
     Path(id): Path<String>,
     Query(_q): Query<SubgraphsQuery>,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let a = shared.thread_graph(&thread)?;
     Ok(Json(a.graph.get_state(RunConfig::thread(&id)).await?))
 }
@@ -381,7 +386,7 @@ async fn state_at(
     caller: Caller,
     Path((id, checkpoint_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let a = shared.thread_graph(&thread)?;
     let config = RunConfig::thread(&id).with_checkpoint_id(checkpoint_id);
     Ok(Json(a.graph.get_state(config).await?))
@@ -394,7 +399,7 @@ async fn state_at_body(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let at: StateAtBody = body(&bytes)?;
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let a = shared.thread_graph(&thread)?;
     let mut config = RunConfig::thread(&id);
     if let Some(cp) = at.checkpoint.checkpoint_id {
@@ -410,7 +415,7 @@ async fn update_state(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let update: StateUpdateBody = body(&bytes)?;
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let a = shared.thread_graph(&thread)?;
     let mut config = RunConfig::thread(&id);
     let at = update
@@ -429,13 +434,16 @@ async fn update_state(
     } else {
         "idle"
     };
-    shared.db.set_thread_state(
-        &id,
-        status,
-        Some(&state["values"]),
-        &crate::graph::interrupts_of(&state),
-        None,
-    )?;
+    shared
+        .db
+        .set_thread_state(
+            &id,
+            status,
+            Some(&state["values"]),
+            &crate::graph::interrupts_of(&state),
+            None,
+        )
+        .await?;
     let checkpoint = || Checkpoint {
         thread_id: &stored.thread_id,
         checkpoint_ns: &stored.checkpoint_ns,
@@ -454,7 +462,7 @@ async fn history_of(
     id: &str,
     h: HistoryBody,
 ) -> ApiResult<Json<Value>> {
-    let thread = thread_for(shared, caller, id)?;
+    let thread = thread_for(shared, caller, id).await?;
     let a = shared.thread_graph(&thread)?;
     let before = match &h.before {
         Some(Value::String(id)) => Some(id.clone()),
@@ -511,8 +519,8 @@ async fn create_run(
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (run, _) = shared
-        .create_run(&caller, Some(&id), run_body(&bytes)?)
+    let run = shared
+        .create_run(&caller, Some(&id), run_body(&bytes)?, false)
         .await?;
     Ok(with_location(
         Json(run.to_json()).into_response(),
@@ -527,7 +535,9 @@ async fn create_stateless(
     caller: Caller,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (run, _) = shared.create_run(&caller, None, run_body(&bytes)?).await?;
+    let run = shared
+        .create_run(&caller, None, run_body(&bytes)?, false)
+        .await?;
     Ok(Json(run.to_json()).into_response())
 }
 
@@ -537,10 +547,10 @@ async fn wait_run(
     Path(id): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (run, live) = shared
-        .create_run(&caller, Some(&id), run_body(&bytes)?)
+    let run = shared
+        .create_run(&caller, Some(&id), run_body(&bytes)?, true)
         .await?;
-    let out = live.outcome().await;
+    let out = shared.outcome(&run.run_id).await?;
     Ok(with_location(
         Json(out).into_response(),
         &run.thread_id,
@@ -554,8 +564,10 @@ async fn wait_stateless(
     caller: Caller,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (_, live) = shared.create_run(&caller, None, run_body(&bytes)?).await?;
-    Ok(Json(live.outcome().await).into_response())
+    let run = shared
+        .create_run(&caller, None, run_body(&bytes)?, true)
+        .await?;
+    Ok(Json(shared.outcome(&run.run_id).await?).into_response())
 }
 
 fn with_location(mut response: Response, thread: &str, run: &str, stream: bool) -> Response {
@@ -589,16 +601,29 @@ impl Drop for DisconnectGuard {
     }
 }
 
-/// The SSE response of a run's events after the `after`-th, counted against
-/// its client's streams until it ends.
+/// The SSE response of a run's events after the `after`-th — live here, or,
+/// for a run another process executes, as that process stores them —
+/// counted against its client's streams until it ends.
 fn sse(
-    live: &Arc<LiveRun>,
+    shared: &Arc<Shared>,
+    run: &RunRow,
     after: usize,
     cancel_on_disconnect: bool,
     permit: StreamPermit,
 ) -> Response {
-    let guard = DisconnectGuard(cancel_on_disconnect.then(|| Arc::clone(live)));
-    let events = live.subscribe(after).map(move |(id, e)| {
+    let live = shared.live(&run.run_id);
+    let guard = DisconnectGuard(
+        live.as_ref()
+            .filter(|_| cancel_on_disconnect)
+            .map(Arc::clone),
+    );
+    let source = match &live {
+        Some(live) => live.subscribe(after).boxed(),
+        #[cfg(feature = "postgres")]
+        None if shared.db.keeps_outcomes() => shared.stored_events(&run.run_id, after).boxed(),
+        None => futures::stream::empty().boxed(),
+    };
+    let events = source.map(move |(id, e)| {
         let _keep = (&guard, &permit);
         Ok::<_, Infallible>(
             Event::default()
@@ -625,9 +650,9 @@ async fn stream_run(
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
-    let (run, live) = shared.create_run(&caller, Some(&id), body).await?;
+    let run = shared.create_run(&caller, Some(&id), body, true).await?;
     Ok(with_location(
-        sse(&live, 0, cancel, permit),
+        sse(&shared, &run, 0, cancel, permit),
         &run.thread_id,
         &run.run_id,
         true,
@@ -642,8 +667,8 @@ async fn stream_stateless(
 ) -> ApiResult<Response> {
     let body = run_body(&bytes)?;
     let cancel = body.on_disconnect == Some(crate::wire::OnDisconnect::Cancel);
-    let (_, live) = shared.create_run(&caller, None, body).await?;
-    Ok(sse(&live, 0, cancel, permit))
+    let run = shared.create_run(&caller, None, body, true).await?;
+    Ok(sse(&shared, &run, 0, cancel, permit))
 }
 
 #[derive(Deserialize, Default, JsonSchema)]
@@ -659,13 +684,16 @@ async fn list_runs(
     Path(id): Path<String>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<Value>> {
-    thread_for(&shared, &caller, &id)?;
-    let runs = shared.db.runs(
-        &id,
-        q.status.as_deref(),
-        q.limit.unwrap_or(10),
-        q.offset.unwrap_or(0),
-    )?;
+    thread_for(&shared, &caller, &id).await?;
+    let runs = shared
+        .db
+        .runs(
+            &id,
+            q.status.as_deref(),
+            q.limit.unwrap_or(10),
+            q.offset.unwrap_or(0),
+        )
+        .await?;
     Ok(Json(Value::Array(
         runs.iter().map(|r| r.to_json()).collect(),
     )))
@@ -676,10 +704,11 @@ async fn get_run(
     caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    thread_for(&shared, &caller, &id)?;
+    thread_for(&shared, &caller, &id).await?;
     let run = shared
         .db
-        .run(&id, &run_id)?
+        .run(&id, &run_id)
+        .await?
         .ok_or_else(|| ApiError::run(&run_id))?;
     Ok(Json(run.to_json()))
 }
@@ -689,15 +718,16 @@ async fn delete_run(
     caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    thread_for(&shared, &caller, &id)?;
+    thread_for(&shared, &caller, &id).await?;
     let run = shared
         .db
-        .run(&id, &run_id)?
+        .run(&id, &run_id)
+        .await?
         .ok_or_else(|| ApiError::run(&run_id))?;
     if run.status == "running" || run.status == "pending" {
         shared.cancel(&id, &run_id, CancelAction::Interrupt).await?;
     }
-    shared.db.delete_run(&run_id)?;
+    shared.db.delete_run(&run_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -720,10 +750,11 @@ async fn cancel_run(
         Some("rollback") => CancelAction::Rollback,
         _ => CancelAction::Interrupt,
     };
-    thread_for(&shared, &caller, &id)?;
+    thread_for(&shared, &caller, &id).await?;
     shared
         .db
-        .run(&id, &run_id)?
+        .run(&id, &run_id)
+        .await?
         .ok_or_else(|| ApiError::run(&run_id))?;
     if q.wait.as_deref().is_some_and(|w| w == "1" || w == "true") {
         shared.cancel(&id, &run_id, action).await?;
@@ -743,16 +774,18 @@ async fn join_run(
     caller: Caller,
     Path((id, run_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    thread_for(&shared, &caller, &id)?;
-    shared
+    thread_for(&shared, &caller, &id).await?;
+    let run = shared
         .db
-        .run(&id, &run_id)?
+        .run(&id, &run_id)
+        .await?
         .ok_or_else(|| ApiError::run(&run_id))?;
-    if let Some(live) = shared.live(&run_id) {
-        return Ok(Json(live.outcome().await));
+    if shared.live(&run_id).is_some() || !is_final(&run.status) || shared.db.keeps_outcomes() {
+        // Here, or in whichever process runs it.
+        return Ok(Json(shared.outcome(&run_id).await?));
     }
     // Over: the thread's values, as LangGraph Server answers.
-    let thread = thread_for(&shared, &caller, &id)?;
+    let thread = thread_for(&shared, &caller, &id).await?;
     let mut values = thread["values"].clone();
     if let (Value::Object(map), Some(i)) = (&mut values, thread["interrupts"].as_object()) {
         let pending: Vec<&Value> = i.values().filter_map(Value::as_array).flatten().collect();
@@ -777,26 +810,17 @@ async fn join_stream(
     headers: HeaderMap,
     permit: StreamPermit,
 ) -> ApiResult<Response> {
-    thread_for(&shared, &caller, &id)?;
-    shared
+    thread_for(&shared, &caller, &id).await?;
+    let run = shared
         .db
-        .run(&id, &run_id)?
+        .run(&id, &run_id)
+        .await?
         .ok_or_else(|| ApiError::run(&run_id))?;
     let after = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    match shared.live(&run_id) {
-        Some(live) => Ok(sse(
-            &live,
-            after,
-            q.cancel_on_disconnect.unwrap_or(false),
-            permit,
-        )),
-        None => {
-            let empty = futures::stream::empty::<Result<Event, Infallible>>();
-            Ok(Sse::new(empty).into_response())
-        }
-    }
+    let cancel = q.cancel_on_disconnect.unwrap_or(false);
+    Ok(sse(&shared, &run, after, cancel, permit))
 }

@@ -1,0 +1,385 @@
+//! The threads and runs tables in SQLite: one server process, the
+//! checkpoints by default in the same file. A process that stops mid-run
+//! leaves its runs `running`; the next one to open the file queues them again.
+
+use super::{now, parse_map, RunRow};
+use crate::error::ApiError;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+PRAGMA busy_timeout = 5000;
+CREATE TABLE IF NOT EXISTS server_threads (
+    thread_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    state_updated_at TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    state_values TEXT,
+    interrupts TEXT NOT NULL,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS server_runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    kwargs TEXT NOT NULL,
+    multitask_strategy TEXT NOT NULL,
+    temporary INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status);
+";
+
+/// The connection to the threads and runs tables (WAL with `synchronous =
+/// NORMAL`, as graph-sqlite's checkpoints: a commit survives a crash of the
+/// process; the last ones may be lost if the machine loses power).
+pub(crate) struct SqliteDb {
+    conn: Mutex<Connection>,
+}
+
+fn thread_json(row: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+    let values: Option<String> = row.get(7)?;
+    let error: Option<String> = row.get(9)?;
+    Ok(json!({
+        "thread_id": row.get::<_, String>(0)?,
+        "created_at": row.get::<_, String>(1)?,
+        "updated_at": row.get::<_, String>(2)?,
+        "state_updated_at": row.get::<_, String>(3)?,
+        "metadata": parse_map(&row.get::<_, String>(4)?),
+        "status": row.get::<_, String>(5)?,
+        "config": parse_map(&row.get::<_, String>(6)?),
+        "values": values.and_then(|v| serde_json::from_str::<Value>(&v).ok()),
+        "interrupts": parse_map(&row.get::<_, String>(8)?),
+        "error": error.and_then(|v| serde_json::from_str::<Value>(&v).ok()),
+    }))
+}
+
+fn run_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        run_id: row.get(0)?,
+        thread_id: row.get(1)?,
+        assistant_id: row.get(2)?,
+        created_at: row.get(3)?,
+        updated_at: row.get(4)?,
+        status: row.get(5)?,
+        metadata: parse_map(&row.get::<_, String>(6)?),
+        kwargs: row.get(7)?,
+        multitask_strategy: row.get(8)?,
+        temporary: row.get(9)?,
+    })
+}
+
+const THREAD_COLUMNS: &str = "thread_id, created_at, updated_at, state_updated_at, metadata, \
+                              status, config, state_values, interrupts, error";
+const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
+                           metadata, kwargs, multitask_strategy, temporary";
+
+impl SqliteDb {
+    /// Opens (creating) the tables in the SQLite file at `path`.
+    pub(crate) fn open(path: &Path) -> Result<SqliteDb, rusqlite::Error> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(SqliteDb {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, ApiError> {
+        self.conn.lock().map_err(|_| ApiError::Internal {
+            message: "the database connection was poisoned by a panic".into(),
+        })
+    }
+
+    /// Creates a thread; `false` if it exists.
+    pub(crate) fn insert_thread(
+        &self,
+        thread_id: &str,
+        metadata: &Map<String, Value>,
+    ) -> Result<bool, ApiError> {
+        let now = now();
+        let n = self.conn()?.execute(
+            "INSERT OR IGNORE INTO server_threads (thread_id, created_at, updated_at, \
+             state_updated_at, metadata, status, config, state_values, interrupts, error) \
+             VALUES (?1, ?2, ?2, ?2, ?3, 'idle', '{}', NULL, '{}', NULL)",
+            params![thread_id, now, Value::Object(metadata.clone()).to_string()],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// A thread in LangGraph Server's `Thread` shape.
+    pub(crate) fn thread(&self, thread_id: &str) -> Result<Option<Value>, ApiError> {
+        let conn = self.conn()?;
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = ?1");
+        Ok(conn
+            .query_row(&sql, params![thread_id], thread_json)
+            .optional()?)
+    }
+
+    /// Every thread, newest first.
+    pub(crate) fn threads(&self) -> Result<Vec<Value>, ApiError> {
+        let conn = self.conn()?;
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads ORDER BY created_at DESC");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([], thread_json)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Merges `metadata` into the thread's; `false` if there is no such thread.
+    pub(crate) fn patch_thread(
+        &self,
+        thread_id: &str,
+        metadata: &Map<String, Value>,
+    ) -> Result<bool, ApiError> {
+        let conn = self.conn()?;
+        let current: Option<String> = conn
+            .query_row(
+                "SELECT metadata FROM server_threads WHERE thread_id = ?1",
+                params![thread_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(current) = current else {
+            return Ok(false);
+        };
+        let mut merged = parse_map(&current);
+        merged.extend(metadata.clone());
+        conn.execute(
+            "UPDATE server_threads SET metadata = ?2, updated_at = ?3 WHERE thread_id = ?1",
+            params![thread_id, Value::Object(merged).to_string(), now()],
+        )?;
+        Ok(true)
+    }
+
+    /// Records a thread's state after a run or an update: status, values,
+    /// pending interrupts, error.
+    pub(crate) fn set_thread_state(
+        &self,
+        thread_id: &str,
+        status: &str,
+        values: Option<&Value>,
+        interrupts: &Value,
+        error: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let now = now();
+        self.conn()?.execute(
+            "UPDATE server_threads SET status = ?2, state_values = ?3, interrupts = ?4, \
+             error = ?5, updated_at = ?6, state_updated_at = ?6 WHERE thread_id = ?1",
+            params![
+                thread_id,
+                status,
+                values.map(Value::to_string),
+                interrupts.to_string(),
+                error.map(Value::to_string),
+                now
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Sets a thread's status only.
+    pub(crate) fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), ApiError> {
+        self.conn()?.execute(
+            "UPDATE server_threads SET status = ?2 WHERE thread_id = ?1",
+            params![thread_id, status],
+        )?;
+        Ok(())
+    }
+
+    /// Deletes a thread and its runs; `false` if there was none.
+    pub(crate) fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
+        let conn = self.conn()?;
+        conn.execute(
+            "DELETE FROM server_runs WHERE thread_id = ?1",
+            params![thread_id],
+        )?;
+        let n = conn.execute(
+            "DELETE FROM server_threads WHERE thread_id = ?1",
+            params![thread_id],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Queues a run (see [`Db::insert_run`](super::Db::insert_run)).
+    pub(crate) fn insert_run(
+        &self,
+        run: &RunRow,
+        reject_busy: bool,
+    ) -> Result<Option<i64>, ApiError> {
+        let conn = self.conn()?;
+        if reject_busy {
+            let busy: bool = conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM server_runs WHERE thread_id = ?1 \
+                 AND status IN ('pending', 'running'))",
+                params![run.thread_id],
+                |r| r.get(0),
+            )?;
+            if busy {
+                return Err(ApiError::ThreadBusy(run.thread_id.clone()));
+            }
+        }
+        conn.execute(
+            "INSERT INTO server_runs (run_id, thread_id, assistant_id, created_at, updated_at, \
+             status, metadata, kwargs, multitask_strategy, temporary) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run.run_id,
+                run.thread_id,
+                run.assistant_id,
+                run.created_at,
+                run.updated_at,
+                run.status,
+                Value::Object(run.metadata.clone()).to_string(),
+                run.kwargs,
+                run.multitask_strategy,
+                run.temporary
+            ],
+        )?;
+        Ok(None)
+    }
+
+    /// A run of a thread.
+    pub(crate) fn run(&self, thread_id: &str, run_id: &str) -> Result<Option<RunRow>, ApiError> {
+        let conn = self.conn()?;
+        let sql =
+            format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE run_id = ?1 AND thread_id = ?2");
+        Ok(conn
+            .query_row(&sql, params![run_id, thread_id], run_row)
+            .optional()?)
+    }
+
+    /// A thread's runs, newest first.
+    pub(crate) fn runs(
+        &self,
+        thread_id: &str,
+        status: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRow>, ApiError> {
+        let conn = self.conn()?;
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM server_runs WHERE thread_id = ?1 \
+             AND (?2 IS NULL OR status = ?2) ORDER BY seq DESC LIMIT ?3 OFFSET ?4"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(
+            params![thread_id, status, limit as i64, offset as i64],
+            run_row,
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The ids of a thread's pending and running runs, oldest first.
+    pub(crate) fn active_runs(&self, thread_id: &str) -> Result<Vec<String>, ApiError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT run_id FROM server_runs WHERE thread_id = ?1 \
+             AND status IN ('pending', 'running') ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![thread_id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Records how a run ended. The outcome is kept by the live run in this
+    /// process (one process serves a SQLite file), not stored.
+    pub(crate) fn finish_run(
+        &self,
+        run_id: &str,
+        status: &str,
+        _outcome: &Value,
+    ) -> Result<(), ApiError> {
+        self.conn()?.execute(
+            "UPDATE server_runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
+            params![run_id, status, now()],
+        )?;
+        Ok(())
+    }
+
+    /// Cancels a pending run (see [`Db::cancel_pending`](super::Db::cancel_pending)).
+    pub(crate) fn cancel_pending(&self, run_id: &str, delete: bool) -> Result<bool, ApiError> {
+        let conn = self.conn()?;
+        let n = if delete {
+            conn.execute(
+                "DELETE FROM server_runs WHERE run_id = ?1 AND status = 'pending'",
+                params![run_id],
+            )?
+        } else {
+            conn.execute(
+                "UPDATE server_runs SET status = 'interrupted', updated_at = ?2 \
+                 WHERE run_id = ?1 AND status = 'pending'",
+                params![run_id, now()],
+            )?
+        };
+        Ok(n == 1)
+    }
+
+    /// Deletes a run.
+    pub(crate) fn delete_run(&self, run_id: &str) -> Result<bool, ApiError> {
+        let n = self
+            .conn()?
+            .execute("DELETE FROM server_runs WHERE run_id = ?1", params![run_id])?;
+        Ok(n == 1)
+    }
+
+    /// Takes the next runs to start: the oldest pending run of each thread
+    /// that has no running run, marked `running`.
+    pub(crate) fn claim(&self) -> Result<Vec<RunRow>, ApiError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM server_runs r WHERE status = 'pending' \
+             AND NOT EXISTS (SELECT 1 FROM server_runs x WHERE x.thread_id = r.thread_id \
+             AND x.status = 'running') \
+             AND seq = (SELECT MIN(seq) FROM server_runs y WHERE y.thread_id = r.thread_id \
+             AND y.status = 'pending') ORDER BY seq"
+        );
+        let runs: Vec<RunRow> = {
+            let mut stmt = tx.prepare(&sql)?;
+            let rows = stmt.query_map([], run_row)?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let now = now();
+        for run in &runs {
+            tx.execute(
+                "UPDATE server_runs SET status = 'running', updated_at = ?2 WHERE run_id = ?1",
+                params![run.run_id, now],
+            )?;
+        }
+        tx.commit()?;
+        Ok(runs)
+    }
+
+    /// Queues again the runs a stopped process left `running`; returns them.
+    pub(crate) fn requeue_running(&self) -> Result<Vec<String>, ApiError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT run_id FROM server_runs WHERE status = 'running'")?;
+        let ids: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        conn.execute(
+            "UPDATE server_runs SET status = 'pending' WHERE status = 'running'",
+            [],
+        )?;
+        Ok(ids)
+    }
+
+    /// The ids of every pending run.
+    pub(crate) fn pending_runs(&self) -> Result<Vec<String>, ApiError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT run_id FROM server_runs WHERE status = 'pending'")?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+}
