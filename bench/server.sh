@@ -6,7 +6,7 @@
 # table of the medians over the rounds.
 #
 #   bench/server.sh [--quick] [--rounds N] [--clients N] [--runs N] [--streams N]
-#                   [--jobs N] [--json FILE]
+#                   [--jobs N] [--json FILE] [--only ours|langgraph --add FILE]
 #
 # Each round starts each server afresh (new database, new port), ours first,
 # and measures: one client's latency on runs/wait; runs/s and latency at
@@ -16,7 +16,9 @@
 # --n-jobs-per-worker (default: the larger of its default, 10, and --clients;
 # with 10 it runs 10 runs at a time and queues the rest). --quick: one round
 # of a few runs each (a smoke test, no numbers to quote). --json FILE keeps
-# every round's measurements.
+# every round's measurements. --only measures one side; --add takes the other
+# side's rounds from an earlier run's --json file (LangGraph's 1 000 streams
+# take it minutes a round: after a change to graph-server, measure ours only).
 #
 # Needs python3 with pip (installs langgraph-cli[inmem] if missing) and
 # curl; builds in release mode.
@@ -30,10 +32,12 @@ single=50
 streams=1000
 jobs=""
 json_out=""
+only="ours langgraph"
+add=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) rounds=1 runs=2 single=10 streams=100 ;;
-        --rounds | --clients | --runs | --streams | --jobs | --json)
+        --rounds | --clients | --runs | --streams | --jobs | --json | --only | --add)
             if [ $# -lt 2 ]; then
                 echo "$1 needs a value" >&2
                 exit 2
@@ -45,6 +49,8 @@ while [ $# -gt 0 ]; do
                 --streams) streams="$2" ;;
                 --jobs) jobs="$2" ;;
                 --json) json_out="$2" ;;
+                --only) only="$2" ;;
+                --add) add="$2" ;;
             esac
             shift
             ;;
@@ -58,6 +64,14 @@ for n in "$rounds" "$clients" "$runs" "$streams" ${jobs:+"$jobs"}; do
         exit 2
     fi
 done
+case "$only" in
+    ours | langgraph | "ours langgraph") ;;
+    *) echo "--only takes ours or langgraph, not $only" >&2; exit 2 ;;
+esac
+if [ "$only" != "ours langgraph" ] && [ ! -f "$add" ]; then
+    echo "--only $only needs --add FILE: the other side's rounds (an earlier --json)" >&2
+    exit 2
+fi
 jobs="${jobs:-$((clients > 10 ? clients : 10))}"
 
 python3 -c "import langgraph_api, langgraph_runtime_inmem" 2>/dev/null ||
@@ -98,7 +112,7 @@ wait_ok() { # PORT LOG
 
 results="$work/results.jsonl"
 for round in $(seq 1 "$rounds"); do
-    for side in ours langgraph; do
+    for side in $only; do
         dir="$work/$side-$round"
         mkdir -p "$dir"
         port="$(free_port)"
@@ -124,6 +138,9 @@ for round in $(seq 1 "$rounds"); do
 done
 if [ -n "$json_out" ]; then
     cp "$results" "$json_out"
+fi
+if [ "$only" != "ours langgraph" ]; then
+    grep -v "\"server\": \"$only\"" "$add" >>"$results"
 fi
 
 python3 - "$results" "$clients" "$streams" <<'EOF'
@@ -166,7 +183,7 @@ errors = {side: sum(m[p]["errors"] for m in by[side] for p in ("single", "wait",
 def fmt(x):
     return f"{x:,.0f}".replace(",", " ") if abs(x) >= 100 else f"{x:.3g}"
 
-print(f"| measure (median of {len(by['ours'])} rounds) | graph-server | langgraph dev | ratio |")
+print(f"| measure (median of {len(by['ours'])} / {len(by['langgraph'])} rounds) | graph-server | langgraph dev | ratio |")
 print("|---|---:|---:|---:|")
 for name, path, better in metrics:
     ours, ours_all = med("ours", *path)
