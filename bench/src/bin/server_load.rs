@@ -56,9 +56,7 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        let value = it
-            .next()
-            .ok_or_else(|| format!("{flag} needs a value"))?;
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = || {
             value
                 .parse::<usize>()
@@ -168,9 +166,7 @@ async fn run(args: Args) -> Result<Value, String> {
         let _ = server.wait(thread).await;
     }
 
-    let single = server
-        .phase(&memory, 1, args.single, Mode::Wait)
-        .await?;
+    let single = server.phase(&memory, 1, args.single, Mode::Wait).await?;
     let wait = server
         .phase(&memory, args.clients, args.runs, Mode::Wait)
         .await?;
@@ -202,7 +198,11 @@ struct Server {
 
 impl Server {
     /// Creates `n` threads, `concurrency` requests at a time.
-    async fn threads(self: &Arc<Self>, n: usize, concurrency: usize) -> Result<Vec<String>, String> {
+    async fn threads(
+        self: &Arc<Self>,
+        n: usize,
+        concurrency: usize,
+    ) -> Result<Vec<String>, String> {
         use futures::StreamExt;
         let ids: Vec<Result<String, String>> = futures::stream::iter(0..n)
             .map(|_| {
@@ -343,7 +343,11 @@ impl Server {
     }
 
     /// `n` streams started at once, each on its own thread.
-    async fn open_streams(self: &Arc<Self>, memory: &Memory, n: usize) -> Result<(Phase, usize), String> {
+    async fn open_streams(
+        self: &Arc<Self>,
+        memory: &Memory,
+        n: usize,
+    ) -> Result<(Phase, usize), String> {
         let threads = self.threads(n, 50).await?;
         let open = Arc::new(AtomicUsize::new(0));
         let max_open = Arc::new(AtomicUsize::new(0));
@@ -431,7 +435,12 @@ impl Memory {
         let mut i = 0;
         while i < tree.len() {
             let parent = tree[i];
-            tree.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+            tree.extend(
+                parents
+                    .iter()
+                    .filter(|(_, p)| *p == parent)
+                    .map(|(c, _)| *c),
+            );
             i += 1;
         }
         tree
