@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS server_runs (
     temporary INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status);
+-- The queue: `claim` reads the pending runs in order (without it, a scan of
+-- every run ever made, each time the worker wakes).
+CREATE INDEX IF NOT EXISTS server_runs_pending ON server_runs (seq) WHERE status = 'pending';
 ";
 
 /// The connection to the threads and runs tables (WAL with `synchronous =
