@@ -8,6 +8,16 @@ use stategraph::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// The graph event an entrypoint streamed in a mode other than `values`.
+fn graph_event<F: stategraph::func::EntrypointFn>(
+    event: stategraph::func::EntryEvent<F>,
+) -> StreamEvent<stategraph::func::StateOf<F>> {
+    match event {
+        stategraph::func::EntryEvent::Graph(event) => event,
+        other => panic!("a values event: {:?}", other.mode()),
+    }
+}
+
 /// An error and its sources, as one line.
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -361,8 +371,8 @@ async fn updates_mode_reports_each_task_result_then_the_entrypoint_output() {
         .unwrap();
     let events: Vec<String> = app
         .stream(vec![1, 2, 3], &RunConfig::thread("s"), StreamMode::Updates)
-        .map(|e| match e.unwrap() {
-            StreamEvent::Call { task, value } => format!("{task} {value}"),
+        .map(|e| match graph_event(e.unwrap()) {
+            StreamEvent::Call { task, value, .. } => format!("{task} {value}"),
             StreamEvent::Updates { node, updates } => {
                 format!("{node} {:?}", updates[0].output)
             }
