@@ -340,6 +340,9 @@ impl<F: EntrypointFn> CompiledEntrypoint<F> {
 /// the thread holds (`None` while its first run is paused). The other modes'
 /// events are the entrypoint graph's.
 #[non_exhaustive]
+// As large as the `StreamEvent` it wraps, which streams move by value: boxing
+// it would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
 pub enum EntryEvent<F: EntrypointFn> {
     /// `values` mode: the entrypoint's output after a step (`None` before
     /// the thread's first run returned).
