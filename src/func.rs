@@ -72,10 +72,13 @@ use graph_core::graph::GraphStream;
 use graph_core::node::{Node, NodeFuture, NodeSpec};
 use graph_core::{
     Command, CompileOptions, CompiledGraph, Context, GraphError, Interrupt, IntoNodeOutput,
-    NodeError, RunConfig, StateGraph, StateSnapshot, StreamModes, Subgraph, START,
+    NodeError, RunConfig, StateGraph, StateSnapshot, StreamEvent, StreamMode, StreamModes,
+    Subgraph, START,
 };
 use std::borrow::Cow;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 
 /// The state of an entrypoint's graph: its last input, its output, and what it
 /// saved for the next run (`previous`).
@@ -237,14 +240,33 @@ impl<F: EntrypointFn> CompiledEntrypoint<F> {
         Ok(Self::output(out))
     }
 
-    /// Runs the entrypoint on `input`, reporting the events of `modes`.
+    /// Runs the entrypoint on `input`, reporting the events of `modes`: in
+    /// `values` mode the entrypoint's output, as LangGraph streams it
+    /// ([`EntryEvent::Values`]), every other mode as its graph streams it
+    /// ([`EntryEvent::Graph`]; [`graph`](Self::graph)`().stream(..)` gives
+    /// the whole [`EntryState`] in `values` mode).
     pub fn stream(
         &self,
         input: F::Input,
         config: &RunConfig,
         modes: impl Into<StreamModes>,
-    ) -> GraphStream<StateOf<F>> {
-        self.graph.stream(Self::input(input), config, modes)
+    ) -> EntryStream<F> {
+        EntryStream {
+            inner: self.graph.stream(Self::input(input), config, modes),
+        }
+    }
+
+    /// Continues the thread with a command (`Command::resume(answer)`),
+    /// reporting the events of `modes` as [`stream`](Self::stream) does.
+    pub fn stream_command(
+        &self,
+        command: Command<&'static str, UpdateOf<F>>,
+        config: &RunConfig,
+        modes: impl Into<StreamModes>,
+    ) -> EntryStream<F> {
+        EntryStream {
+            inner: self.graph.stream(command, config, modes),
+        }
     }
 
     /// The thread's state: its last input, output and saved value.
@@ -307,6 +329,83 @@ impl<F: EntrypointFn> CompiledEntrypoint<F> {
         values: UpdateOf<F>,
     ) -> Result<CheckpointConfig, GraphError> {
         self.graph.update_state(config, values, None).await
+    }
+}
+
+/// One event of [`CompiledEntrypoint::stream`].
+///
+/// In `values` mode an entrypoint streams its output alone, as LangGraph's
+/// `@entrypoint` does (`stream(3, stream_mode="values")` yields `18`, not a
+/// state): once when a run ends, and first, when a run resumes, the output
+/// the thread holds (`None` while its first run is paused). The other modes'
+/// events are the entrypoint graph's.
+#[non_exhaustive]
+// As large as the `StreamEvent` it wraps, which streams move by value: boxing
+// it would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
+pub enum EntryEvent<F: EntrypointFn> {
+    /// `values` mode: the entrypoint's output after a step (`None` before
+    /// the thread's first run returned).
+    Values(Option<F::Output>),
+    /// `values` mode: the run paused at these interrupts (LangGraph's
+    /// `{'__interrupt__': (..)}`).
+    ValuesAtInterrupt(Vec<Interrupt>),
+    /// An event of another mode (`updates`, `tasks`, `custom`, `debug`,
+    /// `checkpoints`, `messages`), as the entrypoint's graph streams it.
+    Graph(StreamEvent<StateOf<F>>),
+}
+
+impl<F: EntrypointFn> EntryEvent<F> {
+    /// The stream mode that produced it.
+    pub fn mode(&self) -> StreamMode {
+        match self {
+            EntryEvent::Values(_) | EntryEvent::ValuesAtInterrupt(_) => StreamMode::Values,
+            EntryEvent::Graph(event) => event.mode(),
+        }
+    }
+
+    fn from_graph(event: StreamEvent<StateOf<F>>) -> Self {
+        match event {
+            StreamEvent::Values(state) => EntryEvent::Values(state.output.clone()),
+            StreamEvent::ValuesAtInterrupt { interrupts, .. } => {
+                EntryEvent::ValuesAtInterrupt(interrupts)
+            }
+            other => EntryEvent::Graph(other),
+        }
+    }
+}
+
+impl<F: EntrypointFn> std::fmt::Debug for EntryEvent<F>
+where
+    F::Input: std::fmt::Debug,
+    F::Output: std::fmt::Debug,
+    F::Save: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EntryEvent::Values(value) => f.debug_tuple("Values").field(value).finish(),
+            EntryEvent::ValuesAtInterrupt(interrupts) => f
+                .debug_tuple("ValuesAtInterrupt")
+                .field(interrupts)
+                .finish(),
+            EntryEvent::Graph(event) => f.debug_tuple("Graph").field(event).finish(),
+        }
+    }
+}
+
+/// The stream returned by [`CompiledEntrypoint::stream`]: the run's
+/// [`EntryEvent`]s, then the run's error if it failed.
+pub struct EntryStream<F: EntrypointFn> {
+    inner: GraphStream<StateOf<F>>,
+}
+
+impl<F: EntrypointFn> futures::Stream for EntryStream<F> {
+    type Item = Result<EntryEvent<F>, GraphError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.get_mut().inner)
+            .poll_next(cx)
+            .map(|item| item.map(|event| event.map(EntryEvent::from_graph)))
     }
 }
 

@@ -32,10 +32,6 @@ fn echo(request: &Request) -> ResponseTemplate {
         .set_body_json(json!({"object": "list", "data": data, "model": "mock"}))
 }
 
-fn texts(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
-}
-
 #[tokio::test]
 async fn embeds_in_batches_in_order() {
     let server = MockServer::start().await;
@@ -54,10 +50,7 @@ async fn embeds_in_batches_in_order() {
         .api_key("sk-test")
         .dimensions(3)
         .batch_size(2);
-    let vectors = client
-        .embed_documents(&texts(&["a", "bb", "ccc"]))
-        .await
-        .unwrap();
+    let vectors = client.embed_documents(&["a", "bb", "ccc"]).await.unwrap();
     // Batches ["a", "bb"] and ["ccc"]: the index restarts in the second.
     assert_eq!(vectors, [[1.0, 0.0, 1.0], [2.0, 1.0, 1.0], [3.0, 0.0, 1.0]]);
     let query = client.embed_query("dddd").await.unwrap();
@@ -72,7 +65,7 @@ async fn server_errors_are_failures_with_the_status() {
         .mount(&server)
         .await;
     let client = OpenAiEmbeddings::new(server.uri(), "m");
-    let err = client.embed_documents(&texts(&["x"])).await.unwrap_err();
+    let err = client.embed_documents(&["x"]).await.unwrap_err();
     let EmbeddingError::Failed(source) = &err else {
         panic!("{err:?}")
     };
@@ -95,7 +88,7 @@ async fn a_slow_server_times_out() {
         .mount(&server)
         .await;
     let client = OpenAiEmbeddings::new(server.uri(), "m").timeout(Duration::from_millis(100));
-    let err = client.embed_documents(&texts(&["x"])).await.unwrap_err();
+    let err = client.embed_documents(&["x"]).await.unwrap_err();
     assert!(
         matches!(err, EmbeddingError::Timeout { after } if after == Duration::from_millis(100)),
         "{err:?}"
@@ -116,13 +109,13 @@ async fn bad_answers_are_typed_errors() {
         .mount(&server)
         .await;
     let garbage = OpenAiEmbeddings::new(format!("{}/garbage", server.uri()), "m");
-    let err = garbage.embed_documents(&texts(&["x"])).await.unwrap_err();
+    let err = garbage.embed_documents(&["x"]).await.unwrap_err();
     assert!(
         matches!(&err, EmbeddingError::Failed(s) if matches!(s.downcast_ref::<AgentError>(), Some(AgentError::InvalidResponse(_)))),
         "{err:?}"
     );
     let short = OpenAiEmbeddings::new(format!("{}/short", server.uri()), "m");
-    let err = short.embed_documents(&texts(&["x"])).await.unwrap_err();
+    let err = short.embed_documents(&["x"]).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -135,7 +128,7 @@ async fn bad_answers_are_typed_errors() {
     );
     // Nothing listens on port 9 of loopback: a connection failure.
     let nowhere = OpenAiEmbeddings::new("http://127.0.0.1:9", "m");
-    let err = nowhere.embed_documents(&texts(&["x"])).await.unwrap_err();
+    let err = nowhere.embed_documents(&["x"]).await.unwrap_err();
     assert!(
         matches!(&err, EmbeddingError::Failed(s) if matches!(s.downcast_ref::<AgentError>(), Some(AgentError::Transport { .. }))),
         "{err:?}"

@@ -372,7 +372,21 @@ impl<C: ?Sized> Context<C> {
         Q: serde::Serialize,
         A: serde::de::DeserializeOwned,
     {
-        let pad = self.inner.scratchpad.as_deref();
+        self.ask_on(self.inner.scratchpad.as_deref(), &self.inner.node, question)
+    }
+
+    /// One `interrupt` call of `asker` (this task's node, or a task call of
+    /// the Functional API, which has its own scratchpad) answered from `pad`.
+    pub(crate) fn ask_on<Q, A>(
+        &self,
+        pad: Option<&Scratchpad>,
+        asker: &str,
+        question: Q,
+    ) -> Result<A, NodeError>
+    where
+        Q: serde::Serialize,
+        A: serde::de::DeserializeOwned,
+    {
         let Some(answer) = pad.and_then(Scratchpad::ask) else {
             // No answer: pause. A task without a scratchpad has no answers at all.
             let id = match pad {
@@ -381,8 +395,7 @@ impl<C: ?Sized> Context<C> {
             };
             let value = serde_json::to_value(&question).map_err(|e| {
                 NodeError::msg(format!(
-                    "node `{}` asked with a value that cannot be serialised: {e}",
-                    self.inner.node
+                    "`{asker}` asked with a value that cannot be serialised: {e}"
                 ))
             })?;
             let interrupt = Interrupt { value, id };
@@ -405,7 +418,7 @@ impl<C: ?Sized> Context<C> {
                 value.push('…');
             }
             NodeError::from(ResumeTypeError {
-                node: self.inner.node.to_string(),
+                node: asker.to_owned(),
                 value,
                 expected: std::any::type_name::<A>(),
                 source,
@@ -467,14 +480,6 @@ impl<C: ?Sized> Context<C> {
     /// The number of this task's next task call (`crate::func`).
     pub(crate) fn next_task_call(&self) -> u32 {
         self.inner.task_calls.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Skips `n` interrupt answers: a task call (`crate::func`) that returns its
-    /// saved result consumed them when it ran.
-    pub(crate) fn skip_answers(&self, n: usize) {
-        if let (Some(pad), true) = (&self.inner.scratchpad, n > 0) {
-            pad.skip(n);
-        }
     }
 
     /// Whether the caller is listening to the `custom` stream mode.

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// A pause requested by a node: the value it asked with, and the id to resume it by.
 ///
 /// The id is the same for every interrupt one task raises, and differs between
-/// tasks (it hashes the task's namespace, as LangGraph does), so a resume map
+/// tasks (it hashes the task's namespace, as LangGraph does; each call of a
+/// Functional API `#[task]` has its own), so a resume map
 /// (`Command::resume_map`) can answer several paused tasks at once.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -344,13 +345,9 @@ impl Scratchpad {
         Some(answer)
     }
 
-    /// Passes over `n` answers, as if `n` calls had taken them.
-    pub(crate) fn skip(&self, n: usize) {
-        let mut state = self.lock();
-        state.calls += n;
-        if state.answers.len() >= state.calls {
-            state.used_answers = true;
-        }
+    /// Whether an `interrupt` call took an answer.
+    pub(crate) fn used_answers(&self) -> bool {
+        self.lock().used_answers
     }
 
     /// Forgets the answer just taken (it did not fit the node's type): the task

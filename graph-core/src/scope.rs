@@ -31,11 +31,21 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    /// Task `task_id` raised `signal` (kept unless it raised one before).
+    /// Task `task_id` raised `signal` (kept unless it raised one before; the
+    /// interrupts of parallel task calls of one entrypoint add up, so that
+    /// each can be answered by its id).
     pub(crate) fn raise(&self, task_id: &str, signal: Signal) {
         let mut raised = self.raised.lock().unwrap_or_else(PoisonError::into_inner);
-        if !raised.iter().any(|(id, _)| id == task_id) {
-            raised.push((task_id.to_owned(), signal));
+        match (raised.iter_mut().find(|(id, _)| id == task_id), signal) {
+            (None, signal) => raised.push((task_id.to_owned(), signal)),
+            (Some((_, Signal::Interrupts(before))), Signal::Interrupts(more)) => {
+                for interrupt in more {
+                    if !before.iter().any(|b| b.id == interrupt.id) {
+                        before.push(interrupt);
+                    }
+                }
+            }
+            (Some(_), _) => {}
         }
         self.any.store(true, Ordering::Release);
     }

@@ -223,6 +223,10 @@ pub enum StreamEvent<S: State> {
         task: Arc<str>,
         /// Its result, as JSON.
         value: serde_json::Value,
+        /// Whether the result came from the cache of a task with a cache
+        /// policy instead of a run (LangGraph adds
+        /// `'__metadata__': {'cached': True}` to the update).
+        cached: bool,
     },
     /// A value a node emitted with `write_custom`.
     Custom {
@@ -418,10 +422,15 @@ where
                 .field("node", node)
                 .field("updates", updates)
                 .finish(),
-            StreamEvent::Call { task, value } => f
+            StreamEvent::Call {
+                task,
+                value,
+                cached,
+            } => f
                 .debug_struct("Call")
                 .field("task", task)
                 .field("value", value)
+                .field("cached", cached)
                 .finish(),
             StreamEvent::CallResult {
                 id,

@@ -300,7 +300,20 @@ fn event_json<S: State + Serialize>(
             "updates",
             format!("{{{}:{}}}", to_text(&**node), updates_json(updates)),
         ),
-        StreamEvent::Call { task, value } => ("updates", json!({ &**task: value }).to_string()),
+        StreamEvent::Call {
+            task,
+            value,
+            cached: false,
+        } => ("updates", json!({ &**task: value }).to_string()),
+        // LangGraph marks a task result that came from the cache.
+        StreamEvent::Call {
+            task,
+            value,
+            cached: true,
+        } => (
+            "updates",
+            json!({ &**task: value, "__metadata__": { "cached": true } }).to_string(),
+        ),
         StreamEvent::Interrupt(interrupts) => (
             "updates",
             json!({ "__interrupt__": interrupts }).to_string(),

@@ -46,7 +46,7 @@ async fn a_timed_out_embedding_writes_nothing() {
     impl Embeddings for Slow {
         fn embed_documents<'a>(
             &'a self,
-            texts: &'a [String],
+            texts: &'a [&'a str],
         ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
             Box::pin(async move {
                 tokio::time::sleep(Duration::from_secs(30)).await;

@@ -8,6 +8,16 @@ use stategraph::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// The graph event an entrypoint streamed in a mode other than `values`.
+fn graph_event<F: stategraph::func::EntrypointFn>(
+    event: stategraph::func::EntryEvent<F>,
+) -> StreamEvent<stategraph::func::StateOf<F>> {
+    match event {
+        stategraph::func::EntryEvent::Graph(event) => event,
+        other => panic!("a values event: {:?}", other.mode()),
+    }
+}
+
 /// An error and its sources, as one line.
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -265,29 +275,60 @@ async fn a_task_called_outside_an_entrypoint_is_a_typed_error() {
     ));
 }
 
+/// Whether `panics` panics (cleared to resume the thread).
+static EXPLODE: AtomicBool = AtomicBool::new(true);
+static BEFORE_PANIC_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[task]
+fn before_panic(n: u32) -> u32 {
+    BEFORE_PANIC_RUNS.fetch_add(1, Ordering::SeqCst);
+    n + 1
+}
+
 #[task]
 fn panics(n: u32) -> u32 {
-    if n > 0 {
+    if EXPLODE.load(Ordering::SeqCst) {
         panic!("task exploded");
     }
-    n
+    n * 10
 }
 
 #[entrypoint]
 async fn calls_panicking(n: u32) -> Result<u32, NodeError> {
-    panics(n).await
+    let m = before_panic(n).await?;
+    panics(m).await
 }
 
+/// The panic is a typed error (`FuncError::Panicked`, with its message);
+/// nothing of the panicking call is stored, so the thread resumes: the task
+/// that finished before it returns its saved result.
+/// (Python: a task raising fails the run; `invoke(None)` re-runs it, the
+/// finished task not again.)
 #[tokio::test]
-async fn a_panicking_task_fails_the_run_with_its_message() {
+async fn a_panicking_task_fails_the_run_with_its_message_and_the_thread_resumes() {
     let app = Entrypoint::new(calls_panicking)
         .compile_with(InMemorySaver::new())
         .unwrap();
-    let err = app.invoke(1, &RunConfig::thread("p")).await.unwrap_err();
+    let config = RunConfig::thread("p");
+    let err = app.invoke(1, &config).await.unwrap_err();
     assert!(
         chain(&err).contains("task `panics` panicked: task exploded"),
         "{err}"
     );
+    let mut source: Option<&dyn std::error::Error> = Some(&err);
+    let mut typed = false;
+    while let Some(e) = source {
+        typed |= matches!(
+            e.downcast_ref::<FuncError>(),
+            Some(FuncError::Panicked { task: "panics", .. })
+        );
+        source = e.source();
+    }
+    assert!(typed, "no FuncError::Panicked in {err}");
+    EXPLODE.store(false, Ordering::SeqCst);
+    let out = app.resume(&config).await.unwrap();
+    assert_eq!(out.value, Some(20));
+    assert_eq!(BEFORE_PANIC_RUNS.load(Ordering::SeqCst), 1);
 }
 
 #[entrypoint]
@@ -361,8 +402,8 @@ async fn updates_mode_reports_each_task_result_then_the_entrypoint_output() {
         .unwrap();
     let events: Vec<String> = app
         .stream(vec![1, 2, 3], &RunConfig::thread("s"), StreamMode::Updates)
-        .map(|e| match e.unwrap() {
-            StreamEvent::Call { task, value } => format!("{task} {value}"),
+        .map(|e| match graph_event(e.unwrap()) {
+            StreamEvent::Call { task, value, .. } => format!("{task} {value}"),
             StreamEvent::Updates { node, updates } => {
                 format!("{node} {:?}", updates[0].output)
             }

@@ -9,6 +9,16 @@ use stategraph::prelude::*;
 use stategraph::store::{InMemoryStore, Namespace, SearchOp, Store};
 use std::sync::Mutex;
 
+/// The graph event an entrypoint streamed in a mode other than `values`.
+fn graph_event<F: stategraph::func::EntrypointFn>(
+    event: stategraph::func::EntryEvent<F>,
+) -> StreamEvent<stategraph::func::StateOf<F>> {
+    match event {
+        stategraph::func::EntryEvent::Graph(event) => event,
+        other => panic!("a values event: {:?}", other.mode()),
+    }
+}
+
 static SLOW_CALLS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 #[task(cache_policy = CachePolicy::new())]
@@ -48,18 +58,26 @@ async fn a_task_with_a_cache_policy_returns_its_cached_result_for_arguments_seen
 
     let updates: Vec<String> = app
         .stream(vec![3, 4], &config, StreamMode::Updates)
-        .map(|e| match e.unwrap() {
-            StreamEvent::Call { task, value } => format!("{task} {value}"),
+        .map(|e| match graph_event(e.unwrap()) {
+            StreamEvent::Call {
+                task,
+                value,
+                cached: true,
+            } => format!("{task} {value} cached"),
+            StreamEvent::Call { task, value, .. } => format!("{task} {value}"),
             StreamEvent::Updates { node, updates } => format!("{node} {:?}", updates[0].output),
             other => format!("{:?}", other.mode()),
         })
         .collect()
         .await;
-    assert_eq!(updates, ["slow 30", "slow 40", "cached_sum Some(Some(70))"]);
+    assert_eq!(
+        updates,
+        ["slow 30 cached", "slow 40", "cached_sum Some(Some(70))"]
+    );
 
     let tasks: Vec<String> = app
         .stream(vec![3], &config, StreamMode::Tasks)
-        .map(|e| match e.unwrap() {
+        .map(|e| match graph_event(e.unwrap()) {
             StreamEvent::TaskStart { name, .. } => format!("start {name}"),
             StreamEvent::TaskResult { name, .. } => format!("result {name}"),
             StreamEvent::CallResult { task, .. } => format!("call result {task}"),

@@ -7,6 +7,16 @@ use stategraph::checkpoint::InMemorySaver;
 use stategraph::func::{entrypoint, interrupt, task, Entrypoint};
 use stategraph::prelude::*;
 
+/// The graph event an entrypoint streamed in a mode other than `values`.
+fn graph_event<F: stategraph::func::EntrypointFn>(
+    event: stategraph::func::EntryEvent<F>,
+) -> StreamEvent<stategraph::func::StateOf<F>> {
+    match event {
+        stategraph::func::EntryEvent::Graph(event) => event,
+        other => panic!("a values event: {:?}", other.mode()),
+    }
+}
+
 #[task]
 fn double(n: u32) -> u32 {
     n * 2
@@ -69,7 +79,7 @@ async fn tasks_mode_reports_each_task_call_between_the_entrypoints_start_and_res
     let app = Entrypoint::new(wf).compile().unwrap();
     let events: Vec<_> = app
         .stream(3, &RunConfig::new(), StreamMode::Tasks)
-        .map(Result::unwrap)
+        .map(|e| graph_event(e.unwrap()))
         .collect()
         .await;
     let lines: Vec<String> = events.iter().map(line).collect();
@@ -110,7 +120,7 @@ async fn a_failed_task_call_reports_its_error_in_tasks_mode() {
     let app = Entrypoint::new(tolerant).compile().unwrap();
     let lines: Vec<String> = app
         .stream(3, &RunConfig::new(), StreamMode::Tasks)
-        .map(|e| line(&e.unwrap()))
+        .map(|e| line(&graph_event(e.unwrap())))
         .collect()
         .await;
     assert_eq!(
@@ -141,7 +151,7 @@ async fn debug_mode_wraps_the_task_calls_with_the_entrypoints_step() {
         .unwrap();
     let lines: Vec<String> = app
         .stream(3, &RunConfig::thread("debug"), StreamMode::Debug)
-        .map(|e| line(&e.unwrap()))
+        .map(|e| line(&graph_event(e.unwrap())))
         .collect()
         .await;
     assert_eq!(lines.len(), 8, "{lines:#?}");
@@ -160,31 +170,40 @@ async fn debug_mode_wraps_the_task_calls_with_the_entrypoints_step() {
     );
 }
 
-/// Python: `stream_mode="values"` reports the entrypoint's output once, at
-/// the end (the input is no `values` event); a resume first reports the
-/// value the thread holds (`None` while the first run is paused):
+/// Python: `stream_mode="values"` reports the entrypoint's output alone, once
+/// at the end of a run (the input is no `values` event, nor the output of the
+/// thread's run before); a resume first reports the output the thread holds
+/// (`None` while its first run is paused):
 /// ```text
 /// wf.stream(3, stream_mode="values")                  -> [18]
-/// asks: stream(3) -> [{'__interrupt__': ..}]; stream(Command(resume=True)) -> [None, 7]
+/// wf.stream(1, stream_mode="values") (same thread)    -> [6]
+/// asks: stream(3) -> [{'__interrupt__': (Interrupt(value='ok?', ..),)}]
+///       stream(Command(resume=True)) -> [None, 7]
 /// ```
-/// Here each `values` event is the entrypoint's state, whose `output` is
-/// Python's value.
 #[tokio::test]
-async fn values_mode_reports_the_output_once_per_run() {
+async fn values_mode_reports_the_output_alone_once_per_run() {
+    use stategraph::func::EntryEvent;
+    fn outputs<F: stategraph::func::EntrypointFn>(
+        events: Vec<EntryEvent<F>>,
+    ) -> Vec<Option<F::Output>> {
+        events
+            .into_iter()
+            .map(|e| match e {
+                EntryEvent::Values(output) => output,
+                other => panic!("not a values event: {:?}", other.mode()),
+            })
+            .collect()
+    }
     let app = Entrypoint::new(wf)
         .compile_with(InMemorySaver::new())
         .unwrap();
-    let outputs: Vec<Option<u32>> = app
-        .stream(3, &RunConfig::thread("v"), StreamMode::Values)
-        .filter_map(|e| async move {
-            match e.unwrap() {
-                StreamEvent::Values(state) => Some(state.output),
-                _ => None,
-            }
-        })
-        .collect()
-        .await;
-    assert_eq!(outputs, [Some(18)]);
+    let config = RunConfig::thread("v");
+    let events = app.stream(3, &config, StreamMode::Values);
+    let events: Vec<_> = events.map(Result::unwrap).collect().await;
+    assert_eq!(outputs(events), [Some(18)]);
+    let events = app.stream(1, &config, StreamMode::Values);
+    let events: Vec<_> = events.map(Result::unwrap).collect().await;
+    assert_eq!(outputs(events), [Some(6)]);
 
     let app = Entrypoint::new(asks)
         .compile_with(InMemorySaver::new())
@@ -195,23 +214,17 @@ async fn values_mode_reports_the_output_once_per_run() {
         .map(Result::unwrap)
         .collect()
         .await;
-    assert!(
-        first
-            .iter()
-            .all(|e| matches!(e, StreamEvent::ValuesAtInterrupt { .. })),
-        "{:?}",
-        first.iter().map(StreamEvent::mode).collect::<Vec<_>>()
-    );
-    let outputs: Vec<Option<u32>> = app
-        .graph()
-        .stream(Command::resume(true), &config, StreamMode::Values)
-        .filter_map(|e| async move {
-            match e.unwrap() {
-                StreamEvent::Values(state) => Some(state.output),
-                _ => None,
-            }
-        })
+    let [EntryEvent::ValuesAtInterrupt(interrupts)] = &first[..] else {
+        panic!(
+            "{:?}",
+            first.iter().map(EntryEvent::mode).collect::<Vec<_>>()
+        )
+    };
+    assert_eq!(interrupts[0].value, "ok?");
+    let events: Vec<_> = app
+        .stream_command(Command::resume(true), &config, StreamMode::Values)
+        .map(Result::unwrap)
         .collect()
         .await;
-    assert_eq!(outputs, [None, Some(7)]);
+    assert_eq!(outputs(events), [None, Some(7)]);
 }

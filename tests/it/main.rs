@@ -21,6 +21,7 @@ mod draw;
 mod edges;
 mod errors;
 mod functional;
+mod functional_interrupts;
 mod functional_options;
 mod functional_stream;
 mod fuzz_decoding;

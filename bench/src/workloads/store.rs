@@ -37,13 +37,13 @@ struct Lookup(HashMap<String, Vec<f32>>);
 impl Embeddings for Lookup {
     fn embed_documents<'a>(
         &'a self,
-        texts: &'a [String],
+        texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
         Box::pin(async move {
             texts
                 .iter()
                 .map(|t| {
-                    self.0.get(t).cloned().ok_or_else(|| {
+                    self.0.get(*t).cloned().ok_or_else(|| {
                         EmbeddingError::Failed(format!("no vector for {t:?}").into())
                     })
                 })

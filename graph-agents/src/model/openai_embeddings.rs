@@ -87,7 +87,7 @@ impl OpenAiEmbeddings {
         self
     }
 
-    async fn request(&self, input: &[String]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    async fn request(&self, input: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let body = EmbeddingsRequest {
             dimensions: self.dimensions,
             encoding_format: "float",
@@ -162,7 +162,7 @@ impl OpenAiEmbeddings {
 impl Embeddings for OpenAiEmbeddings {
     fn embed_documents<'a>(
         &'a self,
-        texts: &'a [String],
+        texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
         Box::pin(async move {
             let mut out = Vec::with_capacity(texts.len());
@@ -179,7 +179,7 @@ struct EmbeddingsRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     dimensions: Option<usize>,
     encoding_format: &'static str,
-    input: &'a [String],
+    input: &'a [&'a str],
     model: &'a str,
 }
 

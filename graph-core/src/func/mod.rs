@@ -5,7 +5,10 @@
 //! while it runs is numbered in call order (under the task that made it). When
 //! a call finishes, its result is stored as a pending write of the checkpoint
 //! the entrypoint started from, under a task id derived from the caller's id
-//! and the call's number, with the task's name and a hash of its arguments. When
+//! and the call's number, with the task's name and a hash of its arguments.
+//! An [`interrupt`] inside a call has the call's own interrupt id (a hash of its
+//! namespace, as LangGraph's `@task` has), and its answers are kept per call,
+//! so parallel calls that each ask are answered by id, in any order. When
 //! the thread runs again (`Command::resume` after an interrupt, or after a
 //! crash or a failure), the entrypoint starts over and each call that already
 //! finished returns its stored result without running; a call whose name or
@@ -44,20 +47,23 @@ use crate::cache::CachePolicy;
 use crate::checkpoint::{Blob, CheckpointConfig, CheckpointError, PendingWrite};
 use crate::context::{CallEvent, Context};
 use crate::error::NodeError;
+use crate::interrupt::Scratchpad;
 use crate::store::Store;
 use futures::FutureExt;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
 /// The channel of a task call's result in the checkpoint's pending writes.
 pub(crate) const RETURN: &str = "__return__";
-/// The channel of a task call's identity (name, argument hash, answers used).
+/// The channel of a task call's identity (name, argument hash).
 pub(crate) const CALL: &str = "__call__";
+/// The channel of the answers a paused task call consumed.
+const RESUME: &str = "__resume__";
 
 tokio::task_local! {
     /// The task call scope of the running node (or task call).
@@ -76,13 +82,15 @@ enum Scope {
 /// A running task call, as the scope of the calls it makes.
 struct CallScope {
     ctx: Context,
+    /// The task.
+    name: &'static str,
     /// The call's id.
     id: String,
     /// The next call's number.
     calls: AtomicU32,
-    /// How many interrupt answers the call's code consumed (stored with its
-    /// result, so that the call returning its saved result skips them).
-    asks: AtomicUsize,
+    /// The call's interrupts: its id, its answers (stored ones, then the one
+    /// `Command::resume_map` gives its id, then the run's resume value).
+    pad: Scratchpad,
 }
 
 impl Scope {
@@ -106,13 +114,6 @@ impl Scope {
         match self {
             Scope::Node(ctx) => ctx.next_task_call(),
             Scope::Call(call) => call.calls.fetch_add(1, Ordering::Relaxed),
-        }
-    }
-
-    /// Code of this scope consumed `n` interrupt answers.
-    fn asked(&self, n: usize) {
-        if let Scope::Call(call) = self {
-            call.asks.fetch_add(n, Ordering::Relaxed);
         }
     }
 }
@@ -325,8 +326,6 @@ impl TaskOptions {
 struct CallRecord {
     name: String,
     args: String,
-    #[serde(default)]
-    asks: usize,
 }
 
 /// The hash of a task's arguments (xxh3-128 of their JSON forms), fed one
@@ -498,7 +497,7 @@ where
     });
     let args_hex = crate::ids::format_hex(args);
     if let Some(saved) = saved(&ctx, &id) {
-        return reuse(&scope, name, position, &args_hex, codec.decode, saved);
+        return reuse(name, position, &args_hex, codec.decode, saved);
     }
     // A cached result (a task with a cache policy, in a graph with a cache)
     // is saved as the call's result and reported as an update, not as a task
@@ -518,7 +517,7 @@ where
                 expected: std::any::type_name::<T>(),
                 source,
             })?;
-            save(&ctx, &id, name, args_hex, 0, ret.clone()).await?;
+            save(&ctx, &id, name, args_hex, ret.clone()).await?;
             ctx.emit_call(CallEvent::Done {
                 id: &id,
                 task: name,
@@ -528,17 +527,24 @@ where
             return Ok(value);
         }
     }
+    let pad = call_pad(&ctx, name, &id);
     let child = Arc::new(CallScope {
         ctx: ctx.clone(),
+        name,
         id: id.clone(),
         calls: AtomicU32::new(0),
-        asks: AtomicUsize::new(0),
+        pad,
     });
     let value = match attempts(&scope, &child, name, &options, body).await {
         Ok(value) => value,
         Err(error) => {
-            // A pause is no result: the call runs again on resume.
-            if !ctx.signalled() {
+            if ctx.signalled() {
+                // A pause is no result: the call runs again on resume, with
+                // the answers it took now.
+                if let Some(answers) = child.pad.resume_write() {
+                    save_answers(&ctx, &id, name, &answers).await?;
+                }
+            } else {
                 ctx.emit_call(CallEvent::Done {
                     id: &id,
                     task: name,
@@ -549,17 +555,15 @@ where
             return Err(error);
         }
     };
-    let asks = child.asks.load(Ordering::Relaxed);
-    scope.asked(asks);
     let ret = (codec.encode)(&value)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     if let Some((policy, cache)) = cache {
         // A call that consumed interrupt answers depends on them: not cached.
-        if asks == 0 {
+        if !child.pad.used_answers() {
             cache.set(name, args, Arc::new(ret.clone()), policy.get_ttl());
         }
     }
-    save(&ctx, &id, name, args_hex, asks, ret.clone()).await?;
+    save(&ctx, &id, name, args_hex, ret.clone()).await?;
     ctx.emit_call(CallEvent::Done {
         id: &id,
         task: name,
@@ -586,6 +590,7 @@ where
     let mut attempt = 1;
     loop {
         child.calls.store(0, Ordering::Relaxed);
+        child.pad.restart();
         let Some(body) = body.next_attempt() else {
             return Err(NodeError::msg(format!(
                 "task `{name}` cannot run again: give it a retry policy in #[task(retry = ..)]"
@@ -667,18 +672,42 @@ where
     }
 }
 
-/// The writes of task calls among a loaded checkpoint's pending writes, if any.
+/// The writes of task calls (results, and answers of paused calls) among a
+/// loaded checkpoint's pending writes, if any.
 pub(crate) fn saved_calls(pending: &[PendingWrite]) -> Option<Arc<[PendingWrite]>> {
-    if !pending.iter().any(|w| w.channel == RETURN) {
+    let of_calls =
+        |w: &&PendingWrite| w.channel == RETURN || w.channel == CALL || w.channel == RESUME;
+    if !pending.iter().any(|w| of_calls(&w)) {
         return None;
     }
-    Some(
-        pending
-            .iter()
-            .filter(|w| w.channel == RETURN || w.channel == CALL)
-            .cloned()
-            .collect(),
-    )
+    Some(pending.iter().filter(of_calls).cloned().collect())
+}
+
+/// The scratchpad of call `id` of task `name`: its interrupts' id (a hash of
+/// its namespace), the answers it stored when it paused, the one
+/// `Command::resume_map` gives that id, and the run's resume value.
+fn call_pad(ctx: &Context, name: &str, id: &str) -> Scratchpad {
+    let step = ctx.scope();
+    let pad_id =
+        crate::interrupt::interrupt_id(&crate::ids::task_namespace(&step.graph_ns, name, id));
+    let mut answers = step
+        .saved_calls
+        .as_deref()
+        .and_then(|writes| {
+            writes
+                .iter()
+                .find(|w| w.task_id == id && w.channel == RESUME)
+        })
+        .map(|w| crate::pregel::decode_answers(&w.value))
+        .unwrap_or_default();
+    if let Some((_, answer)) = step
+        .resume_map
+        .as_deref()
+        .and_then(|map| map.iter().find(|(k, _)| *k == pad_id))
+    {
+        answers.push(answer.clone());
+    }
+    Scratchpad::new(pad_id, answers, step.null_resume.clone())
 }
 
 /// The saved writes of call `id`, if the run continues a checkpoint that has them.
@@ -692,7 +721,6 @@ fn saved<'a>(ctx: &'a Context, id: &str) -> Option<(&'a PendingWrite, Option<&'a
 }
 
 fn reuse<T>(
-    scope: &Scope,
     name: &'static str,
     position: u32,
     args: &str,
@@ -710,9 +738,6 @@ fn reuse<T>(
             }
             .into());
         }
-        // The answers the call consumed when it ran are skipped now.
-        scope.asked(record.asks);
-        scope.ctx().skip_answers(record.asks);
     }
     tracing::debug!(task = name, position, "task call returns its saved result");
     decode(&ret.value).map_err(|source| {
@@ -732,7 +757,6 @@ async fn save(
     id: &str,
     name: &'static str,
     args: String,
-    asks: usize,
     ret: Blob,
 ) -> Result<(), NodeError> {
     let step = ctx.scope();
@@ -742,7 +766,6 @@ async fn save(
     let record = CallRecord {
         name: name.to_owned(),
         args,
-        asks,
     };
     let record = Blob::encode(&record)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
@@ -761,11 +784,43 @@ async fn save(
         .map_err(|source| FuncError::Save { task: name, source }.into())
 }
 
+/// Stores the answers paused call `id` consumed, so that its re-run gets them
+/// again (nothing without a checkpointer).
+async fn save_answers(
+    ctx: &Context,
+    id: &str,
+    name: &'static str,
+    answers: &[Blob],
+) -> Result<(), NodeError> {
+    let step = ctx.scope();
+    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.thread_id()) else {
+        return Ok(());
+    };
+    let answers = Blob::encode(&answers)
+        .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
+    let config = CheckpointConfig {
+        thread_id: thread_id.to_owned(),
+        checkpoint_ns: step.graph_ns.to_string(),
+        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint)),
+    };
+    saver
+        .put_writes(&config, vec![(RESUME.to_owned(), answers)], id)
+        .await
+        .map_err(|source| FuncError::Save { task: name, source }.into())
+}
+
 /// Pauses the running entrypoint (or task, or node) until it is resumed with
 /// `Command::resume(answer)`; returns the answer, as
 /// [`Context::interrupt`] does. On resume the entrypoint runs again from its
 /// start: the tasks that finished return their saved results, and this call
-/// returns the answer. Several calls in one run are answered in order.
+/// returns the answer. Several calls in one body are answered in order.
+///
+/// Inside a task call, the interrupt is the call's own (LangGraph's `@task`
+/// is a task of its own): its id is the call's, so parallel calls that each
+/// ask pause together, and are answered with `Command::resume_map` by id, all
+/// at once or one at a time (one `Command::resume` value for several pending
+/// interrupts is refused, as in LangGraph). Call this function there, not
+/// [`Context::interrupt`] on the entrypoint's context.
 pub fn interrupt<Q, A>(question: Q) -> Result<A, NodeError>
 where
     Q: Serialize,
@@ -774,9 +829,10 @@ where
     let scope = CURRENT
         .try_with(Scope::clone)
         .map_err(|_| FuncError::InterruptOutsideEntrypoint)?;
-    let answer = scope.ctx().interrupt(question)?;
-    scope.asked(1);
-    Ok(answer)
+    match &scope {
+        Scope::Node(ctx) => ctx.interrupt(question),
+        Scope::Call(call) => call.ctx.ask_on(Some(&call.pad), call.name, question),
+    }
 }
 
 /// The [`Context`] of the running entrypoint (the node it runs as), for its

@@ -283,6 +283,7 @@ impl<S: State> Run<S> {
                     events.emit(StreamEvent::Call {
                         task: Arc::clone(&task),
                         value: value.clone(),
+                        cached,
                     });
                 }
                 if tasks && !cached {

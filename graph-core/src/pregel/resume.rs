@@ -15,19 +15,13 @@ use crate::state::{FieldSet, State, StateUpdate};
 use crate::stream::{StreamEvent, StreamMode};
 use std::sync::Arc;
 
-/// An interrupt still waiting for its answer, and the task that raised it.
-pub(super) struct Waiting {
-    pub(super) task_id: String,
-    pub(super) interrupt: Interrupt,
-}
-
 /// The interrupts of `pending` whose task has not completed since (a task that
 /// completed has writes besides its control writes).
 pub(super) fn waiting_interrupts(
     tuple: &CheckpointTuple,
     pending: &[PendingWrite],
-) -> Result<Vec<Waiting>, GraphError> {
-    let mut out: Vec<Waiting> = Vec::new();
+) -> Result<Vec<Interrupt>, GraphError> {
+    let mut out: Vec<Interrupt> = Vec::new();
     for w in pending.iter().filter(|w| w.channel == persist::INTERRUPT) {
         let completed = pending
             .iter()
@@ -35,14 +29,7 @@ pub(super) fn waiting_interrupts(
         if completed || w.task_id == NULL_TASK_ID {
             continue;
         }
-        out.extend(
-            decode_interrupts(tuple, w)?
-                .into_iter()
-                .map(|interrupt| Waiting {
-                    task_id: w.task_id.clone(),
-                    interrupt,
-                }),
-        );
+        out.extend(decode_interrupts(tuple, w)?);
     }
     Ok(out)
 }
@@ -60,10 +47,6 @@ pub(super) fn decode_interrupts(
             source: e.to_string().into(),
         })
     })
-}
-
-fn pending_interrupts(waiting: &[Waiting]) -> Vec<Interrupt> {
-    waiting.iter().map(|w| w.interrupt.clone()).collect()
 }
 
 impl<S: State> Run<S> {
@@ -203,14 +186,16 @@ impl<S: State> Run<S> {
             None => {}
             Some(Resume::Invalid(error)) => return Err(GraphError::InvalidResume(error)),
             Some(Resume::Value(value)) => {
-                let tasks: std::collections::BTreeSet<&str> =
-                    waiting.iter().map(|w| w.task_id.as_str()).collect();
-                if tasks.len() > 1 {
+                // Counted by interrupt id, as LangGraph does: the parallel
+                // task calls of one entrypoint each have theirs.
+                let ids: std::collections::BTreeSet<&str> =
+                    waiting.iter().map(|w| w.id.as_str()).collect();
+                if ids.len() > 1 {
                     return Err(GraphError::InvalidResume(ResumeError::Ambiguous {
-                        pending: pending_interrupts(&waiting),
+                        pending: waiting.clone(),
                     }));
                 }
-                if tasks.is_empty() && self.prepare()?.is_empty() {
+                if ids.is_empty() && self.prepare()?.is_empty() {
                     return Err(self.nothing_to_resume());
                 }
                 rows.push((persist::RESUME.to_owned(), value));
@@ -221,11 +206,11 @@ impl<S: State> Run<S> {
                 }
                 if let Some((id, _)) = map
                     .iter()
-                    .find(|(id, _)| !waiting.iter().any(|w| &w.interrupt.id == id))
+                    .find(|(id, _)| !waiting.iter().any(|w| &w.id == id))
                 {
                     return Err(GraphError::InvalidResume(ResumeError::UnknownInterrupt {
                         id: id.clone(),
-                        pending: pending_interrupts(&waiting),
+                        pending: waiting.clone(),
                     }));
                 }
                 self.interrupts.resume_map = map;

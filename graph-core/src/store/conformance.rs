@@ -112,7 +112,7 @@ pub struct ConformanceEmbeddings {
 impl Embeddings for ConformanceEmbeddings {
     fn embed_documents<'a>(
         &'a self,
-        texts: &'a [String],
+        texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
         Box::pin(async move {
             if texts.iter().any(|t| t.contains("<fail>")) {

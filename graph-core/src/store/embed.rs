@@ -3,10 +3,11 @@
 //! similarity, and [`HashEmbeddings`], a deterministic offline embedder.
 
 use super::error::StoreError;
-use super::fields::FieldPath;
+use super::fields::{FieldPath, Texts};
 use super::op::PutIndex;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,18 +15,19 @@ use std::time::Duration;
 ///
 /// Implement it for a model of your own; `stategraph::agents::openai` has a
 /// client for OpenAI-compatible servers, and [`HashEmbeddings`] is an offline
-/// stand-in for tests and examples.
+/// stand-in for tests and examples. The texts are borrowed (a store passes
+/// the strings of the value it writes, not copies).
 pub trait Embeddings: Send + Sync + 'static {
     /// One vector per text, in order.
     fn embed_documents<'a>(
         &'a self,
-        texts: &'a [String],
+        texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>>;
 
     /// The vector of a search query (by default, `embed_documents` of it).
     fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbeddingError>> {
         Box::pin(async move {
-            let texts = [text.to_owned()];
+            let texts = [text];
             let mut vectors = self.embed_documents(&texts).await?;
             match vectors.len() {
                 1 => Ok(vectors.swap_remove(0)),
@@ -170,11 +172,11 @@ impl IndexConfig {
     /// [`texts_to_embed`](Self::texts_to_embed) lists, without its
     /// allocations (a path yielding one text names its vector with the path's
     /// shared name).
-    pub(crate) fn push_texts(
+    pub(crate) fn push_texts<'v>(
         &self,
-        value: &Map<String, Value>,
+        value: &'v Map<String, Value>,
         index: &PutIndex,
-        texts: &mut Vec<String>,
+        texts: &mut Texts<'v>,
         mut field: impl FnMut(Arc<str>),
     ) {
         let paths = match index {
@@ -199,10 +201,15 @@ impl IndexConfig {
 
     /// Embeds `texts` in one call (each distinct text once), checking the
     /// number and size of the vectors and the timeout.
-    pub async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, StoreError> {
+    pub async fn embed_documents<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+    ) -> Result<Vec<Vec<f32>>, StoreError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        // A put's few texts are passed without an allocation.
+        let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
         // Most calls (a put of one item) have no repeated text: sent as they are.
         let repeated = if texts.len() <= 16 {
             texts
@@ -211,19 +218,19 @@ impl IndexConfig {
                 .any(|(i, t)| texts[..i].contains(t))
         } else {
             let mut seen = hashbrown::HashSet::with_capacity(texts.len());
-            !texts.iter().all(|t| seen.insert(t.as_str()))
+            !texts.iter().all(|t| seen.insert(*t))
         };
         if !repeated {
-            let vectors = self.call(self.embeddings.embed_documents(texts)).await?;
+            let vectors = self.call(self.embeddings.embed_documents(&texts)).await?;
             return self.checked(vectors, texts.len());
         }
-        let mut unique: Vec<String> = Vec::with_capacity(texts.len());
+        let mut unique: Vec<&str> = Vec::with_capacity(texts.len());
         let mut position = hashbrown::HashMap::with_capacity(texts.len());
         let slots: Vec<usize> = texts
             .iter()
-            .map(|t| {
-                *position.entry(t.as_str()).or_insert_with(|| {
-                    unique.push(t.clone());
+            .map(|&t| {
+                *position.entry(t).or_insert_with(|| {
+                    unique.push(t);
                     unique.len() - 1
                 })
             })
@@ -391,7 +398,7 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> f64 {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), graph_core::store::EmbeddingError> {
 /// let e = HashEmbeddings::new(64);
-/// let v = e.embed_documents(&["I am vegetarian".into(), "cold rainy day".into()]).await?;
+/// let v = e.embed_documents(&["I am vegetarian", "cold rainy day"]).await?;
 /// let q = e.embed_query("vegetarian restaurant").await?;
 /// assert!(cosine_similarity(&q, &v[0]) > cosine_similarity(&q, &v[1]));
 /// # Ok(())
@@ -430,7 +437,7 @@ impl HashEmbeddings {
 impl Embeddings for HashEmbeddings {
     fn embed_documents<'a>(
         &'a self,
-        texts: &'a [String],
+        texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
         Box::pin(async move { Ok(texts.iter().map(|t| self.embed(t)).collect()) })
     }

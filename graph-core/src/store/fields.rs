@@ -3,6 +3,11 @@
 
 use super::error::StoreError;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
+use std::borrow::Cow;
+
+/// Texts of a value to embed: borrowed where the value holds them as strings.
+pub(crate) type Texts<'v> = SmallVec<[Cow<'v, str>; 2]>;
 
 /// A path into an item's value naming the text to embed, as LangGraph's
 /// `fields` and a put's `index` list them:
@@ -151,15 +156,16 @@ impl FieldPath {
     /// The texts at this path in `value`, in order (LangGraph's
     /// `get_text_at_path`).
     pub fn texts(&self, value: &Map<String, Value>) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = Texts::new();
         self.texts_into(value, &mut out);
-        out
+        out.into_iter().map(Cow::into_owned).collect()
     }
 
-    /// The texts at this path in `value`, appended to `out`.
-    pub(crate) fn texts_into(&self, value: &Map<String, Value>, out: &mut Vec<String>) {
+    /// The texts at this path in `value`, appended to `out` (a string is
+    /// borrowed, not copied).
+    pub(crate) fn texts_into<'v>(&self, value: &'v Map<String, Value>, out: &mut Texts<'v>) {
         if self.tokens.is_empty() {
-            out.push(python_json(&ValueRef::Object(value)));
+            out.push(Cow::Owned(python_json(&ValueRef::Object(value))));
             return;
         }
         extract_in_object(value, &self.tokens, out);
@@ -182,7 +188,7 @@ enum ValueRef<'a> {
     Value(&'a Value),
 }
 
-fn extract_in_object(object: &Map<String, Value>, tokens: &[Token], out: &mut Vec<String>) {
+fn extract_in_object<'v>(object: &'v Map<String, Value>, tokens: &[Token], out: &mut Texts<'v>) {
     match &tokens[0] {
         Token::Field(name) => {
             if let Some(v) = object.get(name) {
@@ -199,16 +205,9 @@ fn extract_in_object(object: &Map<String, Value>, tokens: &[Token], out: &mut Ve
     }
 }
 
-fn extract(value: &Value, tokens: &[Token], out: &mut Vec<String>) {
+fn extract<'v>(value: &'v Value, tokens: &[Token], out: &mut Texts<'v>) {
     let Some(token) = tokens.first() else {
-        match value {
-            Value::Null => {}
-            Value::String(s) => out.push(s.clone()),
-            Value::Bool(true) => out.push("True".to_owned()),
-            Value::Bool(false) => out.push("False".to_owned()),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Array(_) | Value::Object(_) => out.push(python_json(&ValueRef::Value(value))),
-        }
+        leaf(value, out);
         return;
     };
     match (token, value) {
@@ -231,7 +230,7 @@ fn extract(value: &Value, tokens: &[Token], out: &mut Vec<String>) {
 
 /// `{a,b.c}`: each field of `object` (nested paths through objects only), the
 /// leaf as text (LangGraph does not descend further after a multi-field token).
-fn multi(object: &Map<String, Value>, fields: &[Vec<String>], out: &mut Vec<String>) {
+fn multi<'v>(object: &'v Map<String, Value>, fields: &[Vec<String>], out: &mut Texts<'v>) {
     for field in fields {
         let mut current: Option<&Value> = None;
         let mut object = Some(object);
@@ -239,12 +238,24 @@ fn multi(object: &Map<String, Value>, fields: &[Vec<String>], out: &mut Vec<Stri
             current = object.and_then(|o| o.get(name));
             object = current.and_then(Value::as_object);
         }
-        match current {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push(s.clone()),
-            Some(Value::Bool(b)) => out.push(if *b { "True" } else { "False" }.to_owned()),
-            Some(Value::Number(n)) => out.push(n.to_string()),
-            Some(v) => out.push(python_json(&ValueRef::Value(v))),
+        if let Some(v) = current {
+            leaf(v, out);
+        }
+    }
+}
+
+/// The text of a value at the end of a path, as LangGraph writes it: a
+/// string as it is, `True` / `False`, a number, JSON for the rest; no text
+/// for `null`.
+fn leaf<'v>(value: &'v Value, out: &mut Texts<'v>) {
+    match value {
+        Value::Null => {}
+        Value::String(s) => out.push(Cow::Borrowed(s)),
+        Value::Bool(true) => out.push(Cow::Borrowed("True")),
+        Value::Bool(false) => out.push(Cow::Borrowed("False")),
+        Value::Number(n) => out.push(Cow::Owned(n.to_string())),
+        Value::Array(_) | Value::Object(_) => {
+            out.push(Cow::Owned(python_json(&ValueRef::Value(value))))
         }
     }
 }

@@ -2,6 +2,7 @@
 //! whose memory need not outlive them.
 
 use super::embed::IndexConfig;
+use super::fields::Texts;
 use super::item::{Item, SearchItem};
 use super::namespace::Namespace;
 use super::op::{GetOp, ListNamespacesOp, Op, OpResult, PutOp, SearchOp};
@@ -156,12 +157,12 @@ fn text_hash(text: &str) -> u64 {
 /// planned before embedding: a text the stored item has under the same field
 /// keeps its vector; every other text is appended to `to_embed`, its vector's
 /// position to `pending`, to be filled by [`fill_vectors`].
-fn plan_vectors(
+fn plan_vectors<'v>(
     index: &IndexConfig,
     stored: Option<&Entry>,
-    value: &Map<String, Value>,
+    value: &'v Map<String, Value>,
     put_index: &super::op::PutIndex,
-    to_embed: &mut Vec<String>,
+    to_embed: &mut Texts<'v>,
     pending: &mut SmallVec<[usize; 4]>,
 ) -> Vec<Vector> {
     let start = to_embed.len();
@@ -188,7 +189,7 @@ fn plan_vectors(
             Some(old) => {
                 vector.values = old.values.clone();
                 vector.norm = old.norm;
-                to_embed[start + i].clear();
+                to_embed[start + i] = std::borrow::Cow::Borrowed("");
                 kept += 1;
             }
             None => pending.push(i),
@@ -350,7 +351,7 @@ impl InMemoryStore {
         effective: &[bool],
     ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
         let mut planned: Vec<(usize, Vec<Vector>, SmallVec<[usize; 4]>)> = Vec::new();
-        let mut to_embed: Vec<String> = Vec::new();
+        let mut to_embed = Texts::new();
         {
             let data = self.read();
             for (i, op) in ops.iter().enumerate() {
@@ -414,7 +415,7 @@ impl InMemoryStore {
         let Some(value) = &op.value else {
             return Ok(Vec::new());
         };
-        let mut to_embed: Vec<String> = Vec::new();
+        let mut to_embed = Texts::new();
         let mut pending = SmallVec::new();
         let mut vectors = {
             let data = self.read();
@@ -718,5 +719,55 @@ mod tests {
         let ns = Namespace::new(["t"]).unwrap();
         store.put(&ns, "k", json!({"text": "alpha"})).await.unwrap();
         assert!(store.read().namespaces[&ns]["k"].vectors.is_empty());
+    }
+
+    /// A model that does not answer within the index's timeout fails the put
+    /// with `EmbeddingError::Timeout`, and the item keeps its old value.
+    #[tokio::test]
+    async fn an_embedding_past_its_timeout_fails_the_put_and_writes_nothing() {
+        struct Slow;
+        impl crate::store::Embeddings for Slow {
+            fn embed_documents<'a>(
+                &'a self,
+                texts: &'a [&'a str],
+            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+                Box::pin(async move {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    Ok(texts.iter().map(|_| vec![1.0; 4]).collect())
+                })
+            }
+        }
+        let ns = Namespace::new(["t"]).unwrap();
+        let plain = IndexConfig::new(4, HashEmbeddings::new(4))
+            .fields(["text"])
+            .unwrap();
+        let store = InMemoryStore::with_config(StoreConfig::new().index(plain));
+        store.put(&ns, "k", json!({"text": "old"})).await.unwrap();
+        // The same items, behind a slow model.
+        let slow = IndexConfig::new(4, Slow)
+            .fields(["text"])
+            .unwrap()
+            .timeout(Duration::from_millis(100));
+        let slow_store = InMemoryStore {
+            inner: Arc::new(Inner {
+                config: StoreConfig::new().index(slow),
+                data: RwLock::new(std::mem::take(&mut *store.write())),
+            }),
+        };
+        let err = slow_store
+            .put(&ns, "k", json!({"text": "new"}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Embedding(crate::store::EmbeddingError::Timeout { after })
+                    if after == Duration::from_millis(100)
+            ),
+            "{err}"
+        );
+        let kept = slow_store.get(&ns, "k").await.unwrap().unwrap();
+        assert_eq!(kept.value["text"], "old");
+        assert!(slow_store.get(&ns, "other").await.unwrap().is_none());
     }
 }
