@@ -1380,6 +1380,15 @@ mod a_threads_next_run_starts_where_the_last_left_it {
         let app = app(Arc::clone(&saver));
         for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
             let thread = RunConfig::thread(format!("{durability:?}")).with_durability(durability);
+            // A new thread's run keeps nothing (many threads run once); the
+            // second run decodes the checkpoint and keeps its end state.
+            let before = decoded();
+            app.invoke(Turns::update(), &thread).await.unwrap();
+            app.invoke(Turns::update(), &thread).await.unwrap();
+            assert!(
+                decoded() > before,
+                "{durability:?}: the second run decoded nothing"
+            );
             let before = decoded();
             let mut out = None;
             for _ in 0..3 {
@@ -1388,15 +1397,8 @@ mod a_threads_next_run_starts_where_the_last_left_it {
             assert_eq!(decoded(), before, "{durability:?}: a run decoded the log");
             // The untracked field is empty at each new run, as after a read back.
             let out = out.unwrap();
-            assert_eq!(
-                lines(&out),
-                [
-                    r#"turn 0 client="""#,
-                    r#"turn 1 client="""#,
-                    r#"turn 2 client="""#
-                ],
-                "{durability:?}"
-            );
+            let expected: Vec<String> = (0..5).map(|i| format!(r#"turn {i} client="""#)).collect();
+            assert_eq!(lines(&out), expected, "{durability:?}");
             assert_eq!(out.client, "live");
             let stored = app.get_state(&thread).await.unwrap().values;
             assert_eq!(stored.log, out.log);
@@ -1410,6 +1412,7 @@ mod a_threads_next_run_starts_where_the_last_left_it {
         let (ours, theirs) = (app(Arc::clone(&saver)), app(Arc::clone(&saver)));
         let thread = RunConfig::thread("shared").with_durability(Durability::Sync);
         ours.invoke(Turns::update(), &thread).await.unwrap();
+        ours.invoke(Turns::update(), &thread).await.unwrap();
         // Another compiled graph (another process, say) runs a turn.
         theirs.invoke(Turns::update(), &thread).await.unwrap();
         let before = decoded();
@@ -1418,7 +1421,7 @@ mod a_threads_next_run_starts_where_the_last_left_it {
             decoded() > before,
             "the other graph's checkpoint was not read"
         );
-        assert_eq!(out.log.0.len(), 3);
+        assert_eq!(out.log.0.len(), 4);
         // `update_state` stores a checkpoint of its own.
         ours.update_state(
             &thread,
@@ -1430,7 +1433,7 @@ mod a_threads_next_run_starts_where_the_last_left_it {
         let before = decoded();
         let out = ours.invoke(Turns::update(), &thread).await.unwrap();
         assert!(decoded() > before, "the updated checkpoint was not read");
-        assert_eq!(lines(&out)[3..], ["edited", r#"turn 4 client="""#]);
+        assert_eq!(lines(&out)[4..], ["edited", r#"turn 5 client="""#]);
         // Time travel: the checkpoint named is the first turn's.
         let history = ours
             .get_state_history(&thread, &ListOptions::default())

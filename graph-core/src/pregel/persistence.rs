@@ -198,6 +198,9 @@ impl<S: State> Run<S> {
                 }
             }
             None => {
+                // A thread's first run leaves nothing warm: many threads run
+                // once, and keeping the state would cost the output a copy.
+                self.warm = None;
                 if let Some(id) = &p.config.checkpoint_id {
                     return Err(GraphError::Checkpoint(
                         crate::checkpoint::CheckpointError::NotFound {

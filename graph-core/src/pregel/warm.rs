@@ -4,7 +4,9 @@
 //! the whole thread holds.
 //!
 //! An entry is the state of one stored checkpoint (its id, which is unique),
-//! kept when a run ends with that checkpoint stored and nothing changed since;
+//! kept when a run that continued the thread (it loaded a checkpoint: a
+//! thread's first run keeps nothing, as many threads run once) ends with that
+//! checkpoint stored and nothing changed since;
 //! the next run of the thread takes it (it is removed either way) and uses it
 //! only when the checkpoint it loads has that id. A checkpoint written by
 //! anything else (another process, `update_state`, a fork) has another id, and
