@@ -305,15 +305,21 @@ mod deserialize {
 
     #[tokio::test]
     async fn a_panic_restoring_a_checkpoint_names_the_field_and_the_checkpoint() {
-        let app = StateGraph::<Docs>::new()
-            .add_node(node_fn("draft", |_: &Docs| {
-                Docs::update().doc(Doc("draft".to_owned()))
-            }))
-            .add_edge(START, "draft")
-            .compile_with(InMemorySaver::new())
-            .unwrap();
+        let saver = Arc::new(InMemorySaver::new());
+        let graph = || {
+            StateGraph::<Docs>::new()
+                .add_node(node_fn("draft", |_: &Docs| {
+                    Docs::update().doc(Doc("draft".to_owned()))
+                }))
+                .add_edge(START, "draft")
+                .compile_with(Arc::clone(&saver) as Arc<dyn stategraph::checkpoint::Checkpointer>)
+                .unwrap()
+        };
+        // Written by one compiled graph, read by another: a graph's own next
+        // run would start from the state it left in memory, decoding nothing.
+        let (writer, app) = (graph(), graph());
         let config = RunConfig::thread("deserialize");
-        app.invoke(Docs::update(), &config).await.unwrap();
+        writer.invoke(Docs::update(), &config).await.unwrap();
         let stored = app.get_state(&config).await.unwrap().config.checkpoint_id;
 
         READS_PANIC.store(true, Ordering::SeqCst);

@@ -1315,3 +1315,142 @@ mod appended_lists_store_what_they_add {
         }
     }
 }
+
+mod a_threads_next_run_starts_where_the_last_left_it {
+    //! A thread's next run in the same process starts from the state its last
+    //! run left in memory, not from decoding its checkpoint again (a long
+    //! thread's turn costs what it adds); whenever the latest checkpoint is
+    //! not the one that run stored, it decodes the checkpoint as before.
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many `Log`s this test thread decoded.
+        static DECODED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn decoded() -> usize {
+        DECODED.with(Cell::get)
+    }
+
+    #[derive(Clone, Debug, Default, Serialize, PartialEq)]
+    struct Log(Vec<String>);
+
+    impl<'de> Deserialize<'de> for Log {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            DECODED.with(|c| c.set(c.get() + 1));
+            Vec::<String>::deserialize(d).map(Log)
+        }
+    }
+
+    fn join(mut a: Log, b: Log) -> Log {
+        a.0.extend(b.0);
+        a
+    }
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Turns {
+        #[reducer(join)]
+        log: Log,
+        /// Never stored: empty again whenever the thread is read back.
+        #[channel(untracked)]
+        client: String,
+    }
+
+    fn app(saver: Arc<InMemorySaver>) -> CompiledGraph<Turns> {
+        StateGraph::<Turns>::new()
+            .add_node(node_fn("turn", |s: &Turns| {
+                let line = format!("turn {} client={:?}", s.log.0.len(), s.client);
+                Turns::update()
+                    .log(Log(vec![line]))
+                    .client("live".to_owned())
+            }))
+            .add_edge(START, "turn")
+            .compile_with(saver as Arc<dyn stategraph::checkpoint::Checkpointer>)
+            .unwrap()
+    }
+
+    fn lines(state: &Turns) -> Vec<&str> {
+        state.log.0.iter().map(String::as_str).collect()
+    }
+
+    #[tokio::test]
+    async fn without_decoding_and_with_what_a_read_back_would_drop_dropped() {
+        let saver = Arc::new(InMemorySaver::new());
+        let app = app(Arc::clone(&saver));
+        for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+            let thread = RunConfig::thread(format!("{durability:?}")).with_durability(durability);
+            // A new thread's run keeps nothing (many threads run once); the
+            // second run decodes the checkpoint and keeps its end state.
+            let before = decoded();
+            app.invoke(Turns::update(), &thread).await.unwrap();
+            app.invoke(Turns::update(), &thread).await.unwrap();
+            assert!(
+                decoded() > before,
+                "{durability:?}: the second run decoded nothing"
+            );
+            let before = decoded();
+            let mut out = None;
+            for _ in 0..3 {
+                out = Some(app.invoke(Turns::update(), &thread).await.unwrap());
+            }
+            assert_eq!(decoded(), before, "{durability:?}: a run decoded the log");
+            // The untracked field is empty at each new run, as after a read back.
+            let out = out.unwrap();
+            let expected: Vec<String> = (0..5).map(|i| format!(r#"turn {i} client="""#)).collect();
+            assert_eq!(lines(&out), expected, "{durability:?}");
+            assert_eq!(out.client, "live");
+            let stored = app.get_state(&thread).await.unwrap().values;
+            assert_eq!(stored.log, out.log);
+            assert_eq!(stored.client, "");
+        }
+    }
+
+    #[tokio::test]
+    async fn and_a_checkpoint_stored_by_anything_else_is_decoded() {
+        let saver = Arc::new(InMemorySaver::new());
+        let (ours, theirs) = (app(Arc::clone(&saver)), app(Arc::clone(&saver)));
+        let thread = RunConfig::thread("shared").with_durability(Durability::Sync);
+        ours.invoke(Turns::update(), &thread).await.unwrap();
+        ours.invoke(Turns::update(), &thread).await.unwrap();
+        // Another compiled graph (another process, say) runs a turn.
+        theirs.invoke(Turns::update(), &thread).await.unwrap();
+        let before = decoded();
+        let out = ours.invoke(Turns::update(), &thread).await.unwrap();
+        assert!(
+            decoded() > before,
+            "the other graph's checkpoint was not read"
+        );
+        assert_eq!(out.log.0.len(), 4);
+        // `update_state` stores a checkpoint of its own.
+        ours.update_state(
+            &thread,
+            Turns::update().log(Log(vec!["edited".into()])),
+            None,
+        )
+        .await
+        .unwrap();
+        let before = decoded();
+        let out = ours.invoke(Turns::update(), &thread).await.unwrap();
+        assert!(decoded() > before, "the updated checkpoint was not read");
+        assert_eq!(lines(&out)[4..], ["edited", r#"turn 5 client="""#]);
+        // Time travel: the checkpoint named is the first turn's.
+        let history = ours
+            .get_state_history(&thread, &ListOptions::default())
+            .await
+            .unwrap();
+        let first = history
+            .iter()
+            .rev()
+            .find(|s| s.values.log.0.len() == 1)
+            .unwrap();
+        let fork = ours
+            .invoke(
+                Turns::update(),
+                &RunConfig::at_checkpoint(&first.config).with_durability(Durability::Sync),
+            )
+            .await
+            .unwrap();
+        assert_eq!(lines(&fork), [r#"turn 0 client="""#, r#"turn 1 client="""#]);
+    }
+}

@@ -36,6 +36,9 @@ pub struct CompiledGraph<S: State, C: ?Sized = Untyped> {
     context: PhantomData<fn(&C)>,
     /// The long-term memory nodes reach through their context.
     pub(crate) store: Option<Arc<dyn crate::store::Store>>,
+    /// The state each recently run thread was left at, which its next run
+    /// starts from instead of decoding the checkpoint again.
+    warm: Arc<crate::pregel::WarmStates<S>>,
 }
 
 impl<S: State, C: ?Sized> Clone for CompiledGraph<S, C> {
@@ -48,6 +51,7 @@ impl<S: State, C: ?Sized> Clone for CompiledGraph<S, C> {
             cache: self.cache.clone(),
             context: PhantomData,
             store: self.store.clone(),
+            warm: Arc::clone(&self.warm),
         }
     }
 }
@@ -131,6 +135,7 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             cache,
             store,
             context: PhantomData,
+            warm: Arc::default(),
         }
     }
 
@@ -527,6 +532,7 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             self.saver.clone(),
         )?
         .with_cache(self.cache.clone())
+        .with_warm(&self.warm)
         .with_context(context)
         .with_store(self.store.clone());
         let out = run.run(input).await?;
@@ -710,9 +716,11 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         let saver = self.saver.clone();
         let cache = self.cache.clone();
         let store = self.store.clone();
+        let warm = Arc::clone(&self.warm);
         let run = async move {
             let run = Run::new(graph, config, Some(sink), saver)?
                 .with_cache(cache)
+                .with_warm(&warm)
                 .with_context(context)
                 .with_store(store);
             run.run(input).await.map(drop)
@@ -737,6 +745,7 @@ impl<S: State> CompiledGraph<S> {
             cache: self.cache.clone(),
             store: self.store.clone(),
             context: PhantomData,
+            warm: Arc::clone(&self.warm),
         }
     }
 }

@@ -32,6 +32,7 @@ mod schedule;
 mod snapshot;
 mod streaming;
 mod update;
+mod warm;
 mod writes;
 
 use crate::checkpoint::{CheckpointSource, CheckpointTuple, Checkpointer, PendingWrite};
@@ -58,6 +59,7 @@ pub(crate) use pause::TaskInterrupt;
 pub(crate) use persist::decode_answers;
 pub(crate) use persistence::VERSION_SALT_LEN;
 pub(crate) use streaming::EventSink;
+pub(crate) use warm::WarmStates;
 
 /// Returns `Pending` once (waking itself), so whoever polls the run gets control.
 struct YieldOnce(bool);
@@ -125,6 +127,9 @@ pub(crate) struct Run<S: State> {
     context: crate::context::RunContext,
     /// The long-term memory the nodes reach through their context.
     store: Option<Arc<dyn crate::store::Store>>,
+    /// Where a root run of a state without managed fields finds and leaves
+    /// its thread's state between runs.
+    warm: Option<Arc<WarmStates<S>>>,
     /// A test's hold before each superstep's tasks (`crate::testing::Stepper`).
     #[cfg(feature = "test-util")]
     gate: Option<Arc<gate::Gate<S>>>,
@@ -223,6 +228,7 @@ impl<S: State> Run<S> {
             cache: None,
             context: None,
             store: None,
+            warm: None,
             #[cfg(feature = "test-util")]
             gate: None,
         })
@@ -231,6 +237,15 @@ impl<S: State> Run<S> {
     /// The run with the compiled graph's node cache.
     pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The run with the compiled graph's warm states (see `warm`); only a
+    /// root run of a state without managed fields uses them.
+    pub(crate) fn with_warm(mut self, warm: &Arc<WarmStates<S>>) -> Self {
+        if !S::HAS_MANAGED && self.nested.is_none() {
+            self.warm = Some(Arc::clone(warm));
+        }
         self
     }
 
@@ -262,8 +277,9 @@ impl<S: State> Run<S> {
             let guard = self.begin_run().await?;
             self.write_through(&guard);
             let result = unwind::contain(self.run_steps(input)).await;
-            if let Err(e) = &result {
-                self.settle_puts(e).await;
+            match &result {
+                Ok(_) => self.keep_warm(),
+                Err(e) => self.settle_puts(e).await,
             }
             guard.release().await;
             result
@@ -288,7 +304,14 @@ impl<S: State> Run<S> {
     /// from `__start__` (stored as an `input` checkpoint); no input or a
     /// `Command` resumes the loaded checkpoint with its stored writes.
     async fn begin(&mut self, input: GraphInput<S>) -> Result<Start, GraphError> {
-        let loaded = self.load().await?;
+        let mut loaded = self.load().await?;
+        if let Some(tuple) = &mut loaded {
+            // Restored: the run needs the checkpoint's writes and metadata, not
+            // its values. Dropping them lets a saver that shares its newest
+            // values (the in-memory saver, extending a list in place) update
+            // them without a copy.
+            tuple.checkpoint.channel_values = crate::checkpoint::NameMap::new();
+        }
         let limit = self.limit();
         let has_versions = self.schedule.versions.max > 0;
         if let Some(nested) = &self.nested {

@@ -674,14 +674,31 @@ impl<S: State> Run<S> {
     /// Restores every channel, version and `versions_seen` entry from `tuple`.
     /// A `Deserialize` impl that panics is [`PanicSite::Deserializing`].
     pub(crate) fn restore(&mut self, tuple: &CheckpointTuple) -> Result<(), GraphError> {
+        self.restore_from(tuple, None)
+    }
+
+    /// [`restore`](Self::restore), starting from `warm`, the state a run left
+    /// in memory when it stored `tuple`: the state fields stored with a value
+    /// keep it and are not decoded.
+    pub(super) fn restore_from(
+        &mut self,
+        tuple: &CheckpointTuple,
+        warm: Option<super::warm::Warm<S>>,
+    ) -> Result<(), GraphError> {
+        let decoded = warm.is_none();
+        if let Some(warm) = warm {
+            self.state = warm.state;
+            self.fields = warm.fields;
+        }
         let mut at = Decoding::default();
-        unwind::catch(|| self.restore_channels(tuple, &mut at))
+        unwind::catch(|| self.restore_channels(tuple, decoded, &mut at))
             .unwrap_or_else(|panic| Err(at.panicked(panic, tuple, &self.graph)))
     }
 
     fn restore_channels(
         &mut self,
         tuple: &CheckpointTuple,
+        decoded: bool,
         at: &mut Decoding,
     ) -> Result<(), GraphError> {
         let graph = Arc::clone(&self.graph);
@@ -703,7 +720,9 @@ impl<S: State> Run<S> {
                 appends.at(c, text.clone());
             }
             let value = cp.channel_values.get(name);
-            if c < graph.num_fields() {
+            if c < graph.num_fields() && !decoded && value.is_some() {
+                // The warm state holds this value already.
+            } else if c < graph.num_fields() {
                 let state = Arc::make_mut(&mut self.state);
                 *at = Decoding::Field(c);
                 let result = match value {

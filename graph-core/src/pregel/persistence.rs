@@ -177,7 +177,14 @@ impl<S: State> Run<S> {
         let tuple = p.saver.get_tuple(&p.config).await?;
         match &tuple {
             Some(tuple) => {
-                self.restore(tuple)?;
+                let warm = self.warm.as_ref().and_then(|warm| {
+                    warm.take(
+                        &p.config.thread_id,
+                        &p.config.checkpoint_ns,
+                        &tuple.checkpoint.id,
+                    )
+                });
+                self.restore_from(tuple, warm)?;
                 self.persist.checkpoint_step = tuple.metadata.step;
                 self.persist.pending_source = tuple.metadata.source;
                 self.schedule.step = tuple.metadata.step + 1;
@@ -191,6 +198,9 @@ impl<S: State> Run<S> {
                 }
             }
             None => {
+                // A thread's first run leaves nothing warm: many threads run
+                // once, and keeping the state would cost the output a copy.
+                self.warm = None;
                 if let Some(id) = &p.config.checkpoint_id {
                     return Err(GraphError::Checkpoint(
                         crate::checkpoint::CheckpointError::NotFound {
@@ -204,6 +214,30 @@ impl<S: State> Run<S> {
             }
         }
         Ok(tuple)
+    }
+
+    /// A run that ended with its state stored (as the checkpoint it loaded or
+    /// the last it put, nothing changed since) leaves the state for the next
+    /// run of its thread (see `warm`).
+    pub(super) fn keep_warm(&self) {
+        let (Some(warm), Some(p)) = (&self.warm, &self.persist.saver) else {
+            return;
+        };
+        let Some(id) = &p.config.checkpoint_id else {
+            return;
+        };
+        if self.persist.saved
+            && self.persist.background_put.is_none()
+            && self.schedule.versions.changed.is_empty()
+        {
+            warm.keep(
+                &p.config.thread_id,
+                &p.config.checkpoint_ns,
+                id,
+                Arc::clone(&self.state),
+                self.fields.clone(),
+            );
+        }
     }
 
     /// Creates the checkpoint of the current state and stores it as the durability
