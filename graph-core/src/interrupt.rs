@@ -261,6 +261,13 @@ impl fmt::Display for InterruptSignal {
 
 impl std::error::Error for InterruptSignal {}
 
+/// The answers stored in a `__resume__` write (a list; a bare value is one answer).
+pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
+    value
+        .decode::<Vec<Blob>>()
+        .unwrap_or_else(|_| vec![value.clone()])
+}
+
 /// The run-wide resume value (`Command::resume(v)`): the first task whose
 /// `interrupt` call finds no answer of its own takes it.
 #[derive(Default)]

@@ -698,7 +698,7 @@ fn call_pad(ctx: &Context, name: &str, id: &str) -> Scratchpad {
                 .iter()
                 .find(|w| w.task_id == id && w.channel == RESUME)
         })
-        .map(|w| crate::pregel::decode_answers(&w.value))
+        .map(|w| crate::interrupt::decode_answers(&w.value))
         .unwrap_or_default();
     if let Some((_, answer)) = step
         .resume_map

@@ -56,7 +56,6 @@ use streaming::Streaming;
 pub(crate) use crate::scope::StepScope;
 pub(crate) use nested::recast;
 pub(crate) use pause::TaskInterrupt;
-pub(crate) use persist::decode_answers;
 pub(crate) use persistence::VERSION_SALT_LEN;
 pub(crate) use streaming::EventSink;
 pub(crate) use warm::WarmStates;

@@ -34,13 +34,6 @@ pub(crate) fn is_control(channel: &str) -> bool {
     matches!(channel, ERROR | INTERRUPT | RESUME | "__scheduled__")
 }
 
-/// The answers stored in a `__resume__` write (a list; a bare value is one answer).
-pub(crate) fn decode_answers(value: &Blob) -> Vec<Blob> {
-    value
-        .decode::<Vec<Blob>>()
-        .unwrap_or_else(|_| vec![value.clone()])
-}
-
 /// The error of a panic in the `Serialize` impl of field `field`: the field a
 /// collector was at when the visit of a state or an update panicked (one catch
 /// per visit, not per field: this runs for every checkpoint).

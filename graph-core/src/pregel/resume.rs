@@ -3,12 +3,13 @@
 //! applied before the first superstep), resume values reach the tasks that asked,
 //! and replaying an old checkpoint forks it.
 
-use super::persist::{self, decode_answers, NULL_TASK_ID};
+use super::persist::{self, NULL_TASK_ID};
 use super::writes::{ControlWrite, TaskResult, TaskWrites};
 use super::{Run, Task};
 use crate::checkpoint::{Blob, CheckpointSource, CheckpointTuple, PendingWrite};
 use crate::command::{Destination, GotoTarget, Route};
 use crate::error::{EmptyInputError, GraphError, InvalidUpdateError, ResumeError};
+use crate::interrupt::decode_answers;
 use crate::interrupt::{interrupt_id, Interrupt, NullResume, Resume};
 use crate::io::InputCommand;
 use crate::state::{FieldSet, State, StateUpdate};
