@@ -115,12 +115,18 @@ impl SqliteDb {
         metadata: &Map<String, Value>,
     ) -> Result<bool, ApiError> {
         let now = now();
-        let n = self.conn()?.prepare_cached("INSERT OR IGNORE INTO server_threads (thread_id, created_at, updated_at, \
+        let n = self
+            .conn()?
+            .prepare_cached(
+                "INSERT OR IGNORE INTO server_threads (thread_id, created_at, updated_at, \
              state_updated_at, metadata, status, config, state_values, interrupts, error) \
-             VALUES (?1, ?2, ?2, ?2, ?3, 'idle', '{}', NULL, '{}', NULL)")?
-            .execute(
-            params![thread_id, now, Value::Object(metadata.clone()).to_string()],
-        )?;
+             VALUES (?1, ?2, ?2, ?2, ?3, 'idle', '{}', NULL, '{}', NULL)",
+            )?
+            .execute(params![
+                thread_id,
+                now,
+                Value::Object(metadata.clone()).to_string()
+            ])?;
         Ok(n == 1)
     }
 
@@ -128,10 +134,11 @@ impl SqliteDb {
     pub(crate) fn thread(&self, thread_id: &str) -> Result<Option<Value>, ApiError> {
         let conn = self.conn()?;
         let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = ?1");
-        Ok(conn
+        let thread = conn
             .prepare_cached(&sql)?
-            .query_row( params![thread_id], thread_json)
-            .optional()?)
+            .query_row(params![thread_id], thread_json)
+            .optional()?;
+        Ok(thread)
     }
 
     /// Every thread, newest first.
@@ -152,20 +159,17 @@ impl SqliteDb {
         let conn = self.conn()?;
         let current: Option<String> = conn
             .prepare_cached("SELECT metadata FROM server_threads WHERE thread_id = ?1")?
-            .query_row(
-                params![thread_id],
-                |r| r.get(0),
-            )
+            .query_row(params![thread_id], |r| r.get(0))
             .optional()?;
         let Some(current) = current else {
             return Ok(false);
         };
         let mut merged = parse_map(&current);
         merged.extend(metadata.clone());
-        conn.prepare_cached("UPDATE server_threads SET metadata = ?2, updated_at = ?3 WHERE thread_id = ?1")?
-            .execute(
-            params![thread_id, Value::Object(merged).to_string(), now()],
-        )?;
+        conn.prepare_cached(
+            "UPDATE server_threads SET metadata = ?2, updated_at = ?3 WHERE thread_id = ?1",
+        )?
+        .execute(params![thread_id, Value::Object(merged).to_string(), now()])?;
         Ok(true)
     }
 
@@ -180,27 +184,27 @@ impl SqliteDb {
         error: Option<&Value>,
     ) -> Result<(), ApiError> {
         let now = now();
-        self.conn()?.prepare_cached("UPDATE server_threads SET status = ?2, state_values = ?3, interrupts = ?4, \
-             error = ?5, updated_at = ?6, state_updated_at = ?6 WHERE thread_id = ?1")?
-            .execute(
-            params![
+        self.conn()?
+            .prepare_cached(
+                "UPDATE server_threads SET status = ?2, state_values = ?3, interrupts = ?4, \
+             error = ?5, updated_at = ?6, state_updated_at = ?6 WHERE thread_id = ?1",
+            )?
+            .execute(params![
                 thread_id,
                 status,
                 values.map(Value::to_string),
                 interrupts.to_string(),
                 error.map(Value::to_string),
                 now
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 
     /// Sets a thread's status only.
     pub(crate) fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), ApiError> {
-        self.conn()?.prepare_cached("UPDATE server_threads SET status = ?2 WHERE thread_id = ?1")?
-            .execute(
-            params![thread_id, status],
-        )?;
+        self.conn()?
+            .prepare_cached("UPDATE server_threads SET status = ?2 WHERE thread_id = ?1")?
+            .execute(params![thread_id, status])?;
         Ok(())
     }
 
@@ -208,13 +212,10 @@ impl SqliteDb {
     pub(crate) fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
         let conn = self.conn()?;
         conn.prepare_cached("DELETE FROM server_runs WHERE thread_id = ?1")?
-            .execute(
-            params![thread_id],
-        )?;
-        let n = conn.prepare_cached("DELETE FROM server_threads WHERE thread_id = ?1")?
-            .execute(
-            params![thread_id],
-        )?;
+            .execute(params![thread_id])?;
+        let n = conn
+            .prepare_cached("DELETE FROM server_threads WHERE thread_id = ?1")?
+            .execute(params![thread_id])?;
         Ok(n == 1)
     }
 
@@ -226,33 +227,33 @@ impl SqliteDb {
     ) -> Result<Option<i64>, ApiError> {
         let conn = self.conn()?;
         if reject_busy {
-            let busy: bool = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM server_runs WHERE thread_id = ?1 \
-                 AND status IN ('pending', 'running'))")?
-            .query_row(
-                params![run.thread_id],
-                |r| r.get(0),
-            )?;
+            let busy: bool = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM server_runs WHERE thread_id = ?1 \
+                 AND status IN ('pending', 'running'))",
+                )?
+                .query_row(params![run.thread_id], |r| r.get(0))?;
             if busy {
                 return Err(ApiError::ThreadBusy(run.thread_id.clone()));
             }
         }
-        conn.prepare_cached("INSERT INTO server_runs (run_id, thread_id, assistant_id, created_at, updated_at, \
+        conn.prepare_cached(
+            "INSERT INTO server_runs (run_id, thread_id, assistant_id, created_at, updated_at, \
              status, metadata, kwargs, multitask_strategy, temporary) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
-            .execute(
-            params![
-                run.run_id,
-                run.thread_id,
-                run.assistant_id,
-                run.created_at,
-                run.updated_at,
-                run.status,
-                Value::Object(run.metadata.clone()).to_string(),
-                run.kwargs,
-                run.multitask_strategy,
-                run.temporary
-            ],
-        )?;
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?
+        .execute(params![
+            run.run_id,
+            run.thread_id,
+            run.assistant_id,
+            run.created_at,
+            run.updated_at,
+            run.status,
+            Value::Object(run.metadata.clone()).to_string(),
+            run.kwargs,
+            run.multitask_strategy,
+            run.temporary
+        ])?;
         Ok(None)
     }
 
@@ -261,10 +262,11 @@ impl SqliteDb {
         let conn = self.conn()?;
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE run_id = ?1 AND thread_id = ?2");
-        Ok(conn
+        let run = conn
             .prepare_cached(&sql)?
-            .query_row( params![run_id, thread_id], run_row)
-            .optional()?)
+            .query_row(params![run_id, thread_id], run_row)
+            .optional()?;
+        Ok(run)
     }
 
     /// A thread's runs, newest first.
@@ -307,10 +309,11 @@ impl SqliteDb {
         status: &str,
         _outcome: &Value,
     ) -> Result<(), ApiError> {
-        self.conn()?.prepare_cached("UPDATE server_runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1")?
-            .execute(
-            params![run_id, status, now()],
-        )?;
+        self.conn()?
+            .prepare_cached(
+                "UPDATE server_runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
+            )?
+            .execute(params![run_id, status, now()])?;
         Ok(())
     }
 
@@ -319,15 +322,13 @@ impl SqliteDb {
         let conn = self.conn()?;
         let n = if delete {
             conn.prepare_cached("DELETE FROM server_runs WHERE run_id = ?1 AND status = 'pending'")?
-            .execute(
-                params![run_id],
-            )?
+                .execute(params![run_id])?
         } else {
-            conn.prepare_cached("UPDATE server_runs SET status = 'interrupted', updated_at = ?2 \
-                 WHERE run_id = ?1 AND status = 'pending'")?
-            .execute(
-                params![run_id, now()],
+            conn.prepare_cached(
+                "UPDATE server_runs SET status = 'interrupted', updated_at = ?2 \
+                 WHERE run_id = ?1 AND status = 'pending'",
             )?
+            .execute(params![run_id, now()])?
         };
         Ok(n == 1)
     }
@@ -337,7 +338,7 @@ impl SqliteDb {
         let n = self
             .conn()?
             .prepare_cached("DELETE FROM server_runs WHERE run_id = ?1")?
-            .execute( params![run_id])?;
+            .execute(params![run_id])?;
         Ok(n == 1)
     }
 
@@ -360,10 +361,10 @@ impl SqliteDb {
         };
         let now = now();
         for run in &runs {
-            tx.prepare_cached("UPDATE server_runs SET status = 'running', updated_at = ?2 WHERE run_id = ?1")?
-            .execute(
-                params![run.run_id, now],
-            )?;
+            tx.prepare_cached(
+                "UPDATE server_runs SET status = 'running', updated_at = ?2 WHERE run_id = ?1",
+            )?
+            .execute(params![run.run_id, now])?;
         }
         tx.commit()?;
         Ok(runs)
@@ -372,21 +373,21 @@ impl SqliteDb {
     /// Queues again the runs a stopped process left `running`; returns them.
     pub(crate) fn requeue_running(&self) -> Result<Vec<String>, ApiError> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare_cached("SELECT run_id FROM server_runs WHERE status = 'running'")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT run_id FROM server_runs WHERE status = 'running'")?;
         let ids: Vec<String> = stmt
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         conn.prepare_cached("UPDATE server_runs SET status = 'pending' WHERE status = 'running'")?
-            .execute(
-            [],
-        )?;
+            .execute([])?;
         Ok(ids)
     }
 
     /// The ids of every pending run.
     pub(crate) fn pending_runs(&self) -> Result<Vec<String>, ApiError> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare_cached("SELECT run_id FROM server_runs WHERE status = 'pending'")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT run_id FROM server_runs WHERE status = 'pending'")?;
         let ids = stmt
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
