@@ -14,6 +14,7 @@ mod sqlite;
 
 use crate::error::ApiError;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 pub(crate) use sqlite::SqliteDb;
 
@@ -89,22 +90,27 @@ fn parse_map(text: &str) -> Map<String, Value> {
 /// The threads and runs tables, in the backend the server was given.
 pub(crate) enum Db {
     /// A SQLite file, for one process.
-    Sqlite(SqliteDb),
+    Sqlite(Arc<SqliteDb>),
     /// PostgreSQL, shared by every server process.
     #[cfg(feature = "postgres")]
     Postgres(postgres::PgDb),
 }
 
-/// Dispatches a call to the backend: SQLite's calls are synchronous (a mutex
-/// around one connection), PostgreSQL's are awaited.
-macro_rules! dispatch {
-    ($self:ident . $method:ident ( $($arg:expr),* )) => {
-        match $self {
-            Db::Sqlite(db) => db.$method($($arg),*),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(db) => db.$method($($arg),*).await,
-        }
-    };
+/// Runs a SQLite call on tokio's blocking threads: the connection is
+/// synchronous, and its busy handler sleeps while the checkpointer's
+/// connection holds the file's write lock, which must not stall the async
+/// workers that serve every other request. (`spawn_blocking`, not
+/// `block_in_place`: it works on a current-thread runtime too.)
+pub(crate) async fn blocking<T: Send + 'static>(
+    db: &Arc<SqliteDb>,
+    call: impl FnOnce(&SqliteDb) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let db = Arc::clone(db);
+    tokio::task::spawn_blocking(move || call(&db))
+        .await
+        .map_err(|e| ApiError::Internal {
+            message: format!("a database call did not finish: {e}"),
+        })?
 }
 
 impl Db {
@@ -120,17 +126,35 @@ impl Db {
         thread_id: &str,
         metadata: &Map<String, Value>,
     ) -> Result<bool, ApiError> {
-        dispatch!(self.insert_thread(thread_id, metadata))
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, metadata) = (thread_id.to_owned(), map_text(metadata));
+                blocking(db, move |db| db.insert_thread(&thread_id, &metadata)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.insert_thread(thread_id, metadata).await,
+        }
     }
 
     /// A thread in LangGraph Server's `Thread` shape.
     pub(crate) async fn thread(&self, thread_id: &str) -> Result<Option<Value>, ApiError> {
-        dispatch!(self.thread(thread_id))
+        match self {
+            Db::Sqlite(db) => {
+                let thread_id = thread_id.to_owned();
+                blocking(db, move |db| db.thread(&thread_id)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.thread(thread_id).await,
+        }
     }
 
     /// Every thread, newest first.
     pub(crate) async fn threads(&self) -> Result<Vec<Value>, ApiError> {
-        dispatch!(self.threads())
+        match self {
+            Db::Sqlite(db) => blocking(db, SqliteDb::threads).await,
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.threads().await,
+        }
     }
 
     /// Merges `metadata` into the thread's; `false` if there is no such thread.
@@ -139,11 +163,40 @@ impl Db {
         thread_id: &str,
         metadata: &Map<String, Value>,
     ) -> Result<bool, ApiError> {
-        dispatch!(self.patch_thread(thread_id, metadata))
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, metadata) = (thread_id.to_owned(), metadata.clone());
+                blocking(db, move |db| db.patch_thread(&thread_id, metadata, false)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.patch_thread(thread_id, metadata).await,
+        }
     }
 
-    /// Records a thread's state after a run or an update: status, values,
-    /// pending interrupts, error.
+    /// Merges `metadata` into the thread's and marks it `busy` (a run is
+    /// being queued on it); `false` if there is no such thread.
+    pub(crate) async fn patch_thread_busy(
+        &self,
+        thread_id: &str,
+        metadata: &Map<String, Value>,
+    ) -> Result<bool, ApiError> {
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, metadata) = (thread_id.to_owned(), metadata.clone());
+                blocking(db, move |db| db.patch_thread(&thread_id, metadata, true)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => {
+                let found = db.patch_thread(thread_id, metadata).await?;
+                db.set_thread_status(thread_id, "busy").await?;
+                Ok(found)
+            }
+        }
+    }
+
+    /// Records a thread's state after a run or an update: status (or `busy`
+    /// while the thread has a pending or running run, checked in the same
+    /// statement), values, pending interrupts, error.
     pub(crate) async fn set_thread_state(
         &self,
         thread_id: &str,
@@ -152,7 +205,23 @@ impl Db {
         interrupts: &Value,
         error: Option<&Value>,
     ) -> Result<(), ApiError> {
-        dispatch!(self.set_thread_state(thread_id, status, values, interrupts, error))
+        match self {
+            Db::Sqlite(db) => {
+                let state = sqlite::ThreadState {
+                    status: status.to_owned(),
+                    values: values.map(Value::to_string),
+                    interrupts: interrupts.to_string(),
+                    error: error.map(Value::to_string),
+                };
+                let thread_id = thread_id.to_owned();
+                blocking(db, move |db| db.set_thread_state(&thread_id, &state)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => {
+                db.set_thread_state(thread_id, status, values, interrupts, error)
+                    .await
+            }
+        }
     }
 
     /// Sets a thread's status only.
@@ -161,12 +230,26 @@ impl Db {
         thread_id: &str,
         status: &str,
     ) -> Result<(), ApiError> {
-        dispatch!(self.set_thread_status(thread_id, status))
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, status) = (thread_id.to_owned(), status.to_owned());
+                blocking(db, move |db| db.set_thread_status(&thread_id, &status)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.set_thread_status(thread_id, status).await,
+        }
     }
 
     /// Deletes a thread and its runs; `false` if there was none.
     pub(crate) async fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
-        dispatch!(self.delete_thread(thread_id))
+        match self {
+            Db::Sqlite(db) => {
+                let thread_id = thread_id.to_owned();
+                blocking(db, move |db| db.delete_thread(&thread_id)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.delete_thread(thread_id).await,
+        }
     }
 
     /// Queues a run. With `reject_busy`, refuses it (`ThreadBusy`) when its
@@ -178,7 +261,14 @@ impl Db {
         run: &RunRow,
         reject_busy: bool,
     ) -> Result<Option<i64>, ApiError> {
-        dispatch!(self.insert_run(run, reject_busy))
+        match self {
+            Db::Sqlite(db) => {
+                let run = run.clone();
+                blocking(db, move |db| db.insert_run(&run, reject_busy)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.insert_run(run, reject_busy).await,
+        }
     }
 
     /// A run of a thread.
@@ -187,7 +277,14 @@ impl Db {
         thread_id: &str,
         run_id: &str,
     ) -> Result<Option<RunRow>, ApiError> {
-        dispatch!(self.run(thread_id, run_id))
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, run_id) = (thread_id.to_owned(), run_id.to_owned());
+                blocking(db, move |db| db.run(&thread_id, &run_id)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.run(thread_id, run_id).await,
+        }
     }
 
     /// A thread's runs, newest first.
@@ -198,12 +295,29 @@ impl Db {
         limit: usize,
         offset: usize,
     ) -> Result<Vec<RunRow>, ApiError> {
-        dispatch!(self.runs(thread_id, status, limit, offset))
+        match self {
+            Db::Sqlite(db) => {
+                let (thread_id, status) = (thread_id.to_owned(), status.map(str::to_owned));
+                blocking(db, move |db| {
+                    db.runs(&thread_id, status.as_deref(), limit, offset)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.runs(thread_id, status, limit, offset).await,
+        }
     }
 
     /// The ids of a thread's pending and running runs, oldest first.
     pub(crate) async fn active_runs(&self, thread_id: &str) -> Result<Vec<String>, ApiError> {
-        dispatch!(self.active_runs(thread_id))
+        match self {
+            Db::Sqlite(db) => {
+                let thread_id = thread_id.to_owned();
+                blocking(db, move |db| db.active_runs(&thread_id)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.active_runs(thread_id).await,
+        }
     }
 
     /// Records how a run ended: its status and what `wait` answers for it.
@@ -213,7 +327,16 @@ impl Db {
         status: &str,
         outcome: &Value,
     ) -> Result<(), ApiError> {
-        dispatch!(self.finish_run(run_id, status, outcome))
+        match self {
+            Db::Sqlite(db) => {
+                // A SQLite server keeps the outcome with the live run.
+                let _ = outcome;
+                let (run_id, status) = (run_id.to_owned(), status.to_owned());
+                blocking(db, move |db| db.finish_run(&run_id, &status)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.finish_run(run_id, status, outcome).await,
+        }
     }
 
     /// Cancels a run that has not started: marks it `interrupted`, or deletes
@@ -223,13 +346,33 @@ impl Db {
         run_id: &str,
         delete: bool,
     ) -> Result<bool, ApiError> {
-        dispatch!(self.cancel_pending(run_id, delete))
+        match self {
+            Db::Sqlite(db) => {
+                let run_id = run_id.to_owned();
+                blocking(db, move |db| db.cancel_pending(&run_id, delete)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.cancel_pending(run_id, delete).await,
+        }
     }
 
     /// Deletes a run.
     pub(crate) async fn delete_run(&self, run_id: &str) -> Result<bool, ApiError> {
-        dispatch!(self.delete_run(run_id))
+        match self {
+            Db::Sqlite(db) => {
+                let run_id = run_id.to_owned();
+                blocking(db, move |db| db.delete_run(&run_id)).await
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.delete_run(run_id).await,
+        }
     }
+}
+
+/// A metadata map as stored (JSON text).
+fn map_text(map: &Map<String, Value>) -> String {
+    // A map of JSON values always serializes.
+    serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned())
 }
 
 /// A run's status once it is over: `success`, `error`, `interrupted`.

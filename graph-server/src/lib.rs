@@ -427,7 +427,8 @@ impl Server {
                 Arc::new(store) as Arc<dyn graph_core::store::Store>
             }
         };
-        self.start_with(db::Db::Sqlite(db), saver, store).await
+        self.start_with(db::Db::Sqlite(Arc::new(db)), saver, store)
+            .await
     }
 
     async fn start_with(

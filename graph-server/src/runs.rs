@@ -10,7 +10,7 @@
 use crate::auth::Caller;
 #[cfg(feature = "postgres")]
 use crate::db::is_final;
-use crate::db::{cancelled_outcome, new_id, now, Db, RunRow};
+use crate::db::{cancelled_outcome, new_id, now, Db, RunRow, SqliteDb};
 use crate::error::{run_error_json, ApiError};
 use crate::graph::{interrupts_of, pending_interrupts, RunInput, ServedGraph, WireEvent};
 use crate::wire::{MultitaskStrategy, OnCompletion, RunCreate};
@@ -374,8 +374,7 @@ impl Shared {
         let mut tags = Map::new();
         tags.insert("graph_id".into(), json!(assistant.graph_id));
         tags.insert("assistant_id".into(), json!(assistant.id));
-        self.db.patch_thread(&thread_id, &tags).await?;
-        self.db.set_thread_status(&thread_id, "busy").await?;
+        self.db.patch_thread_busy(&thread_id, &tags).await?;
         let now = now();
         let run = RunRow {
             run_id: new_id(),
@@ -602,7 +601,7 @@ impl Shared {
     async fn work_sqlite(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         loop {
             if let Db::Sqlite(db) = &self.db {
-                match db.claim() {
+                match crate::db::blocking(db, SqliteDb::claim).await {
                     Ok(runs) => {
                         for run in runs {
                             let live = self.live_or_new(&run.run_id);
@@ -1011,30 +1010,23 @@ impl Shared {
         if cancelled != Some(CancelAction::Rollback) {
             self.db.finish_run(&run.run_id, status, &answer).await?;
         }
-        self.db
-            .set_thread_state(
-                &run.thread_id,
-                thread_status,
-                has_values.then_some(&state["values"]),
-                &interrupts,
-                error,
-            )
-            .await?;
-        self.settle_thread_after(&run.thread_id, thread_status)
-            .await?;
         if temporary_delete {
+            // Its state is not recorded: the thread goes.
             self.db.delete_thread(&run.thread_id).await?;
             self.saver.delete_thread(&run.thread_id).await?;
+        } else {
+            // `busy` instead if another run is queued on the thread.
+            self.db
+                .set_thread_state(
+                    &run.thread_id,
+                    thread_status,
+                    has_values.then_some(&state["values"]),
+                    &interrupts,
+                    error,
+                )
+                .await?;
         }
         Ok(answer)
-    }
-
-    async fn settle_thread_after(&self, thread_id: &str, status: &str) -> Result<(), ApiError> {
-        if !self.db.active_runs(thread_id).await?.is_empty() {
-            self.db.set_thread_status(thread_id, "busy").await
-        } else {
-            self.db.set_thread_status(thread_id, status).await
-        }
     }
 }
 

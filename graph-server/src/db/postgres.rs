@@ -248,7 +248,9 @@ impl PgDb {
         self.client()
             .await?
             .execute(
-                "UPDATE server_threads SET status = $2, state_values = $3, interrupts = $4, \
+                "UPDATE server_threads SET status = CASE WHEN EXISTS (SELECT 1 FROM server_runs \
+                 WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy' \
+                 ELSE $2::text END, state_values = $3, interrupts = $4, \
                  error = $5, updated_at = $6, state_updated_at = $6 WHERE thread_id = $1",
                 &[
                     &thread_id,

@@ -44,6 +44,18 @@ CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, status)
 CREATE INDEX IF NOT EXISTS server_runs_pending ON server_runs (seq) WHERE status = 'pending';
 ";
 
+/// A thread's state as [`SqliteDb::set_thread_state`] stores it: the JSON
+/// already written out (on the async side, so that the blocking call owns
+/// text, not the values).
+pub(crate) struct ThreadState {
+    /// `idle`, `interrupted` or `error`; stored as `busy` while the thread has
+    /// a pending or running run.
+    pub status: String,
+    pub values: Option<String>,
+    pub interrupts: String,
+    pub error: Option<String>,
+}
+
 /// The connection to the threads and runs tables (WAL with `synchronous =
 /// NORMAL`, as graph-sqlite's checkpoints: a commit survives a crash of the
 /// process; the last ones may be lost if the machine loses power).
@@ -109,11 +121,7 @@ impl SqliteDb {
     }
 
     /// Creates a thread; `false` if it exists.
-    pub(crate) fn insert_thread(
-        &self,
-        thread_id: &str,
-        metadata: &Map<String, Value>,
-    ) -> Result<bool, ApiError> {
+    pub(crate) fn insert_thread(&self, thread_id: &str, metadata: &str) -> Result<bool, ApiError> {
         let now = now();
         let n = self
             .conn()?
@@ -122,11 +130,7 @@ impl SqliteDb {
              state_updated_at, metadata, status, config, state_values, interrupts, error) \
              VALUES (?1, ?2, ?2, ?2, ?3, 'idle', '{}', NULL, '{}', NULL)",
             )?
-            .execute(params![
-                thread_id,
-                now,
-                Value::Object(metadata.clone()).to_string()
-            ])?;
+            .execute(params![thread_id, now, metadata])?;
         Ok(n == 1)
     }
 
@@ -134,9 +138,11 @@ impl SqliteDb {
     pub(crate) fn thread(&self, thread_id: &str) -> Result<Option<Value>, ApiError> {
         let conn = self.conn()?;
         let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = ?1");
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let found = stmt.query_row(params![thread_id], thread_json).optional()?;
-        Ok(found)
+        let thread = conn
+            .prepare_cached(&sql)?
+            .query_row(params![thread_id], thread_json)
+            .optional()?;
+        Ok(thread)
     }
 
     /// Every thread, newest first.
@@ -148,11 +154,14 @@ impl SqliteDb {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Merges `metadata` into the thread's; `false` if there is no such thread.
+    /// Merges `metadata` into the thread's; `false` if there is no such
+    /// thread. With `busy`, marks the thread `busy` in the same write (a new
+    /// run's thread: one write transaction instead of two).
     pub(crate) fn patch_thread(
         &self,
         thread_id: &str,
-        metadata: &Map<String, Value>,
+        metadata: Map<String, Value>,
+        busy: bool,
     ) -> Result<bool, ApiError> {
         let conn = self.conn()?;
         let current: Option<String> = conn
@@ -163,36 +172,41 @@ impl SqliteDb {
             return Ok(false);
         };
         let mut merged = parse_map(&current);
-        merged.extend(metadata.clone());
+        merged.extend(metadata);
         conn.prepare_cached(
-            "UPDATE server_threads SET metadata = ?2, updated_at = ?3 WHERE thread_id = ?1",
+            "UPDATE server_threads SET metadata = ?2, updated_at = ?3, \
+             status = CASE WHEN ?4 THEN 'busy' ELSE status END WHERE thread_id = ?1",
         )?
-        .execute(params![thread_id, Value::Object(merged).to_string(), now()])?;
+        .execute(params![
+            thread_id,
+            Value::Object(merged).to_string(),
+            now(),
+            busy
+        ])?;
         Ok(true)
     }
 
-    /// Records a thread's state after a run or an update: status, values,
-    /// pending interrupts, error.
+    /// Records a thread's state after a run or an update (see
+    /// [`Db::set_thread_state`](super::Db::set_thread_state)).
     pub(crate) fn set_thread_state(
         &self,
         thread_id: &str,
-        status: &str,
-        values: Option<&Value>,
-        interrupts: &Value,
-        error: Option<&Value>,
+        state: &ThreadState,
     ) -> Result<(), ApiError> {
         let now = now();
         self.conn()?
             .prepare_cached(
-                "UPDATE server_threads SET status = ?2, state_values = ?3, interrupts = ?4, \
-             error = ?5, updated_at = ?6, state_updated_at = ?6 WHERE thread_id = ?1",
+                "UPDATE server_threads SET status = CASE WHEN EXISTS (SELECT 1 FROM server_runs \
+                 WHERE thread_id = ?1 AND status IN ('pending', 'running')) THEN 'busy' \
+                 ELSE ?2 END, state_values = ?3, interrupts = ?4, \
+                 error = ?5, updated_at = ?6, state_updated_at = ?6 WHERE thread_id = ?1",
             )?
             .execute(params![
                 thread_id,
-                status,
-                values.map(Value::to_string),
-                interrupts.to_string(),
-                error.map(Value::to_string),
+                state.status,
+                state.values,
+                state.interrupts,
+                state.error,
                 now
             ])?;
         Ok(())
@@ -206,14 +220,17 @@ impl SqliteDb {
         Ok(())
     }
 
-    /// Deletes a thread and its runs; `false` if there was none.
+    /// Deletes a thread and its runs (one transaction); `false` if there was
+    /// none.
     pub(crate) fn delete_thread(&self, thread_id: &str) -> Result<bool, ApiError> {
-        let conn = self.conn()?;
-        conn.prepare_cached("DELETE FROM server_runs WHERE thread_id = ?1")?
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        tx.prepare_cached("DELETE FROM server_runs WHERE thread_id = ?1")?
             .execute(params![thread_id])?;
-        let n = conn
+        let n = tx
             .prepare_cached("DELETE FROM server_threads WHERE thread_id = ?1")?
             .execute(params![thread_id])?;
+        tx.commit()?;
         Ok(n == 1)
     }
 
@@ -260,11 +277,11 @@ impl SqliteDb {
         let conn = self.conn()?;
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE run_id = ?1 AND thread_id = ?2");
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let found = stmt
+        let run = conn
+            .prepare_cached(&sql)?
             .query_row(params![run_id, thread_id], run_row)
             .optional()?;
-        Ok(found)
+        Ok(run)
     }
 
     /// A thread's runs, newest first.
@@ -301,12 +318,7 @@ impl SqliteDb {
 
     /// Records how a run ended. The outcome is kept by the live run in this
     /// process (one process serves a SQLite file), not stored.
-    pub(crate) fn finish_run(
-        &self,
-        run_id: &str,
-        status: &str,
-        _outcome: &Value,
-    ) -> Result<(), ApiError> {
+    pub(crate) fn finish_run(&self, run_id: &str, status: &str) -> Result<(), ApiError> {
         self.conn()?
             .prepare_cached(
                 "UPDATE server_runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
