@@ -114,8 +114,8 @@ impl ChannelKey<'_> {
             text
         } else {
             // A value another writer stored in another encoding.
-            let blob = typed_to_blob(Some(&type_), Stored::Text(&text))
-                .map_err(|e| self.corrupt(e))?;
+            let blob =
+                typed_to_blob(Some(&type_), Stored::Text(&text)).map_err(|e| self.corrupt(e))?;
             blob.as_str().to_owned()
         };
         let mut items = array_items(&whole).map_err(|e| self.corrupt(e))?;
@@ -168,8 +168,9 @@ impl ChannelKey<'_> {
                         self.channel
                     )))
                 }
-                _ => typed_to_blob(Some(&type_), Stored::Text(&text))
-                    .map_err(|e| self.corrupt(e))?,
+                _ => {
+                    typed_to_blob(Some(&type_), Stored::Text(&text)).map_err(|e| self.corrupt(e))?
+                }
             };
             let mut items = array_items(value.as_str()).map_err(|e| self.corrupt(e))?;
             if append.keep > items.len() {
@@ -181,9 +182,8 @@ impl ChannelKey<'_> {
                 )));
             }
             items.truncate(append.keep);
-            let appended = array_items(append.items.as_str()).map_err(|e| {
-                CheckpointError::InvalidInput(format!("the appended items: {e}"))
-            })?;
+            let appended = array_items(append.items.as_str())
+                .map_err(|e| CheckpointError::InvalidInput(format!("the appended items: {e}")))?;
             items.extend(appended);
             return Ok((JSON, join_items(items, value.as_str().len() + added)));
         }
@@ -192,9 +192,8 @@ impl ChannelKey<'_> {
             keep: append.keep,
             chain: chain + added,
             whole,
-            items: serde_json::from_str(append.items.as_str()).map_err(|e| {
-                CheckpointError::InvalidInput(format!("the appended items: {e}"))
-            })?,
+            items: serde_json::from_str(append.items.as_str())
+                .map_err(|e| CheckpointError::InvalidInput(format!("the appended items: {e}")))?,
         };
         let text = serde_json::to_string(&row)
             .map_err(|e| storage_msg(format!("encoding appended items: {e}")))?;

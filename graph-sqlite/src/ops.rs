@@ -528,7 +528,11 @@ pub(crate) fn put(
                 ])
                 .map_err(|e| storage(context(), e))?;
         }
-        for blob in put.blobs.iter().filter(|b| !appends.contains_key(&b.channel)) {
+        for blob in put
+            .blobs
+            .iter()
+            .filter(|b| !appends.contains_key(&b.channel))
+        {
             // JSON text is stored as TEXT, as Python's saver stores it.
             blob_stmt
                 .execute(params![

@@ -129,10 +129,18 @@ async fn appended_values_read_back_whole_at_every_version() {
         expected.push(whole);
     }
     for (i, want) in expected.iter().enumerate() {
-        assert_eq!(&value_at(&saver, i as u32 + 1).await, want, "version {}", i + 1);
+        assert_eq!(
+            &value_at(&saver, i as u32 + 1).await,
+            want,
+            "version {}",
+            i + 1
+        );
     }
     let all = saver
-        .list(Some(&CheckpointConfig::thread("t")), &ListOptions::default())
+        .list(
+            Some(&CheckpointConfig::thread("t")),
+            &ListOptions::default(),
+        )
         .await
         .unwrap();
     let listed: Vec<serde_json::Value> = all
@@ -143,7 +151,9 @@ async fn appended_values_read_back_whole_at_every_version() {
     assert_eq!(listed, expected);
     // A saver in LangGraph's layout reads the same file.
     saver.close().await.unwrap();
-    let plain = SqliteSaver::open(dir.path().join("a.sqlite")).await.unwrap();
+    let plain = SqliteSaver::open(dir.path().join("a.sqlite"))
+        .await
+        .unwrap();
     assert_eq!(value_at(&plain, 5).await, expected[4]);
 }
 
@@ -198,9 +208,14 @@ async fn an_append_to_a_missing_version_is_refused_and_the_default_layout_refuse
             append("009", 1, "[2]"),
         )
         .await;
-    assert!(matches!(refused, Err(CheckpointError::InvalidInput(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CheckpointError::InvalidInput(_))),
+        "{refused:?}"
+    );
     assert_eq!(value_at(&saver, 1).await, serde_json::json!([1]));
-    let plain = SqliteSaver::open(dir.path().join("b.sqlite")).await.unwrap();
+    let plain = SqliteSaver::open(dir.path().join("b.sqlite"))
+        .await
+        .unwrap();
     assert!(!plain.stores_appends());
     let refused = plain
         .put_appending(
@@ -211,7 +226,10 @@ async fn an_append_to_a_missing_version_is_refused_and_the_default_layout_refuse
             append("001", 1, "[2]"),
         )
         .await;
-    assert!(matches!(refused, Err(CheckpointError::InvalidInput(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CheckpointError::InvalidInput(_))),
+        "{refused:?}"
+    );
 }
 
 /// Appends `new` to `list`, reporting that it kept every item (as
@@ -256,7 +274,10 @@ async fn chat(path: &Path, append_layout: bool, turns: usize) -> i64 {
     let thread = RunConfig::thread("chat").with_durability(Durability::Sync);
     for turn in 0..turns {
         let out = app
-            .invoke(Chat::update().messages(vec![message("user", turn)]), &thread)
+            .invoke(
+                Chat::update().messages(vec![message("user", turn)]),
+                &thread,
+            )
             .await
             .unwrap()
             .into_state();
@@ -265,7 +286,10 @@ async fn chat(path: &Path, append_layout: bool, turns: usize) -> i64 {
     let expected: Vec<String> = (0..turns)
         .flat_map(|t| [message("user", t), message("assistant", t)])
         .collect();
-    assert_eq!(app.get_state(&thread).await.unwrap().values.messages, expected);
+    assert_eq!(
+        app.get_state(&thread).await.unwrap().values.messages,
+        expected
+    );
     // Every checkpoint of the history holds its whole prefix.
     let history = app
         .get_state_history(&thread, &ListOptions::default())
