@@ -82,8 +82,10 @@
 //! read (`get_tuple`, `list`, a graph's history and resume) assembles whole
 //! values; pruning keeps the versions a kept version extends.
 //!
-//! **LangGraph's Python `SqliteSaver` cannot read the appended rows** (it
-//! fails on their type): keep the default layout for a database Python reads.
+//! **LangGraph's Python `SqliteSaver` cannot read the appended rows**, and it
+//! does not fail either: the `checkpoints` view leaves them out, so Python
+//! sees those channels as having no value (a chat without its messages).
+//! Keep the default layout for a database Python reads.
 //! Every saver of this crate reads both layouts, whichever it writes; the
 //! default stays Python-readable.
 //!
@@ -233,8 +235,8 @@ impl SqliteSaverBuilder {
     /// turns instead of quadratically (see the crate docs, "Append layout").
     ///
     /// **LangGraph's Python `SqliteSaver` cannot read the values this stores**
-    /// (their rows have type `stategraph_append`); keep the default for a
-    /// database Python reads. Every saver of this crate reads both layouts,
+    /// (rows of type `stategraph_append`): it sees those channels as having no
+    /// value, without an error. Keep the default for a database Python reads. Every saver of this crate reads both layouts,
     /// whichever it writes.
     pub fn append_layout(mut self, append_layout: bool) -> Self {
         self.append_layout = append_layout;
