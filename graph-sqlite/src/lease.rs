@@ -20,8 +20,8 @@
 use crate::{storage, Worker};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
-    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention,
+    Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -366,6 +366,24 @@ impl Checkpointer for LeasedSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        self.put_appending(config, checkpoint, metadata, new_versions, NameMap::new())
+    }
+
+    fn stores_appends(&self) -> bool {
+        self.saver.stores_appends()
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self.saver.accepts(&appends) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         let fence = self.fence_for(&config.thread_id);
         let config = config.clone();
         let job = self.saver.worker.run(move |conn| {
@@ -375,6 +393,7 @@ impl Checkpointer for LeasedSaver {
                 checkpoint,
                 &metadata,
                 &new_versions,
+                &appends,
                 Some(&fence?),
             )
         });

@@ -66,6 +66,45 @@
 //! type. LangGraph's `Interrupt` becomes the object of its fields (`value`, `id`,
 //! ...) and `Send` becomes `{"node", "arg"}`, the form stategraph stores sends in.
 //!
+//! # Append layout (opt-in; Python cannot read it)
+//!
+//! LangGraph's layout stores every version of a value whole, so a chat thread
+//! that grows by two messages per turn rewrites its whole history at every
+//! checkpoint: its file grows quadratically with its turns (500 turns of
+//! ~400-byte messages: about 250 MB). Opened with
+//! [`SqliteSaverBuilder::append_layout`], the saver reports
+//! [`Checkpointer::stores_appends`] and stores a list channel that only grew
+//! (a reducer that reports its kept prefix, `add_messages` appending) as the
+//! items the step appended: a `checkpoint_blobs` row of type
+//! `stategraph_append` naming the version it extends. Once the items appended
+//! since the last whole value pass that value's size, the value is stored
+//! whole again, so a thread's bytes grow linearly with what it appends. Every
+//! read (`get_tuple`, `list`, a graph's history and resume) assembles whole
+//! values; pruning keeps the versions a kept version extends.
+//!
+//! **LangGraph's Python `SqliteSaver` cannot read the appended rows**, and it
+//! does not fail either: the `checkpoints` view leaves them out, so Python
+//! sees those channels as having no value (a chat without its messages).
+//! Keep the default layout for a database Python reads.
+//! Every saver of this crate reads both layouts, whichever it writes; the
+//! default stays Python-readable.
+//!
+//! ```
+//! use graph_core::checkpoint::Checkpointer;
+//! use graph_sqlite::SqliteSaver;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let saver = SqliteSaver::builder(dir.path().join("chat.sqlite"))
+//!     .append_layout(true)
+//!     .open()
+//!     .await?;
+//! assert!(saver.stores_appends());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Threads and blocking
 //!
 //! rusqlite is blocking. Each saver owns one connection on a thread of its own,
@@ -114,6 +153,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod append;
 mod decode;
 mod encode;
 mod lease;
@@ -124,8 +164,8 @@ mod worker;
 
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
-    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
+    Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
 };
 use schema::Tables;
 use std::fmt;
@@ -165,6 +205,7 @@ pub struct SqliteSaver {
     tables: Tables,
     read_only: bool,
     lease_ttl: Duration,
+    append_layout: bool,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -172,6 +213,7 @@ impl fmt::Debug for SqliteSaver {
         f.debug_struct("SqliteSaver")
             .field("database", &self.name)
             .field("read_only", &self.read_only)
+            .field("append_layout", &self.append_layout)
             .finish_non_exhaustive()
     }
 }
@@ -182,9 +224,25 @@ pub struct SqliteSaverBuilder {
     path: Option<PathBuf>,
     read_only: bool,
     lease_ttl: Duration,
+    append_layout: bool,
 }
 
 impl SqliteSaverBuilder {
+    /// Stores list channels that only grew (a reducer that extends a list,
+    /// `add_messages` appending) as the items each checkpoint appended, with
+    /// the whole value stored again once the appended bytes pass its size;
+    /// default `false`. A chat thread's file then grows linearly with its
+    /// turns instead of quadratically (see the crate docs, "Append layout").
+    ///
+    /// **LangGraph's Python `SqliteSaver` cannot read the values this stores**
+    /// (rows of type `stategraph_append`): it sees those channels as having no
+    /// value, without an error. Keep the default for a database Python reads. Every saver of this crate reads both layouts,
+    /// whichever it writes.
+    pub fn append_layout(mut self, append_layout: bool) -> Self {
+        self.append_layout = append_layout;
+        self
+    }
+
     /// How long a run's hold on its thread lasts without being renewed (default
     /// 30 s). The saver renews the leases of its runs every third of it. Another
     /// process may take the thread of a run whose process stopped (was killed
@@ -206,6 +264,7 @@ impl SqliteSaverBuilder {
 
     /// Opens (or, unless read-only, creates) the database.
     pub async fn open(self) -> Result<SqliteSaver, CheckpointError> {
+        let append_layout = self.append_layout;
         let (name, read_only, ttl) = match &self.path {
             Some(path) => (path.display().to_string(), self.read_only, self.lease_ttl),
             None => (":memory:".to_owned(), false, self.lease_ttl),
@@ -232,6 +291,7 @@ impl SqliteSaverBuilder {
             tables,
             read_only,
             lease_ttl: ttl,
+            append_layout,
         })
     }
 }
@@ -290,6 +350,7 @@ impl SqliteSaver {
             path: None,
             read_only: false,
             lease_ttl: lease::DEFAULT_TTL,
+            append_layout: false,
         }
         .open()
         .await
@@ -301,6 +362,7 @@ impl SqliteSaver {
             path: Some(path.as_ref().to_path_buf()),
             read_only: false,
             lease_ttl: lease::DEFAULT_TTL,
+            append_layout: false,
         }
     }
 
@@ -319,7 +381,21 @@ impl SqliteSaver {
             tables: self.tables,
             read_only: self.read_only,
             lease_ttl: self.lease_ttl,
+            append_layout: self.append_layout,
         }
+    }
+
+    /// Refuses appended values unless the saver uses the append layout.
+    fn accepts(&self, appends: &NameMap<Append>) -> Result<(), CheckpointError> {
+        if appends.is_empty() || self.append_layout {
+            return Ok(());
+        }
+        Err(CheckpointError::InvalidInput(format!(
+            "the SQLite saver of `{}` stores whole values (LangGraph's layout); open it \
+             with `SqliteSaver::builder(path).append_layout(true)` to store appended values, \
+             or pass whole values to put",
+            self.name
+        )))
     }
 
     /// Refuses `operation` on a read-only saver.
@@ -368,15 +444,41 @@ impl Checkpointer for SqliteSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self.writable("store a checkpoint") {
+        self.put_appending(config, checkpoint, metadata, new_versions, NameMap::new())
+    }
+
+    /// Whether the saver was opened with the append layout
+    /// ([`SqliteSaverBuilder::append_layout`]).
+    fn stores_appends(&self) -> bool {
+        self.append_layout
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self
+            .writable("store a checkpoint")
+            .and_then(|()| self.accepts(&appends))
+        {
             return Box::pin(std::future::ready(Err(e)));
         }
         let config = config.clone();
-        Box::pin(
-            self.worker.run(move |conn| {
-                ops::put(conn, &config, checkpoint, &metadata, &new_versions, None)
-            }),
-        )
+        Box::pin(self.worker.run(move |conn| {
+            ops::put(
+                conn,
+                &config,
+                checkpoint,
+                &metadata,
+                &new_versions,
+                &appends,
+                None,
+            )
+        }))
     }
 
     fn put_writes<'a>(

@@ -1,18 +1,19 @@
 //! The saver's operations, run on the connection's thread.
 
+use crate::append::{ChannelKey, APPENDED};
 use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::lease::{self, Fence};
 use crate::schema::Tables;
 use crate::{storage, storage_msg};
 use graph_core::checkpoint::rows::{self, RowError, RowKey};
 use graph_core::checkpoint::{
-    metadata_matches, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
+    metadata_matches, Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, ListOptions, NameMap, PendingWrite, Retention,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// One row of `checkpoint_rows`, as stored.
 struct Row {
@@ -234,6 +235,7 @@ fn load(
     let values_in_blobs =
         row.type_.as_deref() == Some(rows::JSON) && checkpoint.channel_values.is_empty();
     let mut values: Vec<(String, Option<Blob>)> = Vec::new();
+    let mut appended: Vec<(String, String)> = Vec::new();
     if tables.blobs && !checkpoint.channel_versions.is_empty() {
         let versions = serde_json::to_string(&checkpoint.channel_versions)
             .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
@@ -255,11 +257,26 @@ fn load(
                 values.push((channel, None));
                 continue;
             }
+            if type_.as_deref() == Some(APPENDED) {
+                // Resolved below, once this statement is done.
+                let text: String = blob_row.get(2).map_err(|e| storage(context(), e))?;
+                appended.push((channel, text));
+                continue;
+            }
             let raw = blob_row.get_ref(2).map_err(|e| storage(context(), e))?;
             let blob = typed_to_blob(type_.as_deref(), Stored::from(raw))
                 .map_err(|e| row.corrupt(format!("the value of channel `{channel}`"), e))?;
             values.push((channel, Some(blob)));
         }
+    }
+    for (channel, text) in appended {
+        let value = ChannelKey {
+            thread_id: &key.thread_id,
+            checkpoint_ns: &key.checkpoint_ns,
+            channel: &channel,
+        }
+        .resolve(conn, &text)?;
+        values.push((channel, Some(value)));
     }
     let complete = values_in_blobs && tables.blobs;
     rows::fill_values(&mut checkpoint, &key.checkpoint_ns, values, complete)
@@ -459,6 +476,7 @@ pub(crate) fn put(
     checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
+    appends: &NameMap<Append>,
     fence: Option<&Fence>,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let checkpoint_id = checkpoint.id.clone();
@@ -487,7 +505,34 @@ pub(crate) fn put(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(|e| storage(context(), e))?;
-        for blob in &put.blobs {
+        for (channel, append) in appends.iter() {
+            let Some(version) = new_versions.get(channel.as_str()) else {
+                return Err(CheckpointError::InvalidInput(format!(
+                    "channel `{channel}` appended to, but it has no new version"
+                )));
+            };
+            let (type_, text) = ChannelKey {
+                thread_id: &config.thread_id,
+                checkpoint_ns: &config.checkpoint_ns,
+                channel: channel.as_str(),
+            }
+            .row_for(&tx, append)?;
+            blob_stmt
+                .execute(params![
+                    config.thread_id,
+                    config.checkpoint_ns,
+                    channel.as_str(),
+                    version.as_str(),
+                    type_,
+                    text
+                ])
+                .map_err(|e| storage(context(), e))?;
+        }
+        for blob in put
+            .blobs
+            .iter()
+            .filter(|b| !appends.contains_key(&b.channel))
+        {
             // JSON text is stored as TEXT, as Python's saver stores it.
             blob_stmt
                 .execute(params![
@@ -690,6 +735,32 @@ pub(crate) fn prune(
         }
     }
     if all_known {
+        // A kept version of the append layout keeps the versions it extends.
+        let bases: HashMap<(String, String, String), String> = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT checkpoint_ns, channel, version, json_extract(blob, '$.base') \
+                     FROM checkpoint_blobs WHERE thread_id = ?1 AND type = ?2",
+                )
+                .map_err(|e| storage(context(), e))?;
+            let rows = stmt
+                .query_map(params![thread_id, APPENDED], |r| {
+                    Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?))
+                })
+                .map_err(|e| storage(context(), e))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(|e| storage(context(), e))?
+        };
+        let mut keep_bases: HashSet<(String, String, String)> = HashSet::new();
+        for &(ns, channel, version) in &referenced {
+            let mut at = (ns.to_owned(), channel.to_owned(), version.to_owned());
+            while let Some(base) = bases.get(&at) {
+                at = (at.0, at.1, base.clone());
+                if !keep_bases.insert(at.clone()) {
+                    break;
+                }
+            }
+        }
         let blobs: Vec<(String, String, String)> = {
             let mut stmt = tx
                 .prepare_cached(
@@ -710,7 +781,9 @@ pub(crate) fn prune(
             )
             .map_err(|e| storage(context(), e))?;
         for (ns, channel, version) in &blobs {
-            if !referenced.contains(&(ns.as_str(), channel.as_str(), version.as_str())) {
+            if !referenced.contains(&(ns.as_str(), channel.as_str(), version.as_str()))
+                && !keep_bases.contains(&(ns.clone(), channel.clone(), version.clone()))
+            {
                 delete_blob
                     .execute(params![thread_id, ns, channel, version])
                     .map_err(|e| storage(context(), e))?;

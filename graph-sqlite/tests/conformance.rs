@@ -36,3 +36,16 @@ async fn the_suite_passes_on_a_multi_threaded_runtime() {
     let saver = SqliteSaver::in_memory().await.expect("open in memory");
     conformance::run_all(&saver).await;
 }
+
+#[tokio::test]
+async fn the_append_layout_passes_the_conformance_suite() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let saver = SqliteSaver::builder(dir.path().join("c.sqlite"))
+        .append_layout(true)
+        .open()
+        .await
+        .expect("open file");
+    assert!(graph_core::checkpoint::Checkpointer::stores_appends(&saver));
+    conformance::run_all(&saver).await;
+    saver.close().await.expect("close");
+}

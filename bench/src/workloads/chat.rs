@@ -1,5 +1,6 @@
-//! `chat_<n>_turns_sync_{memory,sqlite}` (`chat_1000_turns_sync_*` listed; 250,
-//! 500 and 2 000 turns by name): one thread, `n` invokes, each adding a user
+//! `chat_<n>_turns_sync_{memory,sqlite,sqlite_append}` (`chat_1000_turns_sync_`
+//! `memory` and `_sqlite` listed; other turns and `_sqlite_append`, SQLite's
+//! opt-in append layout that Python cannot read, by name): one thread, `n` invokes, each adding a user
 //! message and the assistant's answer (~400 bytes each) to a `MessagesState`
 //! (`add_messages`), at durability `sync`. A long thread must cost what each
 //! turn adds: total time and stored bytes growing linearly with the turns.
@@ -16,6 +17,8 @@ use std::sync::Arc;
 pub enum Saver {
     Memory,
     Sqlite,
+    /// SQLite with `append_layout(true)`.
+    SqliteAppend,
 }
 
 /// A message of ~400 bytes, different for each turn and side.
@@ -30,13 +33,14 @@ pub fn text(side: &str, turn: usize) -> String {
     s
 }
 
-/// `chat_<n>_turns_sync_memory` / `_sqlite`.
+/// `chat_<n>_turns_sync_memory` / `_sqlite` / `_sqlite_append`.
 pub fn parse(name: &str) -> Option<(usize, Saver)> {
     let rest = name.strip_prefix("chat_")?;
     let (n, saver) = rest.split_once("_turns_sync_")?;
     let saver = match saver {
         "memory" => Saver::Memory,
         "sqlite" => Saver::Sqlite,
+        "sqlite_append" => Saver::SqliteAppend,
         _ => return None,
     };
     n.parse().ok().filter(|&n| n > 0).map(|n| (n, saver))
@@ -73,11 +77,13 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
             let app = rt.block_on(async {
                 match saver {
                     Saver::Memory => Ok(memory_app.clone()),
-                    Saver::Sqlite => {
+                    Saver::Sqlite | Saver::SqliteAppend => {
                         std::fs::create_dir_all(&dir).map_err(|e| graph_err(&e))?;
                         let db = dir.join(format!("chat-{run}.db"));
                         let _ = std::fs::remove_file(&db);
-                        let saver = stategraph::sqlite::SqliteSaver::open(&db)
+                        let saver = stategraph::sqlite::SqliteSaver::builder(&db)
+                            .append_layout(saver == Saver::SqliteAppend)
+                            .open()
                             .await
                             .map_err(|e| graph_err(&e))?;
                         graph().compile_with(saver)
@@ -161,7 +167,7 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
     );
     workload.with_stored(move || match saver {
         Saver::Memory => memory_bytes(),
-        Saver::Sqlite => {
+        Saver::Sqlite | Saver::SqliteAppend => {
             let run = stored_runs.load(std::sync::atomic::Ordering::Relaxed);
             sqlite_file_bytes(&stored_dir.join(format!("chat-{}.db", run.saturating_sub(1))))
         }
