@@ -1,46 +1,47 @@
 //! The append layout ([`SqliteSaverBuilder::append_layout`]): a list channel
 //! that only grew is stored as the items it appended, in a `checkpoint_blobs`
 //! row of type [`APPENDED`] whose text names the version it extends, and read
-//! back whole by following those links to a whole value.
+//! back whole by following those links to a whole value. The rows' format, the
+//! rule for storing a value whole again and the cache of newest values are
+//! graph-core's [`appended`](graph_core::checkpoint::appended), shared with
+//! the Postgres saver; this module fetches and stores the rows.
 //!
-//! The row's text is a JSON object: `base` (the version it extends), `keep`
-//! (how many items of that value it keeps), `chain` (the bytes of items
-//! appended since the last whole value, this row's included), `whole` (that
-//! whole value's size) and `items` (the appended items, a JSON array). Once
-//! `chain` would pass `whole`, the value is stored whole again (compaction), so
-//! a thread's bytes grow linearly with what it appends and a read follows at
-//! most as many links as it takes to append one whole value's worth of bytes.
+//! Each saver (one connection) keeps a [`Heads`] cache of the newest whole
+//! value of each appended channel it read or wrote: reading a thread's latest
+//! checkpoint returns it without assembling anything, and the next append
+//! extends it in place, so a turn of a long chat costs what it appended.
 //!
 //! [`SqliteSaverBuilder::append_layout`]: crate::SqliteSaverBuilder::append_layout
 
 use crate::decode::{typed_to_blob, Stored};
 use crate::{storage, storage_msg};
+use graph_core::checkpoint::appended::{
+    self, AppendError, AppendedRow, Head, Heads, NewRow, RowFacts, APPENDED,
+};
 use graph_core::checkpoint::rows::{EMPTY, JSON};
-use graph_core::checkpoint::{Append, Blob, CheckpointError};
+use graph_core::checkpoint::{Append, Blob, ChannelVersion, CheckpointError, SharedStr};
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use std::sync::{Mutex, MutexGuard};
 
-/// The `type` of a `checkpoint_blobs` row holding appended items.
-pub(crate) const APPENDED: &str = "stategraph_append";
-
-/// The text of an [`APPENDED`] row.
-#[derive(Serialize, Deserialize)]
-struct AppendedRow<'a> {
-    #[serde(borrow)]
-    base: &'a str,
-    keep: usize,
-    chain: usize,
-    whole: usize,
-    #[serde(borrow)]
-    items: &'a RawValue,
+/// The cache of a saver's connection. A job that panicked while holding it
+/// may have left an entry half-changed: the cache is then emptied.
+pub(crate) fn lock(heads: &Mutex<Heads>) -> MutexGuard<'_, Heads> {
+    match heads.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => {
+            let mut guard = poisoned.into_inner();
+            guard.clear();
+            guard
+        }
+    }
 }
 
 /// Where a channel's versions live.
 pub(crate) struct ChannelKey<'a> {
     pub(crate) thread_id: &'a str,
     pub(crate) checkpoint_ns: &'a str,
-    pub(crate) channel: &'a str,
+    pub(crate) channel: &'a SharedStr,
 }
 
 impl ChannelKey<'_> {
@@ -52,170 +53,237 @@ impl ChannelKey<'_> {
         ))
     }
 
-    /// The stored `(type, text)` of `version`.
+    /// The stored `(type, blob)` of `version`.
     fn fetch(
         &self,
         conn: &Connection,
         version: &str,
-    ) -> Result<Option<(String, Option<String>)>, CheckpointError> {
+    ) -> Result<Option<(Option<String>, SqlValue)>, CheckpointError> {
         conn.prepare_cached(
-            "SELECT type, CAST(blob AS TEXT) FROM checkpoint_blobs \
+            "SELECT type, blob FROM checkpoint_blobs \
              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
         )
         .and_then(|mut s| {
             s.query_row(
-                params![self.thread_id, self.checkpoint_ns, self.channel, version],
+                params![
+                    self.thread_id,
+                    self.checkpoint_ns,
+                    self.channel.as_str(),
+                    version
+                ],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
         })
-        .map_err(|e| {
-            storage(
-                format!(
-                    "reading version `{version}` of channel `{}` of thread `{}`",
-                    self.channel, self.thread_id
-                ),
-                e,
-            )
-        })
+        .map_err(|e| self.read_error(version, e))
     }
 
-    /// The whole value of a row of type [`APPENDED`] with text `text`.
-    pub(crate) fn resolve(&self, conn: &Connection, text: &str) -> Result<Blob, CheckpointError> {
-        // The chain of appends back to a whole value, newest first.
-        let mut chain: Vec<(usize, String)> = Vec::new();
-        let mut row: AppendedRow<'_> = serde_json::from_str(text).map_err(|e| self.corrupt(e))?;
-        let mut owned: String;
+    fn read_error(&self, version: &str, e: rusqlite::Error) -> CheckpointError {
+        storage(
+            format!(
+                "reading version `{version}` of channel `{}` of thread `{}`",
+                self.channel, self.thread_id
+            ),
+            e,
+        )
+    }
+
+    /// The facts of `version`'s row for an append to it: `None` if it is not
+    /// stored.
+    fn facts(&self, conn: &Connection, version: &str) -> Result<Option<RowFacts>, CheckpointError> {
+        let Some((type_, stored)) = self.fetch(conn, version)? else {
+            return Ok(None);
+        };
+        match type_.as_deref() {
+            Some(APPENDED) => {
+                let text = sql_text(&stored).map_err(|e| self.corrupt(e))?;
+                AppendedRow::parse(text)
+                    .map(|row| Some(row.facts()))
+                    .map_err(|e| self.corrupt(e))
+            }
+            Some(EMPTY) => Err(CheckpointError::InvalidInput(format!(
+                "version `{version}` of channel `{}` is empty; a put cannot append to it",
+                self.channel
+            ))),
+            Some(JSON) => {
+                let text = sql_text(&stored).map_err(|e| self.corrupt(e))?;
+                RowFacts::of_whole(text)
+                    .map(Some)
+                    .map_err(|e| self.refused(e))
+            }
+            // A whole value in another encoding: its items are not counted.
+            _ => {
+                let bytes = match &stored {
+                    SqlValue::Text(t) => t.len(),
+                    SqlValue::Blob(b) => b.len(),
+                    _ => 0,
+                };
+                Ok(Some(RowFacts::whole(bytes, None)))
+            }
+        }
+    }
+
+    /// The whole value of `version`, whose row is of type [`APPENDED`] with
+    /// text `text`: from the cache, or assembled from the chain of rows back
+    /// to a whole value (and then cached).
+    pub(crate) fn resolve(
+        &self,
+        conn: &Connection,
+        heads: &mut Heads,
+        version: &str,
+        text: &str,
+    ) -> Result<Blob, CheckpointError> {
+        if let Some(value) = heads.get(
+            self.thread_id,
+            self.checkpoint_ns,
+            self.channel.as_str(),
+            version,
+        ) {
+            return Ok(value);
+        }
+        let head = self.assemble(conn, version, text)?;
+        let value = head.value.clone();
+        heads.offer(self.thread_id, self.checkpoint_ns, self.channel, head);
+        Ok(value)
+    }
+
+    /// Assembles `version` (row text `text`) from its chain.
+    fn assemble(
+        &self,
+        conn: &Connection,
+        version: &str,
+        text: &str,
+    ) -> Result<Head, CheckpointError> {
+        let newest = AppendedRow::parse(text).map_err(|e| self.corrupt(e))?;
+        let facts = newest.facts();
+        // The links back to a whole value, newest first: (keep, items).
+        let mut links: Vec<(usize, String)> = vec![(newest.keep, newest.items.get().to_owned())];
+        let mut base = newest.base.into_owned();
         let whole = loop {
-            chain.push((row.keep, row.items.get().to_owned()));
-            let Some((type_, base)) = self.fetch(conn, row.base)? else {
+            let Some((type_, stored)) = self.fetch(conn, &base)? else {
                 return Err(self.corrupt(format!(
-                    "version `{}`, which a later version appends to, is not stored",
-                    row.base
+                    "version `{base}`, which a later version appends to, is not stored"
                 )));
             };
-            let base = base.unwrap_or_default();
-            match type_.as_str() {
-                APPENDED => {
-                    owned = base;
-                    row = serde_json::from_str(&owned).map_err(|e| self.corrupt(e))?;
+            match type_.as_deref() {
+                Some(APPENDED) => {
+                    let text = sql_text(&stored).map_err(|e| self.corrupt(e))?;
+                    let row = AppendedRow::parse(text).map_err(|e| self.corrupt(e))?;
+                    links.push((row.keep, row.items.get().to_owned()));
+                    base = row.base.into_owned();
                 }
-                EMPTY => {
+                Some(EMPTY) => {
                     return Err(self.corrupt(format!(
-                        "version `{}` is empty, and a later one appends to it",
-                        row.base
+                        "version `{base}` is empty, and a later one appends to it"
                     )))
                 }
-                _ => break (type_, base),
+                // A whole value, in whichever encoding its writer used.
+                _ => {
+                    break typed_to_blob(type_.as_deref(), stored_of(&stored))
+                        .map_err(|e| self.corrupt(e))?
+                }
             }
         };
-        let (type_, text) = whole;
-        let whole = if type_ == JSON {
-            text
-        } else {
-            // A value another writer stored in another encoding.
-            let blob =
-                typed_to_blob(Some(&type_), Stored::Text(&text)).map_err(|e| self.corrupt(e))?;
-            blob.as_str().to_owned()
-        };
-        let mut items = array_items(&whole).map_err(|e| self.corrupt(e))?;
-        let mut bytes = whole.len();
-        for (keep, appended) in chain.iter().rev() {
-            if *keep > items.len() {
-                return Err(self.corrupt(format!(
-                    "an append keeps {keep} items of a value that has {}",
-                    items.len()
-                )));
-            }
-            items.truncate(*keep);
-            items.extend(array_items(appended).map_err(|e| self.corrupt(e))?);
-            bytes += appended.len();
-        }
-        Blob::from_json(join_items(items, bytes)).map_err(|e| self.corrupt(e))
+        let (text, items) = appended::assemble(
+            whole.as_str(),
+            links
+                .iter()
+                .rev()
+                .map(|(keep, items)| (*keep, items.as_str())),
+        )
+        .map_err(|e| self.corrupt(e))?;
+        Ok(Head::assembled(version.into(), text, items, facts))
     }
 
-    /// The `(type, text)` of the row that stores `append`: its items, or the
+    /// The row that stores `append` as version `version`: its items, or the
     /// whole value once the items appended since the last whole one would pass
-    /// that value's size.
+    /// that value's size. The base's value comes from the cache (taken out of
+    /// it: the caller puts the new head back once the put is committed) or its
+    /// chain.
     pub(crate) fn row_for(
         &self,
         conn: &Connection,
+        heads: &mut Heads,
+        version: &ChannelVersion,
         append: &Append,
-    ) -> Result<(&'static str, String), CheckpointError> {
+    ) -> Result<NewRow, CheckpointError> {
         let base = append.base.as_str();
-        let Some((type_, text)) = self.fetch(conn, base)? else {
+        let head = heads.take(
+            self.thread_id,
+            self.checkpoint_ns,
+            self.channel.as_str(),
+            base,
+        );
+        let Some(facts) = self.facts(conn, base)? else {
             return Err(CheckpointError::InvalidInput(format!(
                 "version `{base}` of channel `{}`, which a put appends to, is not stored",
                 self.channel
             )));
         };
-        let text = text.unwrap_or_default();
-        let (chain, whole) = match type_.as_str() {
-            APPENDED => {
-                let row: AppendedRow<'_> =
-                    serde_json::from_str(&text).map_err(|e| self.corrupt(e))?;
-                (row.chain, row.whole)
-            }
-            _ => (0, text.len()),
-        };
-        let added = append.items.as_str().len();
-        if chain + added > whole {
-            let value = match type_.as_str() {
-                APPENDED => self.resolve(conn, &text)?,
-                EMPTY => {
-                    return Err(CheckpointError::InvalidInput(format!(
-                        "version `{base}` of channel `{}` is empty; a put cannot append to it",
-                        self.channel
-                    )))
-                }
-                _ => {
-                    typed_to_blob(Some(&type_), Stored::Text(&text)).map_err(|e| self.corrupt(e))?
-                }
+        let head =
+            match appended::next_row(facts, head, version, append).map_err(|e| self.refused(e))? {
+                Ok(row) => return Ok(row),
+                Err(head) => head,
             };
-            let mut items = array_items(value.as_str()).map_err(|e| self.corrupt(e))?;
-            if append.keep > items.len() {
-                return Err(CheckpointError::InvalidInput(format!(
-                    "an append to channel `{}` keeps {} items of a value that has {}",
-                    self.channel,
-                    append.keep,
-                    items.len()
-                )));
-            }
-            items.truncate(append.keep);
-            let appended = array_items(append.items.as_str())
-                .map_err(|e| CheckpointError::InvalidInput(format!("the appended items: {e}")))?;
-            items.extend(appended);
-            return Ok((JSON, join_items(items, value.as_str().len() + added)));
-        }
-        let row = AppendedRow {
-            base,
-            keep: append.keep,
-            chain: chain + added,
-            whole,
-            items: serde_json::from_str(append.items.as_str())
-                .map_err(|e| CheckpointError::InvalidInput(format!("the appended items: {e}")))?,
+        // Stored whole: the base's whole value, extended.
+        let head = match head {
+            Some(head) => head,
+            None => self.whole_head(conn, base, facts)?,
         };
-        let text = serde_json::to_string(&row)
-            .map_err(|e| storage_msg(format!("encoding appended items: {e}")))?;
-        Ok((APPENDED, text))
+        appended::whole_row(head, version, append).map_err(|e| self.refused(e))
     }
-}
 
-/// The items of a JSON array, as the text of each.
-fn array_items(text: &str) -> Result<Vec<&RawValue>, String> {
-    serde_json::from_str(text).map_err(|e| format!("a stored list is not a JSON array: {e}"))
-}
-
-/// A JSON array of `items`.
-fn join_items<'a>(items: impl IntoIterator<Item = &'a RawValue>, capacity: usize) -> String {
-    let mut out = String::with_capacity(capacity + 2);
-    out.push('[');
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+    /// The head of stored version `base` (whose row has `facts`).
+    fn whole_head(
+        &self,
+        conn: &Connection,
+        base: &str,
+        facts: RowFacts,
+    ) -> Result<Head, CheckpointError> {
+        let Some((type_, stored)) = self.fetch(conn, base)? else {
+            return Err(self.corrupt(format!("version `{base}` is no longer stored")));
+        };
+        if type_.as_deref() == Some(APPENDED) {
+            let text = sql_text(&stored).map_err(|e| self.corrupt(e))?;
+            return self.assemble(conn, base, text);
         }
-        out.push_str(item.get());
+        let value =
+            typed_to_blob(type_.as_deref(), stored_of(&stored)).map_err(|e| self.corrupt(e))?;
+        Head::new(base.into(), value, facts).map_err(|e| self.corrupt(e))
     }
-    out.push(']');
-    out
+
+    /// An append that cannot extend its base: the caller's mistake when the
+    /// items are not a list or keep more than the base has.
+    fn refused(&self, e: AppendError) -> CheckpointError {
+        match e {
+            AppendError::Row(_) => self.corrupt(e),
+            AppendError::NotAList {
+                what: "a stored value",
+                ..
+            } => CheckpointError::InvalidInput(format!(
+                "channel `{}` of thread `{}` is appended to, and its stored value is not a \
+                 list: {e}",
+                self.channel, self.thread_id
+            )),
+            _ => CheckpointError::InvalidInput(format!(
+                "an append to channel `{}` of thread `{}`: {e}",
+                self.channel, self.thread_id
+            )),
+        }
+    }
+}
+
+fn stored_of(value: &SqlValue) -> Stored<'_> {
+    Stored::from(value)
+}
+
+/// The text of a stored row (TEXT, or a BLOB of UTF-8).
+fn sql_text(value: &SqlValue) -> Result<&str, String> {
+    match value {
+        SqlValue::Text(t) => Ok(t),
+        SqlValue::Blob(b) => {
+            std::str::from_utf8(b).map_err(|e| format!("an appended row is not UTF-8: {e}"))
+        }
+        _ => Err("an appended row holds no text".to_owned()),
+    }
 }

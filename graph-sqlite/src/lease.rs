@@ -386,9 +386,11 @@ impl Checkpointer for LeasedSaver {
         }
         let fence = self.fence_for(&config.thread_id);
         let config = config.clone();
+        let heads = Arc::clone(&self.saver.heads);
         let job = self.saver.worker.run(move |conn| {
             crate::ops::put(
                 conn,
+                &mut crate::append::lock(&heads),
                 &config,
                 checkpoint,
                 &metadata,

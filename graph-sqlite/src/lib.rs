@@ -79,8 +79,20 @@
 //! `stategraph_append` naming the version it extends. Once the items appended
 //! since the last whole value pass that value's size, the value is stored
 //! whole again, so a thread's bytes grow linearly with what it appends. Every
-//! read (`get_tuple`, `list`, a graph's history and resume) assembles whole
+//! read (`get_tuple`, `list`, a graph's history and resume) returns whole
 //! values; pruning keeps the versions a kept version extends.
+//!
+//! A turn costs what it appended, in time too: the saver keeps the newest
+//! whole value of each appended channel it read or wrote (a bounded cache per
+//! saver, 256 values and 64 MiB at most), so reading a thread's latest
+//! checkpoint assembles nothing and the next append extends that value in
+//! place. The cache answers only for the exact version it holds, and versions
+//! are unique per write (LangGraph's carry a random part), so another
+//! connection or process writing the same file never makes a saver return a
+//! stale value; other versions (the history, a fork) are assembled from their
+//! rows. A thread that LangGraph's Python saver started (its values are inside
+//! its checkpoint rows) continues in this layout: the first append stores the
+//! list whole, and the turns after it append to that.
 //!
 //! **LangGraph's Python `SqliteSaver` cannot read the appended rows**, and it
 //! does not fail either: the `checkpoints` view leaves them out, so Python
@@ -163,6 +175,7 @@ pub mod store;
 mod worker;
 
 use futures::future::BoxFuture;
+use graph_core::checkpoint::appended::Heads;
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
@@ -170,7 +183,7 @@ use graph_core::checkpoint::{
 use schema::Tables;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use worker::Worker;
 
@@ -201,6 +214,9 @@ pub const SCHEMA_VERSION: i64 = schema::LATEST;
 /// ```
 pub struct SqliteSaver {
     worker: Worker,
+    /// The newest whole value of each appended channel this connection read
+    /// or wrote (see `append.rs`); used by jobs on the connection's thread.
+    heads: Arc<Mutex<Heads>>,
     name: String,
     tables: Tables,
     read_only: bool,
@@ -236,8 +252,8 @@ impl SqliteSaverBuilder {
     ///
     /// **LangGraph's Python `SqliteSaver` cannot read the values this stores**
     /// (rows of type `stategraph_append`): it sees those channels as having no
-    /// value, without an error. Keep the default for a database Python reads. Every saver of this crate reads both layouts,
-    /// whichever it writes.
+    /// value, without an error. Keep the default for a database Python reads.
+    /// Every saver of this crate reads both layouts, whichever it writes.
     pub fn append_layout(mut self, append_layout: bool) -> Self {
         self.append_layout = append_layout;
         self
@@ -287,6 +303,7 @@ impl SqliteSaverBuilder {
         })?;
         Ok(SqliteSaver {
             worker,
+            heads: Arc::default(),
             name,
             tables,
             read_only,
@@ -377,6 +394,7 @@ impl SqliteSaver {
     fn handle(&self) -> SqliteSaver {
         SqliteSaver {
             worker: self.worker.clone(),
+            heads: Arc::clone(&self.heads),
             name: self.name.clone(),
             tables: self.tables,
             read_only: self.read_only,
@@ -417,9 +435,10 @@ impl Checkpointer for SqliteSaver {
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
         let config = config.clone();
         let tables = self.tables;
+        let heads = Arc::clone(&self.heads);
         Box::pin(
             self.worker
-                .run(move |conn| ops::get_tuple(conn, tables, &config)),
+                .run(move |conn| ops::get_tuple(conn, tables, &mut append::lock(&heads), &config)),
         )
     }
 
@@ -431,10 +450,16 @@ impl Checkpointer for SqliteSaver {
         let config = config.cloned();
         let options = options.clone();
         let tables = self.tables;
-        Box::pin(
-            self.worker
-                .run(move |conn| ops::list(conn, tables, config.as_ref(), &options)),
-        )
+        let heads = Arc::clone(&self.heads);
+        Box::pin(self.worker.run(move |conn| {
+            ops::list(
+                conn,
+                tables,
+                &mut append::lock(&heads),
+                config.as_ref(),
+                &options,
+            )
+        }))
     }
 
     fn put<'a>(
@@ -468,9 +493,11 @@ impl Checkpointer for SqliteSaver {
             return Box::pin(std::future::ready(Err(e)));
         }
         let config = config.clone();
+        let heads = Arc::clone(&self.heads);
         Box::pin(self.worker.run(move |conn| {
             ops::put(
                 conn,
+                &mut append::lock(&heads),
                 &config,
                 checkpoint,
                 &metadata,
@@ -506,9 +533,10 @@ impl Checkpointer for SqliteSaver {
             return Box::pin(std::future::ready(Err(e)));
         }
         let thread_id = thread_id.to_owned();
+        let heads = Arc::clone(&self.heads);
         Box::pin(
             self.worker
-                .run(move |conn| ops::delete_thread(conn, &thread_id)),
+                .run(move |conn| ops::delete_thread(conn, &mut append::lock(&heads), &thread_id)),
         )
     }
 
@@ -521,9 +549,11 @@ impl Checkpointer for SqliteSaver {
             return Box::pin(std::future::ready(Err(e)));
         }
         let thread_id = thread_id.to_owned();
+        let heads = Arc::clone(&self.heads);
         Box::pin(
-            self.worker
-                .run(move |conn| ops::prune(conn, &thread_id, retention)),
+            self.worker.run(move |conn| {
+                ops::prune(conn, &mut append::lock(&heads), &thread_id, retention)
+            }),
         )
     }
 

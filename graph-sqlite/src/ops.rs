@@ -1,14 +1,15 @@
 //! The saver's operations, run on the connection's thread.
 
-use crate::append::{ChannelKey, APPENDED};
+use crate::append::ChannelKey;
 use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::lease::{self, Fence};
 use crate::schema::Tables;
 use crate::{storage, storage_msg};
+use graph_core::checkpoint::appended::{Heads, APPENDED};
 use graph_core::checkpoint::rows::{self, RowError, RowKey};
 use graph_core::checkpoint::{
     metadata_matches, Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, ListOptions, NameMap, PendingWrite, Retention,
+    CheckpointMetadata, CheckpointTuple, ListOptions, NameMap, PendingWrite, Retention, SharedStr,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -214,6 +215,7 @@ impl<'a> From<&'a SqlValue> for Stored<'a> {
 fn load(
     conn: &Connection,
     tables: Tables,
+    heads: &mut Heads,
     row: Row,
     metadata: Option<CheckpointMetadata>,
 ) -> Result<CheckpointTuple, CheckpointError> {
@@ -235,13 +237,13 @@ fn load(
     let values_in_blobs =
         row.type_.as_deref() == Some(rows::JSON) && checkpoint.channel_values.is_empty();
     let mut values: Vec<(String, Option<Blob>)> = Vec::new();
-    let mut appended: Vec<(String, String)> = Vec::new();
+    let mut appended: Vec<(String, String, String)> = Vec::new();
     if tables.blobs && !checkpoint.channel_versions.is_empty() {
         let versions = serde_json::to_string(&checkpoint.channel_versions)
             .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
         let mut stmt = conn
             .prepare_cached(
-                "SELECT b.channel, b.type, b.blob FROM json_each(?1) AS v \
+                "SELECT b.channel, b.type, b.blob, b.version FROM json_each(?1) AS v \
                  CROSS JOIN checkpoint_blobs AS b \
                  ON b.thread_id = ?2 AND b.checkpoint_ns = ?3 \
                  AND b.channel = v.key AND b.version = v.value",
@@ -260,7 +262,8 @@ fn load(
             if type_.as_deref() == Some(APPENDED) {
                 // Resolved below, once this statement is done.
                 let text: String = blob_row.get(2).map_err(|e| storage(context(), e))?;
-                appended.push((channel, text));
+                let version: String = blob_row.get(3).map_err(|e| storage(context(), e))?;
+                appended.push((channel, version, text));
                 continue;
             }
             let raw = blob_row.get_ref(2).map_err(|e| storage(context(), e))?;
@@ -269,13 +272,14 @@ fn load(
             values.push((channel, Some(blob)));
         }
     }
-    for (channel, text) in appended {
+    for (channel, version, text) in appended {
+        let name = SharedStr::from(channel.as_str());
         let value = ChannelKey {
             thread_id: &key.thread_id,
             checkpoint_ns: &key.checkpoint_ns,
-            channel: &channel,
+            channel: &name,
         }
-        .resolve(conn, &text)?;
+        .resolve(conn, heads, &version, &text)?;
         values.push((channel, Some(value)));
     }
     let complete = values_in_blobs && tables.blobs;
@@ -340,6 +344,7 @@ fn load_writes(
 pub(crate) fn get_tuple(
     conn: &mut Connection,
     tables: Tables,
+    heads: &mut Heads,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>, CheckpointError> {
     let context = || {
@@ -379,7 +384,9 @@ pub(crate) fn get_tuple(
             }),
     }
     .map_err(|e| storage(context(), e))?;
-    let tuple = row.map(|row| load(&tx, tables, row, None)).transpose()?;
+    let tuple = row
+        .map(|row| load(&tx, tables, heads, row, None))
+        .transpose()?;
     tx.commit().map_err(|e| storage(context(), e))?;
     Ok(tuple)
 }
@@ -407,6 +414,7 @@ fn metadata_prefilter(key: &str, value: &Value) -> Option<(String, SqlValue)> {
 pub(crate) fn list(
     conn: &mut Connection,
     tables: Tables,
+    heads: &mut Heads,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
@@ -460,7 +468,7 @@ pub(crate) fn list(
             if !metadata_matches(&metadata, &options.filter) {
                 continue;
             }
-            out.push(load(&tx, tables, row, Some(metadata))?);
+            out.push(load(&tx, tables, heads, row, Some(metadata))?);
             if options.limit.is_some_and(|limit| out.len() >= limit) {
                 break;
             }
@@ -470,8 +478,10 @@ pub(crate) fn list(
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put(
     conn: &mut Connection,
+    heads: &mut Heads,
     config: &CheckpointConfig,
     checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
@@ -497,6 +507,9 @@ pub(crate) fn put(
         // Dropping the transaction on error rolls it back.
         lease::check(&tx, fence)?;
     }
+    // The appended channels' new whole values, cached once the put is committed.
+    let mut new_heads = Vec::with_capacity(appends.len());
+    let inherited = python_parent_values(&tx, config)?;
     {
         let mut blob_stmt = tx
             .prepare_cached(
@@ -505,34 +518,51 @@ pub(crate) fn put(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(|e| storage(context(), e))?;
-        for (channel, append) in appends.iter() {
-            let Some(version) = new_versions.get(channel.as_str()) else {
-                return Err(CheckpointError::InvalidInput(format!(
-                    "channel `{channel}` appended to, but it has no new version"
-                )));
-            };
-            let (type_, text) = ChannelKey {
-                thread_id: &config.thread_id,
-                checkpoint_ns: &config.checkpoint_ns,
-                channel: channel.as_str(),
-            }
-            .row_for(&tx, append)?;
+        for (channel, version, value) in &inherited {
             blob_stmt
                 .execute(params![
                     config.thread_id,
                     config.checkpoint_ns,
                     channel.as_str(),
                     version.as_str(),
-                    type_,
-                    text
+                    rows::JSON,
+                    value.as_str()
                 ])
                 .map_err(|e| storage(context(), e))?;
+        }
+        for (channel, append) in appends.iter() {
+            let Some(version) = new_versions.get(channel.as_str()) else {
+                return Err(CheckpointError::InvalidInput(format!(
+                    "channel `{channel}` appended to, but it has no new version"
+                )));
+            };
+            let row = ChannelKey {
+                thread_id: &config.thread_id,
+                checkpoint_ns: &config.checkpoint_ns,
+                channel,
+            }
+            .row_for(&tx, heads, version, append)?;
+            blob_stmt
+                .execute(params![
+                    config.thread_id,
+                    config.checkpoint_ns,
+                    channel.as_str(),
+                    version.as_str(),
+                    row.type_,
+                    row.text
+                ])
+                .map_err(|e| storage(context(), e))?;
+            if let Some(head) = row.head {
+                new_heads.push((channel.clone(), head));
+            }
         }
         for blob in put
             .blobs
             .iter()
             .filter(|b| !appends.contains_key(&b.channel))
         {
+            // A channel stored whole has no newest appended value any more.
+            heads.forget(&config.thread_id, &config.checkpoint_ns, &blob.channel);
             // JSON text is stored as TEXT, as Python's saver stores it.
             blob_stmt
                 .execute(params![
@@ -563,7 +593,57 @@ pub(crate) fn put(
         .map_err(|e| storage(context(), e))?;
     }
     tx.commit().map_err(|e| storage(context(), e))?;
+    for (channel, head) in new_heads {
+        heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
+    }
     Ok(config.at(put.id))
+}
+
+/// The values of the put's parent checkpoint when LangGraph's Python saver
+/// wrote it: Python keeps every value inside its checkpoint row, not in
+/// `checkpoint_blobs`, so a checkpoint stored on top of it (naming the
+/// versions of the channels it did not change, or appending to one) needs
+/// them as blob rows. `(channel, version, value)`; none for a parent of ours.
+fn python_parent_values(
+    conn: &Connection,
+    config: &CheckpointConfig,
+) -> Result<Vec<(SharedStr, SharedStr, Blob)>, CheckpointError> {
+    let Some(parent) = &config.checkpoint_id else {
+        return Ok(Vec::new());
+    };
+    let context = || {
+        format!(
+            "reading the parent checkpoint `{parent}` of a put to thread `{}`",
+            config.thread_id
+        )
+    };
+    let sql = format!(
+        "SELECT {ROW_COLUMNS} FROM checkpoint_rows \
+         WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 \
+         AND (type IS NULL OR type <> 'json')"
+    );
+    let row = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(
+                params![config.thread_id, config.checkpoint_ns, parent],
+                Row::read,
+            )
+            .optional()
+        })
+        .map_err(|e| storage(context(), e))?;
+    let Some(row) = row else {
+        return Ok(Vec::new());
+    };
+    let mut checkpoint = row.checkpoint()?;
+    let values = std::mem::take(&mut checkpoint.channel_values);
+    Ok(values
+        .into_iter()
+        .filter_map(|(channel, value)| {
+            let version = checkpoint.channel_versions.get(channel.as_str())?.clone();
+            Some((channel, version, value))
+        })
+        .collect())
 }
 
 pub(crate) fn put_writes(
@@ -638,7 +718,12 @@ pub(crate) fn put_writes(
     tx.commit().map_err(|e| storage(context(), e))
 }
 
-pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<(), CheckpointError> {
+pub(crate) fn delete_thread(
+    conn: &mut Connection,
+    heads: &mut Heads,
+    thread_id: &str,
+) -> Result<(), CheckpointError> {
+    heads.forget_thread(thread_id);
     let context = || format!("delete_thread of thread `{thread_id}`");
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -656,9 +741,11 @@ pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()
 
 pub(crate) fn prune(
     conn: &mut Connection,
+    heads: &mut Heads,
     thread_id: &str,
     retention: Retention,
 ) -> Result<u64, CheckpointError> {
+    heads.forget_thread(thread_id);
     let context = || format!("prune of thread `{thread_id}`");
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -5,11 +5,11 @@
 
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions, NameMap, Retention, SharedStr,
+    CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions, NameMap, SharedStr,
 };
 use graph_sqlite::SqliteSaver;
 use stategraph::prelude::*;
-use stategraph::Durability;
+use stategraph::{CompiledGraph, Durability};
 use std::path::Path;
 
 async fn open(path: &Path) -> SqliteSaver {
@@ -107,58 +107,28 @@ async fn value_at(saver: &SqliteSaver, n: u32) -> serde_json::Value {
     tuple.checkpoint.channel_values["log"].decode().unwrap()
 }
 
+// How appended values read back at every version, prune and refuse bad
+// appends is graph-core's conformance suite (`conformance::run_appends`, run
+// on this layout in tests/conformance.rs); these are SQLite's own properties.
+
 #[tokio::test]
-async fn appended_values_read_back_whole_at_every_version() {
+async fn a_saver_in_langgraphs_layout_reads_appended_rows() {
     let dir = tempfile::tempdir().unwrap();
     let saver = open(&dir.path().join("a.sqlite")).await;
-    let mut expected = vec![serde_json::json!([1, 2])];
     put(&saver, 1, None, "[1,2]").await;
-    // Appends, a replacement of the last item (keep 3 of 4), an empty append.
-    let steps: [(usize, &str, serde_json::Value); 4] = [
-        (2, "[3]", serde_json::json!([1, 2, 3])),
-        (
-            3,
-            r#"["a",{"b":[4]}]"#,
-            serde_json::json!([1, 2, 3, "a", {"b": [4]}]),
-        ),
-        (4, "[5]", serde_json::json!([1, 2, 3, "a", 5])),
-        (5, "[]", serde_json::json!([1, 2, 3, "a", 5])),
-    ];
-    for (i, (keep, items, whole)) in steps.into_iter().enumerate() {
-        put(&saver, i as u32 + 2, Some((keep, items)), "").await;
-        expected.push(whole);
-    }
-    for (i, want) in expected.iter().enumerate() {
-        assert_eq!(
-            &value_at(&saver, i as u32 + 1).await,
-            want,
-            "version {}",
-            i + 1
-        );
-    }
-    let all = saver
-        .list(
-            Some(&CheckpointConfig::thread("t")),
-            &ListOptions::default(),
-        )
-        .await
-        .unwrap();
-    let listed: Vec<serde_json::Value> = all
-        .iter()
-        .rev()
-        .map(|t| t.checkpoint.channel_values["log"].decode().unwrap())
-        .collect();
-    assert_eq!(listed, expected);
-    // A saver in LangGraph's layout reads the same file.
+    put(&saver, 2, Some((2, "[3]")), "").await;
+    put(&saver, 3, Some((2, "[4,5]")), "").await;
     saver.close().await.unwrap();
     let plain = SqliteSaver::open(dir.path().join("a.sqlite"))
         .await
         .unwrap();
-    assert_eq!(value_at(&plain, 5).await, expected[4]);
+    assert!(!plain.stores_appends());
+    assert_eq!(value_at(&plain, 2).await, serde_json::json!([1, 2, 3]));
+    assert_eq!(value_at(&plain, 3).await, serde_json::json!([1, 2, 4, 5]));
 }
 
 #[tokio::test]
-async fn a_long_chain_of_appends_is_compacted_and_prunes_keep_what_they_extend() {
+async fn a_long_chain_of_appends_is_stored_whole_again_now_and_then() {
     let dir = tempfile::tempdir().unwrap();
     let saver = open(&dir.path().join("a.sqlite")).await;
     put(&saver, 1, None, r#"["x"]"#).await;
@@ -166,10 +136,10 @@ async fn a_long_chain_of_appends_is_compacted_and_prunes_keep_what_they_extend()
     for n in 2..=200 {
         put(&saver, n, Some((n as usize - 1, &format!("[{item}]"))), "").await;
     }
-    let whole = value_at(&saver, 200).await;
-    assert_eq!(whole.as_array().map(Vec::len), Some(200));
-    let middle = value_at(&saver, 150).await;
-    assert_eq!(middle.as_array().map(Vec::len), Some(150));
+    assert_eq!(
+        value_at(&saver, 200).await.as_array().map(Vec::len),
+        Some(200)
+    );
     // Every value is stored whole again after a value's worth of appends:
     // a handful of whole rows, not one per version.
     let conn = rusqlite::Connection::open(dir.path().join("a.sqlite")).unwrap();
@@ -184,39 +154,16 @@ async fn a_long_chain_of_appends_is_compacted_and_prunes_keep_what_they_extend()
     let (whole_rows, appended_rows) = (rows("json"), rows("stategraph_append"));
     assert_eq!(whole_rows + appended_rows, 200);
     assert!((5..=12).contains(&whole_rows), "{whole_rows} whole rows");
-    saver.prune("t", Retention::KeepLast(60)).await.unwrap();
-    assert_eq!(value_at(&saver, 150).await, middle);
-    assert_eq!(value_at(&saver, 200).await, whole);
-    assert!(saver
-        .get_tuple(&CheckpointConfig::thread("t").at("100"))
-        .await
-        .unwrap()
-        .is_none());
 }
 
 #[tokio::test]
-async fn an_append_to_a_missing_version_is_refused_and_the_default_layout_refuses_appends() {
+async fn the_default_layout_refuses_appends() {
     let dir = tempfile::tempdir().unwrap();
-    let saver = open(&dir.path().join("a.sqlite")).await;
-    put(&saver, 1, None, "[1]").await;
-    let refused = saver
-        .put_appending(
-            &parent(2),
-            checkpoint(2, None),
-            metadata(2),
-            new_version(2),
-            append("009", 1, "[2]"),
-        )
-        .await;
-    assert!(
-        matches!(refused, Err(CheckpointError::InvalidInput(_))),
-        "{refused:?}"
-    );
-    assert_eq!(value_at(&saver, 1).await, serde_json::json!([1]));
     let plain = SqliteSaver::open(dir.path().join("b.sqlite"))
         .await
         .unwrap();
     assert!(!plain.stores_appends());
+    put(&plain, 1, None, "[1]").await;
     let refused = plain
         .put_appending(
             &parent(2),
@@ -230,6 +177,7 @@ async fn an_append_to_a_missing_version_is_refused_and_the_default_layout_refuse
         matches!(refused, Err(CheckpointError::InvalidInput(_))),
         "{refused:?}"
     );
+    assert_eq!(value_at(&plain, 1).await, serde_json::json!([1]));
 }
 
 /// Appends `new` to `list`, reporting that it kept every item (as
@@ -332,4 +280,169 @@ async fn a_chat_threads_database_grows_linearly_with_its_turns_in_the_append_lay
         at_2n * 4 < plain_2n,
         "append layout {at_2n} bytes, LangGraph's {plain_2n}"
     );
+}
+
+/// The chat graph on `saver`.
+fn chat_app(saver: SqliteSaver) -> CompiledGraph<Chat> {
+    StateGraph::<Chat>::new()
+        .add_node(node_fn("assistant", |s: &Chat| {
+            Chat::update().messages(vec![message("assistant", s.messages.len() / 2)])
+        }))
+        .add_edge(START, "assistant")
+        .add_edge("assistant", END)
+        .compile_with(saver)
+        .unwrap()
+}
+
+/// Runs turns `turns` of the chat; returns the messages after the last.
+async fn turns(app: &CompiledGraph<Chat>, turns: std::ops::Range<usize>) -> Vec<String> {
+    let thread = RunConfig::thread("chat").with_durability(Durability::Sync);
+    let mut last = Vec::new();
+    for turn in turns {
+        last = app
+            .invoke(
+                Chat::update().messages(vec![message("user", turn)]),
+                &thread,
+            )
+            .await
+            .unwrap()
+            .into_state()
+            .messages;
+    }
+    last
+}
+
+fn expected_turns(turns: std::ops::Range<usize>) -> Vec<String> {
+    turns
+        .flat_map(|t| [message("user", t), message("assistant", t)])
+        .collect()
+}
+
+#[tokio::test]
+async fn a_saver_sees_what_another_connection_wrote_to_its_threads() {
+    // Each saver caches the newest value of the lists it wrote; another
+    // connection's writes (another process's, say) must never be hidden by it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    let a = chat_app(open(&path).await);
+    let b = chat_app(open(&path).await);
+    assert_eq!(turns(&a, 0..3).await, expected_turns(0..3));
+    assert_eq!(turns(&b, 3..5).await, expected_turns(0..5));
+    assert_eq!(turns(&a, 5..6).await, expected_turns(0..6));
+    // Another connection deletes the thread and starts it again.
+    let plain = SqliteSaver::builder(&path)
+        .append_layout(true)
+        .open()
+        .await
+        .unwrap();
+    plain.delete_thread("chat").await.unwrap();
+    assert_eq!(turns(&b, 0..1).await, expected_turns(0..1));
+    assert_eq!(turns(&a, 1..3).await, expected_turns(0..3));
+    let thread = RunConfig::thread("chat");
+    assert_eq!(
+        b.get_state(&thread).await.unwrap().values.messages,
+        expected_turns(0..3)
+    );
+}
+
+/// LangGraph's state of the thread `review-1` in tests/fixtures/python_written.sqlite.
+#[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+struct Review {
+    topic: String,
+    #[reducer(extend)]
+    log: Vec<String>,
+    count: i64,
+    details: serde_json::Value,
+    audit: Vec<String>,
+}
+
+/// Continues thread `review-1` of tests/fixtures/python_written.sqlite (a
+/// run LangGraph's Python saver finished) for three turns; returns the
+/// database and the types of the `log` rows stored.
+async fn continue_python_thread(append_layout: bool) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("python.sqlite");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_written.sqlite"),
+        &path,
+    )
+    .unwrap();
+    let saver = SqliteSaver::builder(&path)
+        .append_layout(append_layout)
+        .open()
+        .await
+        .unwrap();
+    let app = StateGraph::<Review>::new()
+        .add_node(node_fn("note", |s: &Review| {
+            Review::update().log(vec![format!("note {}", s.log.len())])
+        }))
+        .add_edge(START, "note")
+        .add_edge("note", END)
+        .compile_with(saver)
+        .unwrap();
+    let thread = RunConfig::thread("review-1").with_durability(Durability::Sync);
+    let python_log = ["plan", "work 0 on rust", "work 1 on rust", "review: yes"];
+    let mut want: Vec<String> = python_log.iter().map(|s| s.to_string()).collect();
+    for turn in 0..3 {
+        let out = app
+            .invoke(Review::update().log(vec![format!("turn {turn}")]), &thread)
+            .await
+            .unwrap()
+            .into_state();
+        want.push(format!("turn {turn}"));
+        want.push(format!("note {}", want.len()));
+        assert_eq!(out.log, want, "turn {turn}");
+        // Channels the turns did not change keep Python's values.
+        assert_eq!(out.topic, "rust");
+        assert_eq!(out.count, 11);
+        assert_eq!(out.audit, ["audited"]);
+    }
+    // A fresh saver (no cache) reads the same.
+    let fresh = StateGraph::<Review>::new()
+        .add_node(node_fn("note", |_: &Review| Review::update()))
+        .add_edge(START, "note")
+        .add_edge("note", END)
+        .compile_with(SqliteSaver::open(&path).await.unwrap())
+        .unwrap();
+    let state = fresh
+        .get_state(&RunConfig::thread("review-1"))
+        .await
+        .unwrap()
+        .values;
+    assert_eq!(state.log, want);
+    assert_eq!(state.details["text"], "héllo ✓");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let types: Vec<String> = conn
+        .prepare(
+            "SELECT type FROM checkpoint_blobs WHERE thread_id = 'review-1' \
+             AND checkpoint_ns = '' AND channel = 'log' ORDER BY version",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (dir, types)
+}
+
+#[tokio::test]
+async fn a_thread_python_started_continues_in_the_append_layout() {
+    // Python's saver keeps every value inside its checkpoint rows: the first
+    // checkpoint on top of one stores the values it keeps as rows, so the
+    // first append has a whole value to extend.
+    let (_dir, types) = continue_python_thread(true).await;
+    // Python's value, then the six versions of the three turns (input and
+    // node each), appended to it (one stored whole again once the appends
+    // pass its size).
+    assert_eq!(types.len(), 7, "{types:?}");
+    assert_eq!(types[0], "json", "{types:?}");
+    let appended = types.iter().filter(|t| *t == "stategraph_append").count();
+    assert!(appended >= 4, "{types:?}");
+}
+
+#[tokio::test]
+async fn a_thread_python_started_continues_in_langgraphs_layout() {
+    let (_dir, types) = continue_python_thread(false).await;
+    assert_eq!(types.len(), 7, "{types:?}");
+    assert!(types.iter().all(|t| t == "json"), "{types:?}");
 }

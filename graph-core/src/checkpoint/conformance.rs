@@ -42,9 +42,9 @@
 //! ```
 
 use super::{
-    Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, NameMap, PendingWrite, Retention,
-    SharedStr,
+    Append, Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, NameMap,
+    PendingWrite, Retention, SharedStr,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -74,6 +74,20 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     prune_keep_last(saver).await;
     prune_older_than(saver).await;
     a_version_without_a_stored_value_is_an_error(saver).await;
+    if saver.stores_appends() {
+        run_appends(saver).await;
+    }
+}
+
+/// Runs the properties of a saver that stores appended values
+/// ([`Checkpointer::stores_appends`] is `true`; [`run_all`] runs them then):
+/// every version of an appended value reads back whole, a long chain of
+/// appends reads back and prunes exactly, and an append that cannot extend
+/// its base is refused.
+pub async fn run_appends(saver: &dyn Checkpointer) {
+    appended_values_read_back_whole_at_every_version(saver).await;
+    a_long_chain_of_appends_reads_back_and_prunes_exactly(saver).await;
+    an_append_that_cannot_extend_its_base_is_refused(saver).await;
 }
 
 /// Runs the properties of a saver that holds threads for their runs
@@ -1674,4 +1688,358 @@ pub async fn a_version_without_a_stored_value_is_an_error(saver: &dyn Checkpoint
     if let Err(e) = saver.delete_thread(&thread).await {
         panic!("delete_thread of a thread with a missing value failed: {e}");
     }
+}
+
+/// How one checkpoint of [`put_log`] gives channel `log`'s new value.
+enum LogValue<'a> {
+    /// The whole value.
+    Whole(Value),
+    /// Keeps the first `keep` items of version `base`, then `items`.
+    Appended {
+        base: u64,
+        keep: usize,
+        items: &'a str,
+    },
+}
+
+/// Puts a checkpoint of `thread` after `parent` (an id) holding version `n` of
+/// channel `log` (given by `value`) and version `n` of a whole channel
+/// `count`; returns the new checkpoint's config.
+async fn put_log(
+    saver: &dyn Checkpointer,
+    thread: &str,
+    parent: Option<&CheckpointConfig>,
+    n: u64,
+    value: LogValue<'_>,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let config = parent
+        .cloned()
+        .unwrap_or_else(|| CheckpointConfig::thread(thread));
+    let id = next_id();
+    let mut channel_values = NameMap::new();
+    channel_values.insert(SharedStr::from("count"), blob(json!(n)));
+    let mut appends = NameMap::new();
+    match value {
+        LogValue::Whole(value) => {
+            channel_values.insert(SharedStr::from("log"), blob(value));
+        }
+        LogValue::Appended { base, keep, items } => {
+            let items = match Blob::from_json(items) {
+                Ok(items) => items,
+                Err(e) => panic!("appends: the items {items} are not JSON: {e}"),
+            };
+            appends.insert(
+                SharedStr::from("log"),
+                Append {
+                    base: version(base),
+                    keep,
+                    items,
+                },
+            );
+        }
+    }
+    let mut versions = NameMap::new();
+    versions.insert(SharedStr::from("count"), version(n));
+    versions.insert(SharedStr::from("log"), version(n));
+    let checkpoint = Checkpoint {
+        v: 4,
+        id,
+        ts: format!("2024-07-31T20:14:19.{n:06}+00:00"),
+        channel_values,
+        channel_versions: versions.clone(),
+        versions_seen: NameMap::new(),
+        updated_channels: None,
+    };
+    let step = i64::try_from(n).unwrap_or(i64::MAX);
+    saver
+        .put_appending(&config, checkpoint, loop_meta(step), versions, appends)
+        .await
+}
+
+/// [`put_log`], which must succeed.
+async fn must_put_log(
+    saver: &dyn Checkpointer,
+    thread: &str,
+    parent: Option<&CheckpointConfig>,
+    n: u64,
+    value: LogValue<'_>,
+) -> CheckpointConfig {
+    match put_log(saver, thread, parent, n, value).await {
+        Ok(config) => config,
+        Err(e) => panic!("appends: the put of version {n} of `log` failed: {e}"),
+    }
+}
+
+/// Channel `log` of the checkpoint at `config`, and its `count`.
+async fn log_at(saver: &dyn Checkpointer, config: &CheckpointConfig) -> (Value, Value) {
+    let tuple = must_get(saver, config).await;
+    let read = |channel: &str| -> Value {
+        match tuple.checkpoint.channel_values.get(channel) {
+            Some(b) => match b.decode() {
+                Ok(v) => v,
+                Err(e) => panic!("appends: `{channel}` at {config:?} is not JSON: {e}"),
+            },
+            None => panic!("appends: `{channel}` has no value at {config:?}"),
+        }
+    };
+    (read("log"), read("count"))
+}
+
+/// Every version of a list channel stored as appends (plain appends, one that
+/// replaces the last item, an empty one, a fork appending to an older version)
+/// reads back whole, by id and in `list`, next to a channel stored whole; a
+/// value read before an append is not changed by it.
+pub async fn appended_values_read_back_whole_at_every_version(saver: &dyn Checkpointer) {
+    let thread = unique_thread("appends");
+    let mut configs =
+        vec![must_put_log(saver, &thread, None, 1, LogValue::Whole(json!([1, 2]))).await];
+    let mut expected = vec![json!([1, 2])];
+    let steps: [(usize, &str, Value); 4] = [
+        (2, "[3]", json!([1, 2, 3])),
+        (3, r#"["a",{"b":[4]}]"#, json!([1, 2, 3, "a", {"b": [4]}])),
+        // Keeps 4 of 5: replaces the last item.
+        (4, "[5]", json!([1, 2, 3, "a", 5])),
+        (5, "[]", json!([1, 2, 3, "a", 5])),
+    ];
+    for (i, (keep, items, whole)) in steps.into_iter().enumerate() {
+        let n = i as u64 + 2;
+        // The newest value, read (and held) before the append.
+        let held = must_get(saver, &configs[i]).await;
+        let config = must_put_log(
+            saver,
+            &thread,
+            Some(&configs[i]),
+            n,
+            LogValue::Appended {
+                base: n - 1,
+                keep,
+                items,
+            },
+        )
+        .await;
+        let held_log: Value = held.checkpoint.channel_values["log"]
+            .decode()
+            .unwrap_or_default();
+        assert_eq!(
+            held_log, expected[i],
+            "appends: a value read before an append must not change with it"
+        );
+        configs.push(config);
+        expected.push(whole);
+    }
+    for (i, (config, want)) in configs.iter().zip(&expected).enumerate() {
+        assert_eq!(
+            log_at(saver, config).await,
+            (want.clone(), json!(i + 1)),
+            "appends: version {} of an appended list must read back whole",
+            i + 1
+        );
+    }
+    assert_eq!(
+        log_at(saver, &CheckpointConfig::thread(&thread)).await.0,
+        expected[4],
+        "appends: the latest checkpoint holds the newest whole value"
+    );
+    let listed = list(
+        saver,
+        Some(&CheckpointConfig::thread(&thread)),
+        &ListOptions::default(),
+    )
+    .await;
+    let listed: Vec<Value> = listed
+        .iter()
+        .rev()
+        .map(|t| {
+            t.checkpoint.channel_values["log"]
+                .decode()
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        listed, expected,
+        "appends: list must assemble every version"
+    );
+    // A fork: appends to version 2 (not the newest) from its checkpoint.
+    let fork = must_put_log(
+        saver,
+        &thread,
+        Some(&configs[1]),
+        6,
+        LogValue::Appended {
+            base: 2,
+            keep: 2,
+            items: r#"["fork"]"#,
+        },
+    )
+    .await;
+    assert_eq!(
+        log_at(saver, &fork).await.0,
+        json!([1, 2, "fork"]),
+        "appends: an append to an older version extends that version"
+    );
+    assert_eq!(
+        log_at(saver, &configs[4]).await.0,
+        expected[4],
+        "appends: a fork leaves the versions it did not extend as they were"
+    );
+    // Stored whole again after appends: extends as before.
+    let whole_again = must_put_log(
+        saver,
+        &thread,
+        Some(&fork),
+        7,
+        LogValue::Whole(json!(["new"])),
+    )
+    .await;
+    let after = must_put_log(
+        saver,
+        &thread,
+        Some(&whole_again),
+        8,
+        LogValue::Appended {
+            base: 7,
+            keep: 1,
+            items: "[2]",
+        },
+    )
+    .await;
+    assert_eq!(
+        log_at(saver, &after).await.0,
+        json!(["new", 2]),
+        "appends: an append to a value stored whole extends it"
+    );
+}
+
+/// Two hundred appends of ~100 bytes each read back whole at any version, and
+/// `prune(KeepLast(60))` keeps exactly the newest 60, whose values still read
+/// back (a kept version keeps the versions it extends).
+pub async fn a_long_chain_of_appends_reads_back_and_prunes_exactly(saver: &dyn Checkpointer) {
+    let thread = unique_thread("append-chain");
+    let item = format!("\"{}\"", "y".repeat(100));
+    let items = format!("[{item}]");
+    let mut configs =
+        vec![must_put_log(saver, &thread, None, 1, LogValue::Whole(json!(["x"]))).await];
+    for n in 2..=200u64 {
+        let parent = configs.last().cloned();
+        let config = must_put_log(
+            saver,
+            &thread,
+            parent.as_ref(),
+            n,
+            LogValue::Appended {
+                base: n - 1,
+                keep: n as usize - 1,
+                items: &items,
+            },
+        )
+        .await;
+        configs.push(config);
+    }
+    let want = |n: usize| -> Value {
+        let mut v = vec![json!("x")];
+        v.extend((1..n).map(|_| json!("y".repeat(100))));
+        Value::Array(v)
+    };
+    assert_eq!(
+        log_at(saver, &configs[199]).await.0,
+        want(200),
+        "append chain: version 200"
+    );
+    assert_eq!(
+        log_at(saver, &configs[149]).await.0,
+        want(150),
+        "append chain: version 150"
+    );
+    assert_eq!(
+        log_at(saver, &configs[9]).await.0,
+        want(10),
+        "append chain: version 10"
+    );
+    assert_eq!(
+        prune(saver, &thread, Retention::KeepLast(60)).await,
+        140,
+        "append chain: prune(KeepLast(60)) of 200 deletes 140"
+    );
+    assert_eq!(
+        log_at(saver, &configs[149]).await.0,
+        want(150),
+        "append chain: a kept version still reads back after prune"
+    );
+    assert_eq!(
+        log_at(saver, &configs[140]).await.0,
+        want(141),
+        "append chain: the oldest kept version"
+    );
+    assert_eq!(
+        log_at(saver, &configs[199]).await.0,
+        want(200),
+        "append chain: the newest after prune"
+    );
+    assert!(
+        get(saver, &configs[99]).await.is_none(),
+        "append chain: a pruned checkpoint is gone"
+    );
+    // The thread goes on after the prune.
+    let next = must_put_log(
+        saver,
+        &thread,
+        Some(&configs[199]),
+        201,
+        LogValue::Appended {
+            base: 200,
+            keep: 200,
+            items: &items,
+        },
+    )
+    .await;
+    assert_eq!(
+        log_at(saver, &next).await.0,
+        want(201),
+        "append chain: an append after prune"
+    );
+}
+
+/// An append to a version that is not stored, or that keeps more items than
+/// its base has, is an error, and the thread reads back as before.
+pub async fn an_append_that_cannot_extend_its_base_is_refused(saver: &dyn Checkpointer) {
+    let thread = unique_thread("append-refused");
+    let first = must_put_log(saver, &thread, None, 1, LogValue::Whole(json!([1]))).await;
+    let too_many = put_log(
+        saver,
+        &thread,
+        Some(&first),
+        2,
+        LogValue::Appended {
+            base: 1,
+            keep: 2,
+            items: "[2]",
+        },
+    )
+    .await;
+    assert!(
+        too_many.is_err(),
+        "appends: keeping 2 items of a 1-item value must fail, got {too_many:?}"
+    );
+    let missing = put_log(
+        saver,
+        &thread,
+        Some(&first),
+        3,
+        LogValue::Appended {
+            base: 9,
+            keep: 1,
+            items: "[2]",
+        },
+    )
+    .await;
+    assert!(
+        missing.is_err(),
+        "appends: an append to a version never stored must fail, got {missing:?}"
+    );
+    let latest = must_get(saver, &CheckpointConfig::thread(&thread)).await;
+    assert_eq!(
+        latest.config.checkpoint_id, first.checkpoint_id,
+        "appends: a refused append stores no checkpoint"
+    );
+    assert_eq!(log_at(saver, &first).await.0, json!([1]));
 }

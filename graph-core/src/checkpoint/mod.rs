@@ -5,6 +5,7 @@
 //! JSON text ([`Blob`]), produced straight from the typed state (no intermediate
 //! `serde_json::Value` tree) and only for the channels that changed.
 
+pub mod appended;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod conformance;
