@@ -16,8 +16,8 @@ use crate::lock::LockState;
 use crate::{PgError, PostgresSaver};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
-    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention,
+    Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
 };
 use std::sync::Arc;
 
@@ -123,10 +123,32 @@ impl Checkpointer for LeasedSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        self.put_appending(config, checkpoint, metadata, new_versions, NameMap::new())
+    }
+
+    fn stores_appends(&self) -> bool {
+        self.saver.stores_appends()
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(async move {
             let fence = self.fence_for(&config.thread_id)?;
             self.saver
-                .put_fenced(config, checkpoint, metadata, new_versions, Some(fence))
+                .put_fenced(
+                    config,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                    appends,
+                    Some(fence),
+                )
                 .await
         })
     }

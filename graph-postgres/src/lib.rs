@@ -56,6 +56,32 @@
 //! built by graph-core's [`checkpoint::rows`](graph_core::checkpoint::rows),
 //! shared with the SQLite saver.
 //!
+//! # Append layout (opt-in; Python cannot read it)
+//!
+//! LangGraph's layout stores every version of a value whole, so a chat thread
+//! that grows by two messages per turn rewrites its whole history at every
+//! checkpoint: its rows grow quadratically with its turns. Built with
+//! [`PostgresSaverBuilder::append_layout`], the saver reports
+//! [`Checkpointer::stores_appends`] and stores a list channel that only grew
+//! (a reducer that reports its kept prefix, `add_messages` appending) as the
+//! items the step appended: a `checkpoint_blobs` row of type
+//! `stategraph_append` naming the version it extends (graph-core's
+//! [`checkpoint::appended`](graph_core::checkpoint::appended), the format of
+//! the SQLite saver's append layout). Once the items appended since the last
+//! whole value pass that value's size, the value is stored whole again, so a
+//! thread's bytes grow linearly with what it appends. Every read returns whole
+//! values (one recursive statement follows a value's chain); pruning keeps the
+//! versions a kept version extends. The saver (and its clones) keeps the
+//! newest whole value of each appended channel it read or wrote (256 values,
+//! 64 MiB at most), matched by version, so reading a thread's latest
+//! checkpoint assembles nothing and the next append extends it in place;
+//! another process writing the same thread is never hidden by it, as each
+//! write's versions are new.
+//!
+//! **LangGraph's Python `PostgresSaver` cannot read the appended rows.** Keep
+//! the default layout for a database Python reads. Every saver of this crate
+//! reads both layouts, whichever it writes.
+//!
 //! # Connections, failures and retries
 //!
 //! Operations take a connection from a pool (deadpool-postgres) and release it
@@ -137,13 +163,15 @@ pub use tokio_postgres;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
+use graph_core::checkpoint::appended::{self, AppendError, Heads, NewRow};
 use graph_core::checkpoint::{
-    Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, Retention, RunGuard,
+    Append, Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
+    SharedStr,
 };
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::Socket;
@@ -172,6 +200,10 @@ pub struct PostgresSaver {
     locks: Pool,
     held: lock::HeldLocks,
     heartbeat: lock::Heartbeat,
+    append_layout: bool,
+    /// The newest whole value of each appended channel this saver (or a
+    /// clone) read or wrote; see graph-core's `checkpoint::appended`.
+    heads: Arc<Mutex<Heads>>,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -180,6 +212,7 @@ impl fmt::Debug for PostgresSaver {
             .field("pool", &self.pool.status())
             .field("locks", &self.locks.status())
             .field("lock_heartbeat", &self.heartbeat.interval)
+            .field("append_layout", &self.append_layout)
             .finish()
     }
 }
@@ -191,9 +224,25 @@ pub struct PostgresSaverBuilder {
     max_connections: usize,
     max_thread_locks: usize,
     heartbeat: Duration,
+    append_layout: bool,
 }
 
 impl PostgresSaverBuilder {
+    /// Stores list channels that only grew (a reducer that extends a list,
+    /// `add_messages` appending) as the items each checkpoint appended, with
+    /// the whole value stored again once the appended bytes pass its size;
+    /// default `false`. A chat thread's rows then grow linearly with its
+    /// turns instead of quadratically (see the crate docs, "Append layout").
+    ///
+    /// **LangGraph's Python `PostgresSaver` cannot read the values this
+    /// stores** (rows of type `stategraph_append` in `checkpoint_blobs`). Keep
+    /// the default for a database Python reads. Every saver of this crate
+    /// reads both layouts, whichever it writes.
+    pub fn append_layout(mut self, append_layout: bool) -> Self {
+        self.append_layout = append_layout;
+        self
+    }
+
     /// At most this many connections for checkpoint operations (default 16).
     /// Operations beyond it wait for a free connection.
     pub fn max_connections(mut self, n: usize) -> Self {
@@ -264,6 +313,8 @@ impl PostgresSaverBuilder {
                 interval: self.heartbeat,
                 timeout: HEARTBEAT_TIMEOUT,
             },
+            append_layout: self.append_layout,
+            heads: Arc::default(),
         };
         saver.migrate().await?;
         if let Some(idle) = saver.idle_session_timeout().await? {
@@ -294,6 +345,7 @@ impl PostgresSaver {
             max_connections: 16,
             max_thread_locks: 64,
             heartbeat: Duration::from_secs(5),
+            append_layout: false,
         }
     }
 
@@ -384,25 +436,115 @@ impl PostgresSaver {
 }
 
 impl PostgresSaver {
-    /// `put`, fenced by a run's lease when `fence` is given (see `lease.rs`).
+    /// `put_appending`, fenced by a run's lease when `fence` is given (see
+    /// `lease.rs`).
     async fn put_fenced(
         &self,
         config: &CheckpointConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
+        appends: NameMap<Append>,
         fence: Option<&lease::Fence>,
     ) -> Result<CheckpointConfig, CheckpointError> {
         check_config(config)?;
         error::check_id("checkpoint id", &checkpoint.id)?;
-        let put = ops::put_rows(config, checkpoint, &metadata, &new_versions)?;
-        let put = &put;
+        if !appends.is_empty() && !self.append_layout {
+            return Err(CheckpointError::InvalidInput(
+                "this PostgresSaver stores whole values (LangGraph's layout); build it with \
+                 `PostgresSaver::builder(url)?.append_layout(true)` to store appended values, \
+                 or pass whole values to put"
+                    .to_owned(),
+            ));
+        }
+        let mut put = ops::put_rows(config, checkpoint, &metadata, &new_versions)?;
+        put.blobs.retain(|b| !appends.contains_key(&b.channel));
+        {
+            // A channel stored whole has no newest appended value any more.
+            let mut heads = ops::lock(&self.heads);
+            for blob in &put.blobs {
+                heads.forget(&config.thread_id, &config.checkpoint_ns, &blob.channel);
+            }
+        }
+        // The appended channels' rows, built once (before any retry).
+        let mut typed = Vec::with_capacity(appends.len());
+        let mut new_heads = Vec::with_capacity(appends.len());
+        for (channel, append) in appends.iter() {
+            let Some(version) = new_versions.get(channel.as_str()) else {
+                return Err(CheckpointError::InvalidInput(format!(
+                    "channel `{channel}` appended to, but it has no new version"
+                )));
+            };
+            let row = self.append_row(config, channel, version, append).await?;
+            typed.push(ops::TypedRow {
+                channel: channel.clone(),
+                version: version.clone(),
+                type_: row.type_,
+                text: row.text,
+            });
+            if let Some(head) = row.head {
+                new_heads.push((channel.clone(), head));
+            }
+        }
+        let (put, typed) = (&put, &typed);
         with_retry(|| async {
             let mut client = self.pool.get().await?;
-            ops::put(&mut client, config, put, fence).await
+            ops::put(&mut client, config, put, typed, fence).await
         })
         .await?;
+        let mut heads = ops::lock(&self.heads);
+        for (channel, head) in new_heads {
+            heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
+        }
         Ok(config.at(put.id.clone()))
+    }
+
+    /// The row that stores `append` as version `version` of `channel`: its
+    /// items, or the whole value once the items appended since the last whole
+    /// one would pass that value's size (from the cache, or read back).
+    async fn append_row(
+        &self,
+        config: &CheckpointConfig,
+        channel: &SharedStr,
+        version: &ChannelVersion,
+        append: &Append,
+    ) -> Result<NewRow, PgError> {
+        let (thread_id, ns, base) = (
+            config.thread_id.as_str(),
+            config.checkpoint_ns.as_str(),
+            append.base.as_str(),
+        );
+        let refused = |e: AppendError| {
+            PgError::InvalidInput(format!(
+                "an append to channel `{channel}` of thread `{thread_id}`: {e}"
+            ))
+        };
+        let head = ops::lock(&self.heads).take(thread_id, ns, channel, base);
+        let facts = with_retry(|| async {
+            let client = self.pool.get().await?;
+            ops::facts(&client, thread_id, ns, channel, base).await
+        })
+        .await?;
+        let Some(facts) = facts else {
+            return Err(PgError::InvalidInput(format!(
+                "version `{base}` of channel `{channel}`, which a put appends to, is not stored"
+            )));
+        };
+        let head = match appended::next_row(facts, head, version, append).map_err(refused)? {
+            Ok(row) => return Ok(row),
+            Err(head) => head,
+        };
+        let head = match head {
+            Some(head) => head,
+            None => {
+                with_retry(|| async {
+                    let client = self.pool.get().await?;
+                    ops::whole_head(&client, thread_id, ns, channel, base, facts).await
+                })
+                .await?
+            }
+        };
+        appended::whole_row(head, version, append).map_err(refused)
     }
 
     /// `put_writes`, fenced by a run's lease when `fence` is given.
@@ -479,7 +621,7 @@ impl Checkpointer for PostgresSaver {
             check_config(config)?;
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
-                ops::get_tuple(&client, config).await
+                ops::get_tuple(&client, &self.heads, config).await
             })
             .await?)
         })
@@ -496,7 +638,7 @@ impl Checkpointer for PostgresSaver {
             }
             Ok(with_retry(|| async {
                 let client = self.pool.get().await?;
-                ops::list(&client, config, options).await
+                ops::list(&client, &self.heads, config, options).await
             })
             .await?)
         })
@@ -509,7 +651,31 @@ impl Checkpointer for PostgresSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(self.put_fenced(config, checkpoint, metadata, new_versions, None))
+        Box::pin(self.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            NameMap::new(),
+            None,
+        ))
+    }
+
+    /// Whether the saver was built with the append layout
+    /// ([`PostgresSaverBuilder::append_layout`]).
+    fn stores_appends(&self) -> bool {
+        self.append_layout
+    }
+
+    fn put_appending<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(self.put_fenced(config, checkpoint, metadata, new_versions, appends, None))
     }
 
     fn put_writes<'a>(
@@ -527,6 +693,7 @@ impl Checkpointer for PostgresSaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             error::check_id("thread id", thread_id)?;
+            ops::lock(&self.heads).forget_thread(thread_id);
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
                 ops::delete_thread(&mut client, thread_id, self.held.holds(thread_id)).await
@@ -542,6 +709,7 @@ impl Checkpointer for PostgresSaver {
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move {
             error::check_id("thread id", thread_id)?;
+            ops::lock(&self.heads).forget_thread(thread_id);
             Ok(with_retry(|| async {
                 let mut client = self.pool.get().await?;
                 ops::prune(

@@ -9,11 +9,14 @@ use crate::schema::{LOCK_CLASS_THREAD_GC, LOCK_CLASS_THREAD_RUN};
 use crate::PgError;
 use deadpool_postgres::Client;
 use futures::{pin_mut, TryStreamExt};
+use graph_core::checkpoint::appended::{self, AppendedRow, Head, Heads, RowFacts, APPENDED};
 use graph_core::checkpoint::rows::{self, PutRows, RowError, RowKey};
 use graph_core::checkpoint::{
     metadata_matches, parse_timestamp, Blob, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointError, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite, Retention,
+    SharedStr,
 };
+use std::sync::{Mutex, MutexGuard};
 use std::time::SystemTime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
@@ -25,12 +28,13 @@ SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint::text, c.metadata::text,
     b.channels, b.types, b.blobs,
     w.task_ids, w.channels, w.types, w.blobs,
-    c.type
+    c.type, b.versions
 FROM checkpoints c
 LEFT JOIN LATERAL (
     SELECT array_agg(bl.channel ORDER BY bl.channel) AS channels,
         array_agg(bl.type ORDER BY bl.channel) AS types,
-        array_agg(bl.blob ORDER BY bl.channel) AS blobs
+        array_agg(bl.blob ORDER BY bl.channel) AS blobs,
+        array_agg(bl.version ORDER BY bl.channel) AS versions
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
     JOIN checkpoint_blobs bl
         ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
@@ -111,8 +115,298 @@ fn row_error(thread_id: &str, checkpoint_id: &str, e: RowError) -> PgError {
     }
 }
 
-/// One row of [`SELECT`] as a tuple.
-fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError> {
+/// A saver's cache of newest appended values. A task that panicked while
+/// holding it may have left an entry half-changed: the cache is then emptied.
+pub(crate) fn lock(heads: &Mutex<Heads>) -> MutexGuard<'_, Heads> {
+    match heads.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => {
+            let mut guard = poisoned.into_inner();
+            guard.clear();
+            guard
+        }
+    }
+}
+
+/// A value of the append layout a row names: resolved after the row is read.
+struct AppendedValue {
+    channel: String,
+    version: String,
+    text: String,
+}
+
+/// One row of [`SELECT`], read but for its appended values.
+struct ReadRow {
+    key: RowKey,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    values: Vec<(String, Option<Blob>)>,
+    appended: Vec<AppendedValue>,
+    complete: bool,
+    pending_writes: Vec<PendingWrite>,
+}
+
+impl ReadRow {
+    fn corrupt(&self, what: String, source: DecodeError) -> PgError {
+        row_error(
+            &self.key.thread_id,
+            &self.key.checkpoint_id,
+            RowError::Corrupt { what, source },
+        )
+    }
+
+    /// Resolves the appended values (from `heads`, or each value's chain of
+    /// rows), then makes the tuple.
+    async fn finish(
+        mut self,
+        client: &Client,
+        heads: &Mutex<Heads>,
+    ) -> Result<(CheckpointTuple, CheckpointMetadata), PgError> {
+        for appended in std::mem::take(&mut self.appended) {
+            let channel = SharedStr::from(appended.channel.as_str());
+            let key = &self.key;
+            let cached = lock(heads).get(
+                &key.thread_id,
+                &key.checkpoint_ns,
+                &appended.channel,
+                &appended.version,
+            );
+            let value = match cached {
+                Some(value) => value,
+                None => {
+                    let head = assemble(
+                        client,
+                        &key.thread_id,
+                        &key.checkpoint_ns,
+                        &appended.channel,
+                        &appended.version,
+                        &appended.text,
+                    )
+                    .await?
+                    .map_err(|e| {
+                        self.corrupt(format!("the value of channel `{}`", appended.channel), e)
+                    })?;
+                    let value = head.value.clone();
+                    lock(heads).offer(&key.thread_id, &key.checkpoint_ns, &channel, head);
+                    value
+                }
+            };
+            self.values.push((appended.channel, Some(value)));
+        }
+        let ReadRow {
+            key,
+            mut checkpoint,
+            metadata,
+            values,
+            complete,
+            pending_writes,
+            ..
+        } = self;
+        rows::fill_values(&mut checkpoint, &key.checkpoint_ns, values, complete)
+            .map_err(|e| row_error(&key.thread_id, &key.checkpoint_id, e))?;
+        let tuple = key.into_tuple(checkpoint, metadata.clone(), pending_writes);
+        Ok((tuple, metadata))
+    }
+}
+
+/// The chain of rows from version `from` of a channel back to a whole value,
+/// newest first: `(version, type, blob)`. One statement, however long.
+const CHAIN: &str = "\
+WITH RECURSIVE chain AS (
+    SELECT b.version, b.type, b.blob, 0 AS depth FROM checkpoint_blobs b
+    WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = $3 AND b.version = $4
+  UNION ALL
+    SELECT b.version, b.type, b.blob, c.depth + 1 FROM chain c
+    JOIN checkpoint_blobs b
+        ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = $3
+        AND b.version = convert_from(c.blob, 'UTF8')::jsonb ->> 'base'
+    WHERE c.type = $5
+)
+SELECT version, type, blob FROM chain ORDER BY depth";
+
+/// The whole value of `version` of a channel, whose row is appended items
+/// with text `text`, assembled from its chain: `Err` when the database cannot
+/// be read, `Ok(Err)` when what it holds cannot be assembled.
+async fn assemble(
+    client: &Client,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    channel: &str,
+    version: &str,
+    text: &str,
+) -> Result<Result<Head, DecodeError>, PgError> {
+    let newest = match AppendedRow::parse(text) {
+        Ok(row) => row,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    let context =
+        || format!("reading the appended values of channel `{channel}` of thread `{thread_id}`");
+    let stmt = client
+        .prepare_cached(CHAIN)
+        .await
+        .map_err(PgError::query(context()))?;
+    let rows = client
+        .query(
+            &stmt,
+            &[
+                &thread_id,
+                &checkpoint_ns,
+                &channel,
+                &&*newest.base,
+                &APPENDED,
+            ],
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    Ok(assemble_rows(version, newest, &rows))
+}
+
+/// [`assemble`], once the chain's rows are read.
+fn assemble_rows(
+    version: &str,
+    newest: AppendedRow<'_>,
+    rows: &[Row],
+) -> Result<Head, DecodeError> {
+    let facts = newest.facts();
+    // Links newest first: (keep, items).
+    let mut links: Vec<(usize, String)> = vec![(newest.keep, newest.items.get().to_owned())];
+    let mut expect = newest.base.into_owned();
+    let mut whole = None;
+    for row in rows {
+        let found: String = row.try_get(0)?;
+        if found != expect {
+            break;
+        }
+        let type_: Option<String> = row.try_get(1)?;
+        let blob: Option<Vec<u8>> = row.try_get(2)?;
+        if type_.as_deref() == Some(APPENDED) {
+            let text = String::from_utf8(blob.unwrap_or_default())?;
+            let row = AppendedRow::parse(&text)?;
+            links.push((row.keep, row.items.get().to_owned()));
+            expect = row.base.into_owned();
+            continue;
+        }
+        match decode_value(type_.as_deref(), blob.as_deref())? {
+            Some(value) => whole = Some(value),
+            None => {
+                return Err(
+                    format!("version `{found}` is empty, and a later one appends to it").into(),
+                )
+            }
+        }
+        break;
+    }
+    let Some(whole) = whole else {
+        return Err(
+            format!("version `{expect}`, which a later version appends to, is not stored").into(),
+        );
+    };
+    let (text, items) = appended::assemble(
+        whole.as_str(),
+        links
+            .iter()
+            .rev()
+            .map(|(keep, items)| (*keep, items.as_str())),
+    )?;
+    Ok(Head::assembled(version.into(), text, items, facts))
+}
+
+/// What an append to version `version` of a channel needs to know of its
+/// row; `None` if it is not stored.
+pub(crate) async fn facts(
+    client: &Client,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    channel: &str,
+    version: &str,
+) -> Result<Option<RowFacts>, PgError> {
+    let context =
+        || format!("reading version `{version}` of channel `{channel}` of thread `{thread_id}`");
+    let stmt = client
+        .prepare_cached(
+            "SELECT type, blob FROM checkpoint_blobs
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let row = client
+        .query_opt(&stmt, &[&thread_id, &checkpoint_ns, &channel, &version])
+        .await
+        .map_err(PgError::query(context()))?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let type_: Option<String> = column(&row, 0, &context())?;
+    let blob: Option<Vec<u8>> = column(&row, 1, &context())?;
+    let damaged = |e: &dyn std::fmt::Display| {
+        PgError::InvalidInput(format!(
+            "version `{version}` of channel `{channel}` of thread `{thread_id}`, which a put \
+             appends to, cannot be read: {e}"
+        ))
+    };
+    let text = || String::from_utf8(blob.clone().unwrap_or_default()).map_err(|e| damaged(&e));
+    match type_.as_deref() {
+        Some(APPENDED) => AppendedRow::parse(&text()?)
+            .map(|row| Some(row.facts()))
+            .map_err(|e| damaged(&e)),
+        Some(rows::EMPTY) => Err(PgError::InvalidInput(format!(
+            "version `{version}` of channel `{channel}` is empty; a put cannot append to it"
+        ))),
+        _ => RowFacts::of_whole(&text()?)
+            .map(Some)
+            .map_err(|e| damaged(&e)),
+    }
+}
+
+/// The whole value of stored version `version` of a channel (whose row has
+/// `facts`), for a `put` that stores the value it extends whole again.
+pub(crate) async fn whole_head(
+    client: &Client,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    channel: &str,
+    version: &str,
+    facts: RowFacts,
+) -> Result<Head, PgError> {
+    let context =
+        || format!("reading version `{version}` of channel `{channel}` of thread `{thread_id}`");
+    let damaged = |e: DecodeError| {
+        PgError::InvalidInput(format!(
+            "version `{version}` of channel `{channel}` of thread `{thread_id}`, which a put \
+             appends to, cannot be read: {e}"
+        ))
+    };
+    let stmt = client
+        .prepare_cached(
+            "SELECT type, blob FROM checkpoint_blobs
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4",
+        )
+        .await
+        .map_err(PgError::query(context()))?;
+    let row = client
+        .query_opt(&stmt, &[&thread_id, &checkpoint_ns, &channel, &version])
+        .await
+        .map_err(PgError::query(context()))?;
+    let Some(row) = row else {
+        return Err(damaged("it is no longer stored".into()));
+    };
+    let type_: Option<String> = column(&row, 0, &context())?;
+    let blob: Option<Vec<u8>> = column(&row, 1, &context())?;
+    if type_.as_deref() == Some(APPENDED) {
+        let text = String::from_utf8(blob.unwrap_or_default()).map_err(|e| damaged(e.into()))?;
+        return assemble(client, thread_id, checkpoint_ns, channel, version, &text)
+            .await?
+            .map_err(damaged);
+    }
+    match decode_value(type_.as_deref(), blob.as_deref()).map_err(damaged)? {
+        Some(value) => Head::new(version.into(), value, facts).map_err(|e| damaged(e.into())),
+        None => Err(damaged("it is empty".into())),
+    }
+}
+
+/// One row of [`SELECT`], read (its appended values are resolved by
+/// [`ReadRow::finish`]).
+fn read_row(row: &Row) -> Result<ReadRow, PgError> {
     const CONTEXT: &str = "reading a checkpoint row";
     let key = RowKey {
         thread_id: column(row, 0, CONTEXT)?,
@@ -124,23 +418,47 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
     let metadata_text: String = column(row, 5, CONTEXT)?;
     let error = |e| row_error(&key.thread_id, &key.checkpoint_id, e);
     let corrupt = |what: String, source: DecodeError| error(RowError::Corrupt { what, source });
-    let mut checkpoint = rows::read_checkpoint(&checkpoint_text).map_err(error)?;
+    let checkpoint = rows::read_checkpoint(&checkpoint_text).map_err(error)?;
     let metadata = rows::read_metadata(metadata_text.as_bytes()).map_err(error)?;
 
     let channels: Option<Vec<String>> = column(row, 6, CONTEXT)?;
     let types: Option<Vec<Option<String>>> = column(row, 7, CONTEXT)?;
     let blobs: Option<Vec<Option<Vec<u8>>>> = column(row, 8, CONTEXT)?;
+    let versions: Option<Vec<String>> = column(row, 14, CONTEXT)?;
     let channels = channels.unwrap_or_default();
     let types = types.unwrap_or_default();
     let blobs = blobs.unwrap_or_default();
-    if types.len() != channels.len() || blobs.len() != channels.len() {
+    let versions = versions.unwrap_or_default();
+    if types.len() != channels.len()
+        || blobs.len() != channels.len()
+        || versions.len() != channels.len()
+    {
         return Err(corrupt(
             "the channel values".to_owned(),
-            "channel, type and blob arrays differ in length".into(),
+            "channel, type, blob and version arrays differ in length".into(),
         ));
     }
     let mut values = Vec::with_capacity(channels.len());
-    for ((channel, type_), blob) in channels.into_iter().zip(types).zip(blobs) {
+    let mut appended = Vec::new();
+    for (((channel, type_), blob), version) in
+        channels.into_iter().zip(types).zip(blobs).zip(versions)
+    {
+        if type_.as_deref() == Some(APPENDED) {
+            match blob.map(String::from_utf8) {
+                Some(Ok(text)) => appended.push(AppendedValue {
+                    channel,
+                    version,
+                    text,
+                }),
+                _ => {
+                    return Err(corrupt(
+                        format!("the value of channel `{channel}`"),
+                        "an appended row is not UTF-8 text".into(),
+                    ))
+                }
+            }
+            continue;
+        }
         match decode_value(type_.as_deref(), blob.as_deref()) {
             Ok(value) => values.push((channel, value)),
             Err(e) => return Err(corrupt(format!("the value of channel `{channel}`"), e)),
@@ -148,7 +466,6 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
     }
     let row_type: Option<String> = column(row, 13, CONTEXT)?;
     let complete = row_type.as_deref() == Some(ROW_TYPE);
-    rows::fill_values(&mut checkpoint, &key.checkpoint_ns, values, complete).map_err(error)?;
 
     let task_ids: Option<Vec<String>> = column(row, 9, CONTEXT)?;
     let write_channels: Option<Vec<String>> = column(row, 10, CONTEXT)?;
@@ -190,13 +507,20 @@ fn tuple_of(row: &Row) -> Result<(CheckpointTuple, CheckpointMetadata), PgError>
             value,
         });
     }
-
-    let tuple = key.into_tuple(checkpoint, metadata.clone(), pending_writes);
-    Ok((tuple, metadata))
+    Ok(ReadRow {
+        key,
+        checkpoint,
+        metadata,
+        values,
+        appended,
+        complete,
+        pending_writes,
+    })
 }
 
 pub(crate) async fn get_tuple(
     client: &Client,
+    heads: &Mutex<Heads>,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>, PgError> {
     let context = || {
@@ -235,11 +559,15 @@ pub(crate) async fn get_tuple(
         }
     }
     .map_err(PgError::query(context()))?;
-    row.map(|row| tuple_of(&row).map(|(t, _)| t)).transpose()
+    match row {
+        Some(row) => Ok(Some(read_row(&row)?.finish(client, heads).await?.0)),
+        None => Ok(None),
+    }
 }
 
 pub(crate) async fn list(
     client: &Client,
+    heads: &Mutex<Heads>,
     config: Option<&CheckpointConfig>,
     options: &ListOptions,
 ) -> Result<Vec<CheckpointTuple>, PgError> {
@@ -295,24 +623,32 @@ pub(crate) async fn list(
         .prepare_cached(&select(&filter, &tail))
         .await
         .map_err(PgError::query(context()))?;
-    let rows = client
-        .query_raw(
-            &stmt,
-            params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)),
-        )
-        .await
-        .map_err(PgError::query(context()))?;
-    pin_mut!(rows);
-    let mut out = Vec::new();
-    while let Some(row) = rows.try_next().await.map_err(PgError::query(context()))? {
-        let (tuple, metadata) = tuple_of(&row)?;
-        if !metadata_matches(&metadata, &options.filter) {
-            continue;
+    let mut read = Vec::new();
+    {
+        let rows = client
+            .query_raw(
+                &stmt,
+                params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)),
+            )
+            .await
+            .map_err(PgError::query(context()))?;
+        pin_mut!(rows);
+        while let Some(row) = rows.try_next().await.map_err(PgError::query(context()))? {
+            let row = read_row(&row)?;
+            if !metadata_matches(&row.metadata, &options.filter) {
+                continue;
+            }
+            read.push(row);
+            if options.limit.is_some_and(|limit| read.len() >= limit) {
+                break;
+            }
         }
-        out.push(tuple);
-        if options.limit.is_some_and(|limit| out.len() >= limit) {
-            break;
-        }
+    }
+    // Appended values are resolved once the rows are read (the connection
+    // serves one statement at a time).
+    let mut out = Vec::with_capacity(read.len());
+    for row in read {
+        out.push(row.finish(client, heads).await?.0);
     }
     Ok(out)
 }
@@ -338,10 +674,19 @@ pub(crate) fn put_rows(
     })
 }
 
+/// A blob row given by its type and text: an appended channel's new version.
+pub(crate) struct TypedRow {
+    pub(crate) channel: SharedStr,
+    pub(crate) version: SharedStr,
+    pub(crate) type_: &'static str,
+    pub(crate) text: String,
+}
+
 pub(crate) async fn put(
     client: &mut Client,
     config: &CheckpointConfig,
     put: &PutRows,
+    typed: &[TypedRow],
     fence: Option<&Fence>,
 ) -> Result<(), PgError> {
     let context = || {
@@ -361,6 +706,12 @@ pub(crate) async fn put(
         versions.push(&blob.version);
         types.push(blob.type_());
         blobs.push(blob.bytes());
+    }
+    for row in typed {
+        channels.push(&row.channel);
+        versions.push(&row.version);
+        types.push(row.type_);
+        blobs.push(Some(row.text.as_bytes()));
     }
 
     let tx = client
@@ -756,19 +1107,30 @@ pub(crate) async fn prune(
     let deleted: i64 = column(&row, 0, &context())?;
     // A statement of its own: within the one above, the deleted rows would still
     // be visible to this anti-join.
+    // A kept version of the append layout keeps the versions it extends.
     let collect = tx
         .prepare_cached(
-            "DELETE FROM checkpoint_blobs b
-             WHERE b.thread_id = $1 AND NOT EXISTS (
-                 SELECT 1 FROM checkpoints c
+            "WITH RECURSIVE kept(checkpoint_ns, channel, version) AS (
+                 SELECT c.checkpoint_ns, v.key, v.value FROM checkpoints c
                  CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
-                 WHERE c.thread_id = $1 AND c.checkpoint_ns = b.checkpoint_ns
-                     AND v.key = b.channel AND v.value = b.version
+                 WHERE c.thread_id = $1
+               UNION
+                 SELECT b.checkpoint_ns, b.channel, convert_from(b.blob, 'UTF8')::jsonb ->> 'base'
+                 FROM kept k JOIN checkpoint_blobs b
+                     ON b.thread_id = $1 AND b.checkpoint_ns = k.checkpoint_ns
+                     AND b.channel = k.channel AND b.version = k.version
+                 WHERE b.type = $2
+             )
+             DELETE FROM checkpoint_blobs b
+             WHERE b.thread_id = $1 AND NOT EXISTS (
+                 SELECT 1 FROM kept k
+                 WHERE k.checkpoint_ns = b.checkpoint_ns AND k.channel = b.channel
+                     AND k.version = b.version
              )",
         )
         .await
         .map_err(PgError::query(context()))?;
-    tx.execute(&collect, &[&thread_id])
+    tx.execute(&collect, &[&thread_id, &APPENDED])
         .await
         .map_err(PgError::query(context()))?;
     tx.commit().await.map_err(PgError::query(context()))?;

@@ -33,3 +33,18 @@ async fn holds_threads_for_their_runs() {
     let (saver, _) = common::saver("conformance_leases").await;
     conformance::run_leases(&saver).await;
 }
+
+#[tokio::test]
+async fn the_append_layout_passes_the_conformance_suite() {
+    let (builder, _) = common::fresh_schema("conformance_append").await;
+    let saver = builder
+        .append_layout(true)
+        .connect()
+        .await
+        .expect("connect");
+    assert!(graph_core::checkpoint::Checkpointer::stores_appends(&saver));
+    // run_all runs the append properties too (`run_appends`), as the saver
+    // stores appends.
+    conformance::run_all(&saver).await;
+    conformance::run_leases(&saver).await;
+}

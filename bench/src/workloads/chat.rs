@@ -1,6 +1,9 @@
-//! `chat_<n>_turns_sync_{memory,sqlite,sqlite_append}` (`chat_1000_turns_sync_`
-//! `memory` and `_sqlite` listed; other turns and `_sqlite_append`, SQLite's
-//! opt-in append layout that Python cannot read, by name): one thread, `n` invokes, each adding a user
+//! `chat_<n>_turns_sync_{memory,sqlite,sqlite_append,postgres,postgres_append}`
+//! (`chat_1000_turns_sync_memory` and `_sqlite` listed; other turns,
+//! `_sqlite_append` and `_postgres_append`, the SQL savers' opt-in append
+//! layouts that Python cannot read, and `_postgres`, by name; the Postgres
+//! ones need a server named by `STATEGRAPH_BENCH_PG_URL`, as the
+//! `postgres_ckpt_*` workloads): one thread, `n` invokes, each adding a user
 //! message and the assistant's answer (~400 bytes each) to a `MessagesState`
 //! (`add_messages`), at durability `sync`. A long thread must cost what each
 //! turn adds: total time and stored bytes growing linearly with the turns.
@@ -19,7 +22,14 @@ pub enum Saver {
     Sqlite,
     /// SQLite with `append_layout(true)`.
     SqliteAppend,
+    /// PostgreSQL (`STATEGRAPH_BENCH_PG_URL`), LangGraph's layout.
+    Postgres,
+    /// PostgreSQL with `append_layout(true)`.
+    PostgresAppend,
 }
+
+/// The server of the Postgres variants.
+const PG_URL_VAR: &str = "STATEGRAPH_BENCH_PG_URL";
 
 /// A message of ~400 bytes, different for each turn and side.
 pub fn text(side: &str, turn: usize) -> String {
@@ -41,6 +51,8 @@ pub fn parse(name: &str) -> Option<(usize, Saver)> {
         "memory" => Saver::Memory,
         "sqlite" => Saver::Sqlite,
         "sqlite_append" => Saver::SqliteAppend,
+        "postgres" => Saver::Postgres,
+        "postgres_append" => Saver::PostgresAppend,
         _ => return None,
     };
     n.parse().ok().filter(|&n| n > 0).map(|n| (n, saver))
@@ -71,6 +83,21 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
         .compile_with(Arc::clone(&memory) as Arc<dyn stategraph::checkpoint::Checkpointer>)
         .unwrap_or_else(|e| panic!("chat graph: {e}"));
     let mut memory_bytes = memory_stored(memory);
+    // One Postgres saver (a new thread per run), connected once.
+    let postgres = match saver {
+        Saver::Postgres | Saver::PostgresAppend => {
+            Some(rt.block_on(postgres_saver(saver == Saver::PostgresAppend)))
+        }
+        _ => None,
+    };
+    let postgres_app = postgres.clone().map(|saver| {
+        graph()
+            .compile_with(saver)
+            .unwrap_or_else(|e| panic!("chat graph: {e}"))
+    });
+    let thread_prefix = format!("chat-{}-{}", std::process::id(), fastrand::u32(..));
+    let (run_prefix, stored_prefix) = (thread_prefix.clone(), thread_prefix);
+    let stored_rt = Arc::clone(&rt);
     let workload = Workload::new(
         move || {
             let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -88,10 +115,15 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
                             .map_err(|e| graph_err(&e))?;
                         graph().compile_with(saver)
                     }
+                    Saver::Postgres | Saver::PostgresAppend => match &postgres_app {
+                        Some(app) => Ok(app.clone()),
+                        None => Err(graph_err(&"no Postgres saver")),
+                    },
                 }
             });
             let app = app.map_err(|e| e.to_string())?;
-            let config = RunConfig::thread(format!("chat-{run}")).with_durability(Durability::Sync);
+            let config =
+                RunConfig::thread(format!("{run_prefix}-{run}")).with_durability(Durability::Sync);
             let mut last = None;
             for input in &inputs {
                 let update = MessagesState::update().messages(vec![Message::human(input.clone())]);
@@ -171,7 +203,53 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
             let run = stored_runs.load(std::sync::atomic::Ordering::Relaxed);
             sqlite_file_bytes(&stored_dir.join(format!("chat-{}.db", run.saturating_sub(1))))
         }
+        Saver::Postgres | Saver::PostgresAppend => {
+            let run = stored_runs.load(std::sync::atomic::Ordering::Relaxed);
+            let thread = format!("{stored_prefix}-{}", run.saturating_sub(1));
+            match &postgres {
+                Some(saver) => stored_rt.block_on(postgres_bytes(saver, &thread)),
+                None => 0,
+            }
+        }
     })
+}
+
+/// A saver on `STATEGRAPH_BENCH_PG_URL`.
+async fn postgres_saver(append_layout: bool) -> graph_postgres::PostgresSaver {
+    let url = std::env::var(PG_URL_VAR).unwrap_or_else(|_| {
+        panic!(
+            "the chat_*_postgres workloads need a PostgreSQL server: set {PG_URL_VAR} (e.g. \
+             postgres://postgres@127.0.0.1:5432/postgres)"
+        )
+    });
+    graph_postgres::PostgresSaver::builder(&url)
+        .unwrap_or_else(|e| panic!("{PG_URL_VAR}: {e}"))
+        .append_layout(append_layout)
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {PG_URL_VAR}={url}: {e}"))
+}
+
+/// The bytes of `thread`'s rows (values, checkpoints and writes).
+async fn postgres_bytes(saver: &graph_postgres::PostgresSaver, thread: &str) -> u64 {
+    let Ok(client) = saver.pool().get().await else {
+        return 0;
+    };
+    let row = client
+        .query_one(
+            "SELECT ((SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs \
+                      WHERE thread_id = $1) \
+                   + (SELECT coalesce(sum(octet_length(checkpoint::text) \
+                      + octet_length(metadata::text)), 0) FROM checkpoints WHERE thread_id = $1) \
+                   + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes \
+                      WHERE thread_id = $1))::int8",
+            &[&thread],
+        )
+        .await;
+    row.ok()
+        .and_then(|r| r.try_get::<_, i64>(0).ok())
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0)
 }
 
 fn graph_err(e: &dyn std::fmt::Display) -> stategraph::GraphError {
