@@ -479,6 +479,7 @@ impl PostgresSaver {
             typed.push(ops::TypedRow {
                 channel: channel.clone(),
                 version: version.clone(),
+                base: append.base.clone(),
                 type_: row.type_,
                 text: row.text,
             });
@@ -520,15 +521,24 @@ impl PostgresSaver {
             ))
         };
         let head = ops::lock(&self.heads).take(thread_id, ns, channel, base);
-        let facts = with_retry(|| async {
-            let client = self.pool.get().await?;
-            ops::facts(&client, thread_id, ns, channel, base).await
-        })
-        .await?;
-        let Some(facts) = facts else {
-            return Err(PgError::InvalidInput(format!(
-                "version `{base}` of channel `{channel}`, which a put appends to, is not stored"
-            )));
+        // A cached head knows its row (a version's row never changes), which
+        // saves a round trip; the put checks that the base is still stored.
+        let facts = match &head {
+            Some(head) => head.facts,
+            None => {
+                let facts = with_retry(|| async {
+                    let client = self.pool.get().await?;
+                    ops::facts(&client, thread_id, ns, channel, base).await
+                })
+                .await?;
+                let Some(facts) = facts else {
+                    return Err(PgError::InvalidInput(format!(
+                        "version `{base}` of channel `{channel}`, which a put appends to, is \
+                         not stored"
+                    )));
+                };
+                facts
+            }
         };
         let head = match appended::next_row(facts, head, version, append).map_err(refused)? {
             Ok(row) => return Ok(row),

@@ -678,6 +678,8 @@ pub(crate) fn put_rows(
 pub(crate) struct TypedRow {
     pub(crate) channel: SharedStr,
     pub(crate) version: SharedStr,
+    /// The version it extends, which must be stored.
+    pub(crate) base: SharedStr,
     pub(crate) type_: &'static str,
     pub(crate) text: String,
 }
@@ -707,11 +709,15 @@ pub(crate) async fn put(
         types.push(blob.type_());
         blobs.push(blob.bytes());
     }
+    let mut base_channels: Vec<&str> = Vec::with_capacity(typed.len());
+    let mut bases: Vec<&str> = Vec::with_capacity(typed.len());
     for row in typed {
         channels.push(&row.channel);
         versions.push(&row.version);
         types.push(row.type_);
         blobs.push(Some(row.text.as_bytes()));
+        base_channels.push(&row.channel);
+        bases.push(&row.base);
     }
 
     let tx = client
@@ -783,11 +789,45 @@ pub(crate) async fn put(
             None => Ok(None),
         }
     };
-    let (holder, ..) = futures::try_join!(fenced, gc_lock, blobs_written, row_written)
-        .map_err(PgError::query(context()))?;
+    // The versions the appended rows extend, still stored (a put appending
+    // to a version deleted meanwhile would store a broken chain).
+    let bases_found = async {
+        if bases.is_empty() {
+            return Ok(0);
+        }
+        let stmt = tx
+            .prepare_cached(
+                "SELECT count(*) FROM unnest($3::text[], $4::text[]) AS b(channel, version)
+                 JOIN checkpoint_blobs c ON c.thread_id = $1 AND c.checkpoint_ns = $2
+                     AND c.channel = b.channel AND c.version = b.version",
+            )
+            .await?;
+        let row = tx
+            .query_one(
+                &stmt,
+                &[
+                    &config.thread_id,
+                    &config.checkpoint_ns,
+                    &base_channels,
+                    &bases,
+                ],
+            )
+            .await?;
+        row.try_get::<_, i64>(0)
+    };
+    let (holder, _, _, _, found) =
+        futures::try_join!(fenced, gc_lock, blobs_written, row_written, bases_found)
+            .map_err(PgError::query(context()))?;
     if let (Some(fence), Some(Err(holder))) = (fence, holder) {
         // Dropping the transaction rolls it back: nothing of this put is kept.
         return Err(fence.lost(holder));
+    }
+    if usize::try_from(found).ok() != Some(bases.len()) {
+        return Err(PgError::InvalidInput(format!(
+            "{}: a version an append extends ({}) is no longer stored",
+            context(),
+            bases.join(", ")
+        )));
     }
     tx.commit().await.map_err(PgError::query(context()))
 }

@@ -196,3 +196,91 @@ async fn the_default_layout_refuses_appends() {
     );
     assert!(saver.get_tuple(&config).await.unwrap().is_none());
 }
+
+/// Checkpoint `n` (version `n` of `log`) after checkpoint `n - 1`: the whole
+/// value, or `items` appended to version `n - 1`.
+async fn put_log(
+    saver: &PostgresSaver,
+    n: u32,
+    whole: Option<&str>,
+    items: &str,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let id = |n: u32| format!("1f0a0000-0000-6000-8000-{n:012}");
+    let config = CheckpointConfig::thread("t");
+    let config = if n > 1 { config.at(id(n - 1)) } else { config };
+    let version = SharedStr::from(format!("{n:03}"));
+    let versions: NameMap<SharedStr> = [(SharedStr::from("log"), version)].into_iter().collect();
+    let mut checkpoint = graph_core::checkpoint::Checkpoint {
+        v: 4,
+        id: id(n),
+        ts: "2026-12-02T00:00:00+00:00".to_owned(),
+        channel_values: NameMap::new(),
+        channel_versions: versions.clone(),
+        versions_seen: NameMap::new(),
+        updated_channels: None,
+    };
+    let mut appends = NameMap::new();
+    match whole {
+        Some(value) => {
+            checkpoint
+                .channel_values
+                .insert(SharedStr::from("log"), Blob::from_json(value).unwrap());
+        }
+        None => {
+            appends.insert(
+                SharedStr::from("log"),
+                Append {
+                    base: format!("{:03}", n - 1).into(),
+                    keep: n as usize - 1,
+                    items: Blob::from_json(items).unwrap(),
+                },
+            );
+        }
+    }
+    let metadata = CheckpointMetadata {
+        source: CheckpointSource::Loop,
+        step: n.into(),
+        parents: Default::default(),
+        extra: Default::default(),
+    };
+    saver
+        .put_appending(&config, checkpoint, metadata, versions, appends)
+        .await
+}
+
+#[tokio::test]
+async fn an_append_to_a_cached_version_deleted_meanwhile_is_refused() {
+    // The saver knows version 2 (it wrote it), so it does not read its row
+    // again before appending; the put itself checks that it is still stored.
+    let (builder, schema) = common::fresh_schema("append_deleted").await;
+    let saver = builder.append_layout(true).connect().await.unwrap();
+    put_log(&saver, 1, Some("[1]"), "").await.unwrap();
+    put_log(&saver, 2, None, "[2]").await.unwrap();
+    put_log(&saver, 3, None, "[3]").await.unwrap();
+    // Read back: the saver now holds version 3's whole value.
+    let latest = saver
+        .get_tuple(&CheckpointConfig::thread("t"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.checkpoint.channel_values["log"].as_str(), "[1,2,3]");
+    let client = common::client(&schema).await;
+    client
+        .execute("DELETE FROM checkpoint_blobs WHERE version = '003'", &[])
+        .await
+        .unwrap();
+    let refused = put_log(&saver, 4, None, "[4]").await;
+    assert!(
+        matches!(&refused, Err(CheckpointError::InvalidInput(m)) if m.contains("no longer stored")),
+        "{refused:?}"
+    );
+    let stored: i64 = client
+        .query_one(
+            "SELECT count(*) FROM checkpoint_blobs WHERE version = '004'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 0, "the refused put stored nothing");
+}
