@@ -101,7 +101,7 @@ pub(crate) struct Task<S: State> {
 /// The live state of one run of a compiled graph.
 pub(crate) struct Run<S: State> {
     graph: Arc<Graph<S>>,
-    config: Arc<RunConfig>,
+    config: RunConfig,
     /// The state fields' values.
     state: Arc<S>,
     /// The state fields' channels (what each field's reducer keeps).
@@ -185,20 +185,21 @@ impl<S: State> Run<S> {
         }
         let saver = match saver {
             Some(saver) => {
-                let Some(thread_id) = config.thread_id() else {
+                let Some(thread) = config.shared_thread_id() else {
                     return Err(GraphError::InvalidConfig(
                         ConfigError::NoThreadForCheckpointer,
                     ));
                 };
                 Some(Box::new(Saver {
+                    thread: thread.clone(),
                     config: crate::checkpoint::CheckpointConfig {
-                        thread_id: thread_id.to_owned(),
+                        thread_id: thread.as_str().to_owned(),
                         // A root run always uses the root namespace.
                         checkpoint_ns: String::new(),
                         checkpoint_id: config.checkpoint_id().map(str::to_owned),
                     },
                     durability: config.durability(),
-                    parent: None,
+                    parent_id: None,
                     book: persist::Book::default(),
                     step_writes: Vec::new(),
                     appends: saver
@@ -217,7 +218,7 @@ impl<S: State> Run<S> {
             stream: Streaming::new(events),
             control: graph.control.iter().map(ControlChannel::new).collect(),
             graph,
-            config: Arc::new(config),
+            config,
             state: Arc::new(S::default()),
             fields: S::new_channels(),
             start_input: None,
@@ -234,14 +235,14 @@ impl<S: State> Run<S> {
     }
 
     /// The run with the compiled graph's node cache.
-    pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
+    pub(crate) fn with_cache(&mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> &mut Self {
         self.cache = cache;
         self
     }
 
     /// The run with the compiled graph's warm states (see `warm`); only a
     /// root run of a state without managed fields uses them.
-    pub(crate) fn with_warm(mut self, warm: &Arc<WarmStates<S>>) -> Self {
+    pub(crate) fn with_warm(&mut self, warm: &Arc<WarmStates<S>>) -> &mut Self {
         if !S::HAS_MANAGED && self.nested.is_none() {
             self.warm = Some(Arc::clone(warm));
         }
@@ -249,14 +250,14 @@ impl<S: State> Run<S> {
     }
 
     /// The run with its context value, which its nodes and routers read.
-    pub(crate) fn with_context(mut self, context: crate::context::RunContext) -> Self {
+    pub(crate) fn with_context(&mut self, context: crate::context::RunContext) -> &mut Self {
         self.context = context;
         self
     }
 
     /// The run with the compiled graph's store (a nested run keeps the one of
     /// the graph it runs in, if that has one).
-    pub(crate) fn with_store(mut self, store: Option<Arc<dyn crate::store::Store>>) -> Self {
+    pub(crate) fn with_store(&mut self, store: Option<Arc<dyn crate::store::Store>>) -> &mut Self {
         if self.store.is_none() {
             self.store = store;
         }
@@ -271,20 +272,24 @@ impl<S: State> Run<S> {
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
-        async move {
-            let _lease = self.lease()?;
-            let guard = self.begin_run().await?;
-            self.write_through(&guard);
-            let result = unwind::contain(self.run_steps(input)).await;
-            match &result {
-                Ok(_) => self.keep_warm(),
-                Err(e) => self.settle_puts(e).await,
-            }
-            guard.release().await;
-            result
+        // The run stays where it is (in this future): the instrumented future
+        // borrows it instead of moving it once more.
+        self.run_held(input).instrument(span).await
+    }
+
+    /// [`run`](Self::run), within its span: holds the thread, runs the steps,
+    /// and lets the thread go.
+    async fn run_held(&mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
+        let _lease = self.lease()?;
+        let guard = self.begin_run().await?;
+        self.write_through(&guard);
+        let result = unwind::contain(self.run_steps(input)).await;
+        match &result {
+            Ok(_) => self.keep_warm(),
+            Err(e) => self.settle_puts(e).await,
         }
-        .instrument(span)
-        .await
+        guard.release().await;
+        result
     }
 
     /// The superstep loop.

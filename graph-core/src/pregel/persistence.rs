@@ -17,10 +17,14 @@ pub(super) struct Saver {
     pub(super) saver: Arc<dyn Checkpointer>,
     /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
     pub(super) config: CheckpointConfig,
-    /// The parent of the last checkpoint stored or loaded (LangGraph's
-    /// `prev_checkpoint_config`): what `checkpoints` events report as their
-    /// `parent_config`.
-    pub(super) parent: Option<CheckpointConfig>,
+    /// `config`'s thread, shared with the run's config (the lease and the
+    /// warm states key by it without copying it).
+    pub(super) thread: crate::checkpoint::SharedStr,
+    /// The id of the parent of the last checkpoint stored or loaded, in
+    /// `config`'s thread and namespace (LangGraph's `prev_checkpoint_config`):
+    /// what `checkpoints` events report as their `parent_config`. An id, not
+    /// a config: most runs stream no checkpoint events.
+    pub(super) parent_id: Option<String>,
     pub(super) durability: Durability,
     pub(super) book: persist::Book,
     /// Pending-write rows (task id, rows) of the current step's tasks that
@@ -162,9 +166,7 @@ impl<S: State> Run<S> {
         self.persist
             .saver
             .as_ref()
-            .map(|p| {
-                lease::ThreadLease::acquire(&p.saver, &p.config.thread_id, &p.config.checkpoint_ns)
-            })
+            .map(|p| lease::ThreadLease::acquire(&p.saver, &p.thread, &self.ns))
             .transpose()
     }
 
@@ -174,8 +176,8 @@ impl<S: State> Run<S> {
             self.persist.checkpoint = ids::checkpoint_id(self.schedule.step);
             return Ok(None);
         };
-        let tuple = p.saver.get_tuple(&p.config).await?;
-        match &tuple {
+        let mut tuple = p.saver.get_tuple(&p.config).await?;
+        match &mut tuple {
             Some(tuple) => {
                 let warm = self.warm.as_ref().and_then(|warm| {
                     warm.take(
@@ -194,7 +196,11 @@ impl<S: State> Run<S> {
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
                     p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
-                    p.parent = tuple.parent_config.clone();
+                    // (The run reads no more of the tuple's parent.)
+                    p.parent_id = tuple
+                        .parent_config
+                        .as_mut()
+                        .and_then(|parent| parent.checkpoint_id.take());
                 }
             }
             None => {
@@ -231,8 +237,8 @@ impl<S: State> Run<S> {
             && self.schedule.versions.changed.is_empty()
         {
             warm.keep(
-                &p.config.thread_id,
-                &p.config.checkpoint_ns,
+                &p.thread,
+                &self.ns,
                 id,
                 Arc::clone(&self.state),
                 self.fields.clone(),
@@ -307,8 +313,7 @@ impl<S: State> Run<S> {
                 .await?;
         }
         // The next checkpoint descends from this one.
-        p.parent = p.config.checkpoint_id.is_some().then(|| p.config.clone());
-        p.config.checkpoint_id = Some(id);
+        p.parent_id = p.config.checkpoint_id.replace(id);
         self.persist.saved = true;
         Ok(())
     }
