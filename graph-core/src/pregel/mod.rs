@@ -213,8 +213,8 @@ impl<S: State> Run<S> {
         let n = graph.num_channels();
         Ok(Run {
             schedule: Schedule::new(n, graph.nodes.len(), saver.is_some()),
-            persist: Persist::new(saver, n),
-            interrupts: Interrupts::new(&graph, &config, n)?,
+            persist: Persist::new(saver),
+            interrupts: Interrupts::new(&graph, &config)?,
             stream: Streaming::new(events),
             control: graph.control.iter().map(ControlChannel::new).collect(),
             graph,
@@ -341,11 +341,13 @@ impl<S: State> Run<S> {
             InputKind::None if has_versions => Some(None),
             InputKind::None => return Err(GraphError::EmptyInput(EmptyInputError::NoInput)),
         };
-        let pending = match (resume, &loaded) {
+        let pending = match (resume, &mut loaded) {
             (Some(cmd), Some(tuple)) => {
                 self.schedule.limit_steps(limit);
                 self.interrupts.resuming = true;
-                self.resume_from(tuple, cmd, replaying).await?
+                // Moved out: the run reads them from `Start::pending` from now on.
+                let stored = std::mem::take(&mut tuple.pending_writes);
+                self.resume_from(tuple, stored, cmd, replaying).await?
             }
             _ => Vec::new(),
         };
@@ -390,10 +392,10 @@ impl<S: State> Run<S> {
         };
         // The stored results of task calls (`crate::func`), for the tasks'
         // entrypoints to reuse (not when replaying: those run again).
+        let pending = std::mem::take(&mut start.pending);
         let saved_calls = (!start.replaying)
-            .then(|| crate::func::saved_calls(&start.pending))
+            .then(|| crate::func::saved_calls(pending))
             .flatten();
-        start.pending.clear();
         if self.should_interrupt(&self.interrupts.before, &tasks) {
             return self.stop_before(&tasks, restored).await.map(Next::Paused);
         }
@@ -438,7 +440,9 @@ impl<S: State> Run<S> {
                 .await
                 .map(Next::Paused);
         }
-        let results = step.results.into_iter().flatten().collect();
+        // Collected in place (`flatten` would allocate a new vector).
+        #[allow(clippy::filter_map_identity)]
+        let results = step.results.into_iter().filter_map(|r| r).collect();
         // An error leaves the writes of the step's tasks to `settle_puts`.
         span.in_scope(|| self.apply(&tasks, results, None, true))?;
         self.save(CheckpointSource::Loop).await?;

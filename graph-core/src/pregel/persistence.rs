@@ -52,7 +52,8 @@ pub(crate) struct Persist {
     /// Source and step of the current checkpoint (stored later under `exit`).
     pub(super) pending_source: CheckpointSource,
     pub(super) checkpoint_step: i64,
-    /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
+    /// Version strings read from a checkpoint, kept verbatim (they key stored
+    /// blobs), by channel; empty until a checkpoint is restored.
     pub(super) restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     pub(super) version_salt: [u8; VERSION_SALT_LEN],
@@ -71,9 +72,9 @@ fn version_salt() -> [u8; VERSION_SALT_LEN] {
 pub(crate) const VERSION_SALT_LEN: usize = 19;
 
 impl Persist {
-    /// The persistence of a run over `channels` channels, storing through
-    /// `saver` (none: the run stores nothing).
-    pub(super) fn new(saver: Option<Box<Saver>>, channels: usize) -> Self {
+    /// The persistence of a run, storing through `saver` (none: the run
+    /// stores nothing).
+    pub(super) fn new(saver: Option<Box<Saver>>) -> Self {
         Persist {
             saver,
             checkpoint: [0; 16],
@@ -81,7 +82,7 @@ impl Persist {
             background_put: None,
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
-            restored_versions: vec![None; channels],
+            restored_versions: Vec::new(),
             version_salt: version_salt(),
         }
     }
