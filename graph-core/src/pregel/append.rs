@@ -295,11 +295,13 @@ mod tests {
             Some((3, "v1"))
         );
         assert_eq!(appends.plan(1), None);
+        assert_eq!(appends.skips(), [Some(3), None, None]);
         // Never stored: nothing to extend.
         appends.applied(&changed, &[("c", 2)], index);
         assert_eq!(appends.plan(2), None);
         appends.at(0, "v2".into());
         assert_eq!(appends.plan(0), None);
-        assert_eq!(appends.skips(), [None, None, None]);
+        // No field plans an append: no skips (and no allocation).
+        assert!(appends.skips().is_empty());
     }
 }
