@@ -177,8 +177,8 @@ impl<S: State> Run<S> {
             self.persist.checkpoint = ids::checkpoint_id(self.schedule.step);
             return Ok(None);
         };
-        let mut tuple = p.saver.get_tuple(&p.config).await?;
-        match &mut tuple {
+        let tuple = p.saver.get_tuple(&p.config).await?;
+        match &tuple {
             Some(tuple) => {
                 let warm = self.warm.as_ref().and_then(|warm| {
                     warm.take(
@@ -197,11 +197,11 @@ impl<S: State> Run<S> {
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
                     p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
-                    // (The run reads no more of the tuple's parent.)
+                    // (Copied: `update_state`'s `__copy__` reads the tuple's.)
                     p.parent_id = tuple
                         .parent_config
-                        .as_mut()
-                        .and_then(|parent| parent.checkpoint_id.take());
+                        .as_ref()
+                        .and_then(|parent| parent.checkpoint_id.clone());
                 }
             }
             None => {
