@@ -424,14 +424,14 @@ impl<F: EntrypointFn> Node<StateOf<F>> for EntryNode<F> {
     fn run(&self, state: Arc<StateOf<F>>, ctx: Context) -> NodeFuture<StateOf<F>> {
         let Some(input) = state.input.clone() else {
             let name = self.0.name();
-            return Box::pin(std::future::ready(Err(NodeError::msg(format!(
+            return NodeFuture::ready(Err(NodeError::msg(format!(
                 "entrypoint `{name}` has no input: start the thread with invoke(input) first"
-            )))));
+            ))));
         };
         let previous = state.previous.clone();
         // The engine runs the body in the node's scope of task calls.
         let body = self.0.call(input, previous, ctx);
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let done = body.await?;
             let update = StateOf::<F>::update()
                 .output(Some(done.value))

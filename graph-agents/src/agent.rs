@@ -103,7 +103,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
     fn run(&self, input: Arc<S>, ctx: Context<C>) -> NodeFuture<S> {
         let ctx: Context = FromContext::from_context(ctx);
         let node = self.clone();
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let messages = input.messages();
             validate_chat_history(messages)?;
             let request = ChatRequest {
@@ -340,7 +340,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for StructuredResponseNode<
     fn run(&self, input: Arc<S>, _ctx: Context<C>) -> NodeFuture<S> {
         let model = Arc::clone(&self.model);
         let step = self.step.clone();
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let request = ChatRequest::new(input.messages()).response_format(&step.format);
             let reply = model
                 .generate(request)

@@ -117,7 +117,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolNode<S> {
         let tools = self.tools.clone();
         let handoff = self.handoff;
         let approval = self.approval;
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let messages = input.messages();
             let mut from_end = messages.iter().enumerate().rev();
             let Some((at, ai)) = from_end.find_map(|(i, m)| Some((i, m.as_ai()?))) else {
@@ -281,7 +281,7 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for ToolCallNode<S> {
         let ctx: Context = FromContext::from_context(ctx);
         let tools = self.tools.clone();
         let approval = self.approval;
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let answer = match &*input {
                 ToolCallRequest::Invalid(call) => tools.answer_invalid(call),
                 ToolCallRequest::Call(call) if approval => {

@@ -1,16 +1,27 @@
 //! [`RunConfig`]: per-run settings (thread, recursion limit, metadata), and
 //! [`SubgraphCheckpoints`]: where a subgraph keeps its checkpoints.
 
+use crate::checkpoint::SharedStr;
 use crate::interrupt::Breakpoints;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// The recursion limit used when none is set: LangGraph's default, overridable with
-/// the `LANGGRAPH_DEFAULT_RECURSION_LIMIT` environment variable.
+/// the `LANGGRAPH_DEFAULT_RECURSION_LIMIT` environment variable. This reads the
+/// environment at each call; a [`RunConfig`] takes the value the process's
+/// first one read.
 pub fn default_recursion_limit() -> u64 {
     std::env::var("LANGGRAPH_DEFAULT_RECURSION_LIMIT")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(10_007)
+}
+
+/// [`default_recursion_limit`] as the process's first config read it: the
+/// environment is read once, as LangGraph reads it once, at import.
+fn process_recursion_limit() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(default_recursion_limit)
 }
 
 /// When a run stores its checkpoints (docs/semantics.md §2.10).
@@ -30,6 +41,10 @@ pub enum Durability {
 
 /// Settings of one `invoke` / `stream` call.
 ///
+/// Cheap to clone: the settings are shared (an `Arc`), and a run keeps the
+/// caller's instead of copying them; the `with_*` methods copy them only when
+/// another clone still shares them.
+///
 /// ```
 /// use stategraph::RunConfig;
 ///
@@ -40,9 +55,13 @@ pub enum Durability {
 /// assert_eq!(config.recursion_limit(), 50);
 /// assert_eq!(config.metadata()["user"], "ada");
 /// ```
+#[derive(Clone, PartialEq)]
+pub struct RunConfig(Arc<Settings>);
+
+/// The settings a [`RunConfig`] shares.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunConfig {
-    thread_id: Option<String>,
+struct Settings {
+    thread_id: Option<SharedStr>,
     checkpoint_id: Option<String>,
     checkpoint_ns: String,
     recursion_limit: u64,
@@ -53,19 +72,42 @@ pub struct RunConfig {
     interrupt_after: Option<Breakpoints>,
 }
 
-impl Default for RunConfig {
+impl Default for Settings {
     fn default() -> Self {
-        RunConfig {
+        Settings {
             thread_id: None,
             checkpoint_id: None,
             checkpoint_ns: String::new(),
-            recursion_limit: default_recursion_limit(),
+            recursion_limit: process_recursion_limit(),
             metadata: Map::new(),
             configurable: Map::new(),
             durability: Durability::default(),
             interrupt_before: None,
             interrupt_after: None,
         }
+    }
+}
+
+impl std::fmt::Debug for RunConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &*self.0;
+        f.debug_struct("RunConfig")
+            .field("thread_id", &s.thread_id)
+            .field("checkpoint_id", &s.checkpoint_id)
+            .field("checkpoint_ns", &s.checkpoint_ns)
+            .field("recursion_limit", &s.recursion_limit)
+            .field("metadata", &s.metadata)
+            .field("configurable", &s.configurable)
+            .field("durability", &s.durability)
+            .field("interrupt_before", &s.interrupt_before)
+            .field("interrupt_after", &s.interrupt_after)
+            .finish()
+    }
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig(Arc::new(Settings::default()))
     }
 }
 
@@ -77,56 +119,63 @@ impl RunConfig {
 
     /// A config for the thread `thread_id`.
     pub fn thread(thread_id: impl ToString) -> Self {
-        RunConfig {
-            thread_id: Some(thread_id.to_string()),
-            ..Self::default()
-        }
+        RunConfig(Arc::new(Settings {
+            thread_id: Some(SharedStr::from(thread_id.to_string())),
+            ..Settings::default()
+        }))
     }
 
     /// A config addressing a stored checkpoint (e.g. the one `update_state`
     /// returned), to run or read from it.
     pub fn at_checkpoint(checkpoint: &crate::checkpoint::CheckpointConfig) -> Self {
-        RunConfig {
-            thread_id: Some(checkpoint.thread_id.clone()),
+        RunConfig(Arc::new(Settings {
+            thread_id: Some(SharedStr::from(checkpoint.thread_id.as_str())),
             checkpoint_id: checkpoint.checkpoint_id.clone(),
             checkpoint_ns: checkpoint.checkpoint_ns.clone(),
-            ..Self::default()
-        }
+            ..Settings::default()
+        }))
+    }
+
+    /// The settings, to change (copied first if another clone shares them).
+    fn settings(&mut self) -> &mut Settings {
+        Arc::make_mut(&mut self.0)
     }
 
     /// Sets the maximum number of supersteps (at least 1).
     pub fn with_recursion_limit(mut self, limit: u64) -> Self {
-        self.recursion_limit = limit;
+        self.settings().recursion_limit = limit;
         self
     }
 
     /// Addresses a specific checkpoint of the thread (time travel).
     pub fn with_checkpoint_id(mut self, id: impl Into<String>) -> Self {
-        self.checkpoint_id = Some(id.into());
+        self.settings().checkpoint_id = Some(id.into());
         self
     }
 
     /// Sets the checkpoint namespace (`""` for the root graph).
     pub fn with_checkpoint_ns(mut self, ns: impl Into<String>) -> Self {
-        self.checkpoint_ns = ns.into();
+        self.settings().checkpoint_ns = ns.into();
         self
     }
 
     /// Adds a metadata entry, stored with the run's checkpoints.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.into(), value.into());
+        self.settings().metadata.insert(key.into(), value.into());
         self
     }
 
     /// Adds a `configurable` entry, visible to nodes through their context.
     pub fn with_configurable(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.configurable.insert(key.into(), value.into());
+        self.settings()
+            .configurable
+            .insert(key.into(), value.into());
         self
     }
 
     /// Sets when checkpoints are stored.
     pub fn with_durability(mut self, durability: Durability) -> Self {
-        self.durability = durability;
+        self.settings().durability = durability;
         self
     }
 
@@ -134,14 +183,14 @@ impl RunConfig {
     /// `interrupt_before` (`Breakpoints::All` for every node). Resume with
     /// `invoke(None, ..)`.
     pub fn with_interrupt_before(mut self, nodes: Breakpoints) -> Self {
-        self.interrupt_before = Some(nodes);
+        self.settings().interrupt_before = Some(nodes);
         self
     }
 
     /// Stops this run after the given nodes ran, instead of the graph's own
     /// `interrupt_after`.
     pub fn with_interrupt_after(mut self, nodes: Breakpoints) -> Self {
-        self.interrupt_after = Some(nodes);
+        self.settings().interrupt_after = Some(nodes);
         self
     }
 
@@ -149,58 +198,64 @@ impl RunConfig {
     /// and metadata, its own namespace; no checkpoint id and no per-call
     /// breakpoints (they address the root graph).
     pub(crate) fn for_nested(&self, ns: &str) -> Self {
-        RunConfig {
+        RunConfig(Arc::new(Settings {
             checkpoint_ns: ns.to_owned(),
             checkpoint_id: None,
             interrupt_before: None,
             interrupt_after: None,
-            ..self.clone()
-        }
+            ..(*self.0).clone()
+        }))
+    }
+
+    /// The thread id as shared text, if any (a run's checkpoint configs
+    /// share it).
+    pub(crate) fn shared_thread_id(&self) -> Option<&SharedStr> {
+        self.0.thread_id.as_ref()
     }
 
     /// The call's `interrupt_before`, if set.
     pub fn interrupt_before(&self) -> Option<&Breakpoints> {
-        self.interrupt_before.as_ref()
+        self.0.interrupt_before.as_ref()
     }
 
     /// The call's `interrupt_after`, if set.
     pub fn interrupt_after(&self) -> Option<&Breakpoints> {
-        self.interrupt_after.as_ref()
+        self.0.interrupt_after.as_ref()
     }
 
     /// The durability mode.
     pub fn durability(&self) -> Durability {
-        self.durability
+        self.0.durability
     }
 
     /// The thread id, if any.
     pub fn thread_id(&self) -> Option<&str> {
-        self.thread_id.as_deref()
+        self.0.thread_id.as_deref()
     }
 
     /// The addressed checkpoint id, if any.
     pub fn checkpoint_id(&self) -> Option<&str> {
-        self.checkpoint_id.as_deref()
+        self.0.checkpoint_id.as_deref()
     }
 
     /// The checkpoint namespace.
     pub fn checkpoint_ns(&self) -> &str {
-        &self.checkpoint_ns
+        &self.0.checkpoint_ns
     }
 
     /// The recursion limit.
     pub fn recursion_limit(&self) -> u64 {
-        self.recursion_limit
+        self.0.recursion_limit
     }
 
     /// The metadata entries.
     pub fn metadata(&self) -> &Map<String, Value> {
-        &self.metadata
+        &self.0.metadata
     }
 
     /// The `configurable` entries.
     pub fn configurable(&self) -> &Map<String, Value> {
-        &self.configurable
+        &self.0.configurable
     }
 
     // The getters' earlier names, kept so code written against them still

@@ -16,9 +16,101 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// The future a node returns.
-pub type NodeFuture<S> =
+/// The future a node returns: its result already made (a node that did its
+/// work when called, as a plain `fn` node does: no allocation), or a boxed
+/// future the engine polls.
+///
+/// ```
+/// use stategraph::{Context, Node, NodeFuture, NodeOutput, NodeSpec, State};
+/// use std::sync::Arc;
+/// # use stategraph::prelude::*;
+/// # #[derive(State, Clone, Default, Serialize, Deserialize)]
+/// # struct Count { n: u32 }
+///
+/// struct Bump;
+///
+/// impl NodeSpec for Bump {
+///     type Input = Count;
+///     fn name(&self) -> std::borrow::Cow<'static, str> {
+///         "bump".into()
+///     }
+/// }
+///
+/// impl Node<Count> for Bump {
+///     fn run(&self, input: Arc<Count>, _ctx: Context) -> NodeFuture<Count> {
+///         // Done at once: no future to box.
+///         NodeFuture::ready(Ok(NodeOutput::new().with_update(Count::update().n(input.n + 1))))
+///         // Waiting on something: NodeFuture::new(async move { ... })
+///     }
+/// }
+/// ```
+pub struct NodeFuture<S: State>(Pending<S>);
+
+/// What a [`NodeFuture`] holds.
+enum Pending<S: State> {
+    /// The result, until polled.
+    Ready(Option<Result<NodeOutput<S>, NodeError>>),
+    Boxed(BoxedNodeFuture<S>),
+}
+
+/// A node's future, boxed.
+type BoxedNodeFuture<S> =
     Pin<Box<dyn Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static>>;
+
+impl<S: State> NodeFuture<S> {
+    /// A node's result, made already.
+    pub fn ready(result: Result<NodeOutput<S>, NodeError>) -> Self {
+        NodeFuture(Pending::Ready(Some(result)))
+    }
+
+    /// A node's future (boxed).
+    pub fn new(
+        fut: impl Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static,
+    ) -> Self {
+        NodeFuture(Pending::Boxed(Box::pin(fut)))
+    }
+}
+
+impl<S: State, F> From<Pin<Box<F>>> for NodeFuture<S>
+where
+    F: Future<Output = Result<NodeOutput<S>, NodeError>> + std::marker::Send + 'static,
+{
+    /// A boxed future (`Box::pin(async move { .. }).into()`), kept as it is.
+    fn from(fut: Pin<Box<F>>) -> Self {
+        NodeFuture(Pending::Boxed(fut))
+    }
+}
+
+// The result is never pinned (only the boxed future is, in its box).
+impl<S: State> Unpin for NodeFuture<S> {}
+
+impl<S: State> Future for NodeFuture<S> {
+    type Output = Result<NodeOutput<S>, NodeError>;
+
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Pending::Ready(result) => match result.take() {
+                Some(result) => std::task::Poll::Ready(result),
+                None => std::task::Poll::Ready(Err(NodeError::msg(
+                    "a node's future was polled again after it completed",
+                ))),
+            },
+            Pending::Boxed(fut) => fut.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<S: State> std::fmt::Debug for NodeFuture<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match &self.0 {
+            Pending::Ready(_) => "NodeFuture(ready)",
+            Pending::Boxed(_) => "NodeFuture(pending)",
+        })
+    }
+}
 
 /// A node that can run in a graph whose state is `S` and whose context type is
 /// `C` ([`Context`]; untyped by default).
@@ -479,8 +571,7 @@ where
     R: IntoNodeOutput<S>,
 {
     fn run(&self, input: Arc<I>, _ctx: Context<C>) -> NodeFuture<S> {
-        let result = (self.f)(&input).into_output();
-        Box::pin(std::future::ready(result))
+        NodeFuture::ready((self.f)(&input).into_output())
     }
 
     fn targets(&self) -> Targets {
@@ -503,8 +594,7 @@ where
     Context<X>: FromContext<C>,
 {
     fn run(&self, input: Arc<I>, ctx: Context<C>) -> NodeFuture<S> {
-        let result = (self.f)(&input, &Context::<X>::from_context(ctx)).into_output();
-        Box::pin(std::future::ready(result))
+        NodeFuture::ready((self.f)(&input, &Context::<X>::from_context(ctx)).into_output())
     }
 
     fn targets(&self) -> Targets {
@@ -530,7 +620,7 @@ where
 {
     fn run(&self, input: Arc<I>, ctx: Context<C>) -> NodeFuture<S> {
         let fut = (self.f)(input, Context::<X>::from_context(ctx));
-        Box::pin(async move { fut.await.into_output() })
+        NodeFuture::new(async move { fut.await.into_output() })
     }
 
     fn targets(&self) -> Targets {

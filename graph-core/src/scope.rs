@@ -85,7 +85,7 @@ pub(crate) struct StepScope {
     /// The first superstep the recursion limit forbids.
     pub(crate) stop: i64,
     /// The run's config.
-    pub(crate) config: Arc<RunConfig>,
+    pub(crate) config: RunConfig,
     /// The run's context value, which graphs nested in its tasks share.
     pub(crate) context: RunContext,
     /// The checkpoint namespace of the graph running the step (`""` at the root).

@@ -194,7 +194,7 @@ where
         let graph = self.graph.clone();
         let output = Arc::clone(&self.output);
         let mode = self.checkpoints;
-        Box::pin(async move {
+        NodeFuture::new(async move {
             let done = graph.run_in(&ctx, child, mode).await?;
             output(done)
         })
@@ -245,8 +245,8 @@ impl<C: State, X: ?Sized + 'static> CompiledGraph<C, X> {
         input: GraphInput<C>,
         mode: SubgraphCheckpoints,
     ) -> Result<C, NodeError> {
-        let run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?
-            .with_cache(self.cache.clone())
+        let mut run = Run::nested(Arc::clone(&self.graph), self.saver.clone(), ctx, mode)?;
+        run.with_cache(self.cache.clone())
             .with_store(self.store.clone());
         let GraphOutput {
             state,

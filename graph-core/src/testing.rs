@@ -303,13 +303,12 @@ impl<S: State> Stepper<S> {
         );
         let (config, input, run_gate) = (config.clone(), input.into(), Arc::clone(&gate));
         let run = async move {
-            Run::new(graph_, config, Some(sink), saver)?
-                .with_cache(cache)
+            let mut run = Run::new(graph_, config, Some(sink), saver)?;
+            run.with_cache(cache)
                 .with_context(C::default_context())
                 .with_store(store)
-                .with_gate(run_gate)
-                .run(input)
-                .await
+                .with_gate(run_gate);
+            run.run(input).await
         };
         Stepper {
             run: Some(Box::pin(run)),
@@ -399,7 +398,7 @@ impl<S: State> Stepper<S> {
                     .ok_or_else(given_once),
                 Given::Error(message) => Err(NodeError::msg(message)),
             };
-            Box::pin(std::future::ready(result))
+            NodeFuture::ready(result)
         });
         self.fakes.push((node.to_owned(), fake));
         self
@@ -415,7 +414,7 @@ impl<S: State> Stepper<S> {
         make: impl Fn() -> E + std::marker::Send + Sync + 'static,
     ) -> &mut Self {
         let fake: Fake<S> = Arc::new(move |_ctx: Context| -> NodeFuture<S> {
-            Box::pin(std::future::ready(Err(make().into())))
+            NodeFuture::ready(Err(make().into()))
         });
         self.fakes.push((node.to_owned(), fake));
         self
@@ -435,7 +434,7 @@ impl<S: State> Stepper<S> {
     {
         let fake: Fake<S> = Arc::new(move |ctx: Context| -> NodeFuture<S> {
             let fut = fake(ctx);
-            Box::pin(async move { fut.await.into_output() })
+            NodeFuture::new(async move { fut.await.into_output() })
         });
         self.fakes.push((node.to_owned(), fake));
         self

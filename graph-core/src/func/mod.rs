@@ -672,15 +672,14 @@ where
     }
 }
 
-/// The writes of task calls (results, and answers of paused calls) among a
-/// loaded checkpoint's pending writes, if any.
-pub(crate) fn saved_calls(pending: &[PendingWrite]) -> Option<Arc<[PendingWrite]>> {
+/// A loaded checkpoint's pending writes, shared with the tasks of the step
+/// that continues it, when some are writes of task calls (results, and answers
+/// of paused calls); `None` otherwise. Moved, not copied: readers look the
+/// writes of a call up by its id, which no other write has.
+pub(crate) fn saved_calls(pending: Vec<PendingWrite>) -> Option<Arc<[PendingWrite]>> {
     let of_calls =
-        |w: &&PendingWrite| w.channel == RETURN || w.channel == CALL || w.channel == RESUME;
-    if !pending.iter().any(|w| of_calls(&w)) {
-        return None;
-    }
-    Some(pending.iter().filter(of_calls).cloned().collect())
+        |w: &PendingWrite| w.channel == RETURN || w.channel == CALL || w.channel == RESUME;
+    pending.iter().any(of_calls).then(|| Arc::from(pending))
 }
 
 /// The scratchpad of call `id` of task `name`: its interrupts' id (a hash of

@@ -525,16 +525,16 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         input: GraphInput<S>,
         config: &RunConfig,
     ) -> Result<GraphOutput<S>, GraphError> {
-        let run = Run::new(
+        let mut run = Run::new(
             Arc::clone(&self.graph),
             config.clone(),
             None,
             self.saver.clone(),
-        )?
-        .with_cache(self.cache.clone())
-        .with_warm(&self.warm)
-        .with_context(context)
-        .with_store(self.store.clone());
+        )?;
+        run.with_cache(self.cache.clone())
+            .with_warm(&self.warm)
+            .with_context(context)
+            .with_store(self.store.clone());
         let out = run.run(input).await?;
         Ok(GraphOutput {
             state: Arc::try_unwrap(out.state).unwrap_or_else(|shared| (*shared).clone()),
@@ -613,10 +613,9 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             .clone()
             .ok_or(GraphError::NoCheckpointer("update_state"))?;
         self.check_namespace(config)?;
-        Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
-            .with_context(context)
-            .update_state(values, as_node)
-            .await
+        let mut run = Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?;
+        run.with_context(context);
+        run.update_state(values, as_node).await
     }
 
     /// Several `update_state`s, one checkpoint per superstep: each inner list is
@@ -644,10 +643,9 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             .clone()
             .ok_or(GraphError::NoCheckpointer("bulk_update_state"))?;
         self.check_namespace(config)?;
-        Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?
-            .with_context(context)
-            .bulk_update_state(supersteps)
-            .await
+        let mut run = Run::at_namespace(Arc::clone(&self.graph), config.clone(), Some(saver))?;
+        run.with_context(context);
+        run.bulk_update_state(supersteps).await
     }
 
     /// Every checkpoint of a thread, newest first (filter, `before` and `limit` in
@@ -718,8 +716,8 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
         let store = self.store.clone();
         let warm = Arc::clone(&self.warm);
         let run = async move {
-            let run = Run::new(graph, config, Some(sink), saver)?
-                .with_cache(cache)
+            let mut run = Run::new(graph, config, Some(sink), saver)?;
+            run.with_cache(cache)
                 .with_warm(&warm)
                 .with_context(context)
                 .with_store(store);

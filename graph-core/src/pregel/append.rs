@@ -10,21 +10,23 @@ use crate::checkpoint::ChannelVersion;
 use crate::state::FieldSet;
 use serde::ser::{self, Impossible, Serialize, SerializeSeq, Serializer};
 
-/// Per state field, what its next checkpoint may store as appended items.
-pub(crate) struct Appends {
+/// Per state field, what its next checkpoint may store as appended items (one
+/// allocation per run).
+pub(crate) struct Appends(Vec<Field>);
+
+/// One state field's entry in [`Appends`].
+#[derive(Clone, Default)]
+struct Field {
     /// The version the field's value was last stored or restored at.
-    base: Vec<Option<ChannelVersion>>,
+    base: Option<ChannelVersion>,
     /// How many leading items are unchanged since then (`None`: the field
     /// has not changed since).
-    kept: Vec<Option<usize>>,
+    kept: Option<usize>,
 }
 
 impl Appends {
     pub(crate) fn new(fields: usize) -> Self {
-        Appends {
-            base: vec![None; fields],
-            kept: vec![None; fields],
-        }
+        Appends(vec![Field::default(); fields])
     }
 
     /// A step changed the fields in `changed`; `log` holds the prefix each
@@ -37,38 +39,43 @@ impl Appends {
     ) {
         let mut reported = FieldSet::default();
         for &(key, k) in log {
-            if let Some(c) = field_index(key).filter(|&c| c < self.kept.len()) {
-                self.kept[c] = Some(self.kept[c].map_or(k, |before| before.min(k)));
+            if let Some(c) = field_index(key).filter(|&c| c < self.0.len()) {
+                let kept = &mut self.0[c].kept;
+                *kept = Some(kept.map_or(k, |before| before.min(k)));
                 reported.insert(c);
             }
         }
-        let fields = self.kept.len();
+        let fields = self.0.len();
         for c in changed.iter().filter(|&c| c < fields) {
             if !reported.contains(c) {
-                self.kept[c] = Some(0);
+                self.0[c].kept = Some(0);
             }
         }
     }
 
     /// Field `c` holds the value stored (or restored) under `version`.
     pub(crate) fn at(&mut self, c: usize, version: ChannelVersion) {
-        if c < self.base.len() {
-            self.base[c] = Some(version);
-            self.kept[c] = None;
+        if let Some(field) = self.0.get_mut(c) {
+            field.base = Some(version);
+            field.kept = None;
         }
     }
 
     /// The prefix field `c` can be stored after, and the version it extends.
     pub(crate) fn plan(&self, c: usize) -> Option<(usize, &ChannelVersion)> {
-        let k = self.kept.get(c).copied().flatten().filter(|&k| k > 0)?;
-        Some((k, self.base.get(c)?.as_ref()?))
+        let field = self.0.get(c)?;
+        let k = field.kept.filter(|&k| k > 0)?;
+        Some((k, field.base.as_ref()?))
     }
 
-    /// The skip of each field that has a plan, by field index.
+    /// The skip of each field that has a plan, by field index (empty, without
+    /// allocating, when none has).
     pub(crate) fn skips(&self) -> Vec<Option<usize>> {
-        (0..self.kept.len())
-            .map(|c| self.plan(c).map(|(k, _)| k))
-            .collect()
+        let n = self.0.len();
+        if !(0..n).any(|c| self.plan(c).is_some()) {
+            return Vec::new();
+        }
+        (0..n).map(|c| self.plan(c).map(|(k, _)| k)).collect()
     }
 }
 
@@ -288,11 +295,13 @@ mod tests {
             Some((3, "v1"))
         );
         assert_eq!(appends.plan(1), None);
+        assert_eq!(appends.skips(), [Some(3), None, None]);
         // Never stored: nothing to extend.
         appends.applied(&changed, &[("c", 2)], index);
         assert_eq!(appends.plan(2), None);
         appends.at(0, "v2".into());
         assert_eq!(appends.plan(0), None);
-        assert_eq!(appends.skips(), [None, None, None]);
+        // No field plans an append: no skips (and no allocation).
+        assert!(appends.skips().is_empty());
     }
 }

@@ -49,7 +49,7 @@ fn retrying<S: State>(
     policy: crate::retry::RetryPolicy,
     timeout: Option<std::time::Duration>,
 ) -> NodeFuture<S> {
-    Box::pin(async move {
+    NodeFuture::new(async move {
         let mut attempt = 1;
         loop {
             let attempt_ctx = ctx.for_attempt(attempt);
@@ -477,7 +477,7 @@ impl<S: State> Run<S> {
         StepScope {
             step: self.schedule.step,
             stop: self.schedule.stop,
-            config: Arc::clone(&self.config),
+            config: self.config.clone(),
             context: self.context.clone(),
             graph_ns: Arc::clone(&self.ns),
             saver: self.persist.saver.as_ref().map(|p| Arc::clone(&p.saver)),
@@ -550,7 +550,7 @@ impl<S: State> Run<S> {
             if let Some(updates) = &self.start_input {
                 out.updates.extend(updates.iter().cloned());
             }
-            return Ok(TaskFuture::new(Box::pin(std::future::ready(Ok(out))), None));
+            return Ok(TaskFuture::new(NodeFuture::ready(Ok(out)), None));
         };
         if !answers.is_empty() || self.interrupts.null_resume.is_some() {
             *pad = Some(Arc::new(Scratchpad::new(
@@ -588,7 +588,7 @@ impl<S: State> Run<S> {
             Ok(Ok(fut)) if !span.is_disabled() => {
                 use tracing::Instrument;
                 Ok(TaskFuture::new(
-                    Box::pin(fut.instrument(span)),
+                    NodeFuture::new(fut.instrument(span)),
                     Some(node_ctx),
                 ))
             }

@@ -149,7 +149,7 @@ impl<S: State> ErasedNode<S> for Faked<S> {
 
 impl<S: State> Run<S> {
     /// The run with a gate before each superstep's tasks.
-    pub(crate) fn with_gate(mut self, gate: Arc<Gate<S>>) -> Self {
+    pub(crate) fn with_gate(&mut self, gate: Arc<Gate<S>>) -> &mut Self {
         self.gate = Some(gate);
         self
     }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 pub(crate) struct Interrupts {
     /// Per channel: its version when the thread was last resumed
     /// (`versions_seen["__interrupt__"]`, 0 = never); breakpoints fire only after
-    /// something changed since.
+    /// something changed since. Empty until a resume or a restored checkpoint
+    /// sets it (a missing entry reads as 0): most runs never need it.
     pub(super) seen: Vec<u64>,
     /// The highest of `seen` when it was set: any version above it was
     /// written since (every new version is above all earlier ones).
@@ -32,15 +33,11 @@ pub(crate) struct Interrupts {
 }
 
 impl Interrupts {
-    /// A run's interrupts over `channels` channels: the call's breakpoints,
-    /// else the graph's; nothing to resume yet.
-    pub(super) fn new<S: State>(
-        graph: &Graph<S>,
-        config: &RunConfig,
-        channels: usize,
-    ) -> Result<Self, GraphError> {
+    /// A run's interrupts: the call's breakpoints, else the graph's; nothing
+    /// to resume yet.
+    pub(super) fn new<S: State>(graph: &Graph<S>, config: &RunConfig) -> Result<Self, GraphError> {
         Ok(Interrupts {
-            seen: vec![0; channels],
+            seen: Vec::new(),
             seen_max: 0,
             changed: false,
             before: breakpoints(graph, config.interrupt_before(), true)?,

@@ -6,13 +6,14 @@
 //! also calls `Checkpointer::begin_run`, where `PostgresSaver` takes the
 //! thread's advisory lock without waiting (see `Run::begin_run`).
 
-use crate::checkpoint::Checkpointer;
+use crate::checkpoint::{Checkpointer, SharedStr};
 use crate::error::GraphError;
 use hashbrown::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-/// Saver address, thread, namespace; shared by the lease and the active set.
-type Key = Arc<(usize, String, String)>;
+/// Saver address, thread, namespace; the lease and the active set each hold
+/// one (the texts are shared: no allocation per run).
+type Key = (usize, SharedStr, Arc<str>);
 
 fn active() -> &'static Mutex<HashSet<Key>> {
     static ACTIVE: OnceLock<Mutex<HashSet<Key>>> = OnceLock::new();
@@ -25,18 +26,18 @@ pub(crate) struct ThreadLease(Key);
 impl ThreadLease {
     pub(crate) fn acquire(
         saver: &Arc<dyn Checkpointer>,
-        thread_id: &str,
-        checkpoint_ns: &str,
+        thread_id: &SharedStr,
+        checkpoint_ns: &Arc<str>,
     ) -> Result<Self, GraphError> {
         // The saver's address tells savers apart: two graphs sharing one saver
         // share its threads; two savers never do.
         let saver = Arc::as_ptr(saver).cast::<()>() as usize;
-        let key = Arc::new((saver, thread_id.to_owned(), checkpoint_ns.to_owned()));
+        let key = (saver, thread_id.clone(), Arc::clone(checkpoint_ns));
         let mut active = active().lock().unwrap_or_else(PoisonError::into_inner);
-        if !active.insert(Arc::clone(&key)) {
+        if !active.insert(key.clone()) {
             return Err(GraphError::ThreadBusy {
-                thread_id: thread_id.to_owned(),
-                checkpoint_ns: checkpoint_ns.to_owned(),
+                thread_id: thread_id.to_string(),
+                checkpoint_ns: checkpoint_ns.to_string(),
             });
         }
         Ok(ThreadLease(key))

@@ -101,7 +101,7 @@ pub(crate) struct Task<S: State> {
 /// The live state of one run of a compiled graph.
 pub(crate) struct Run<S: State> {
     graph: Arc<Graph<S>>,
-    config: Arc<RunConfig>,
+    config: RunConfig,
     /// The state fields' values.
     state: Arc<S>,
     /// The state fields' channels (what each field's reducer keeps).
@@ -185,20 +185,21 @@ impl<S: State> Run<S> {
         }
         let saver = match saver {
             Some(saver) => {
-                let Some(thread_id) = config.thread_id() else {
+                let Some(thread) = config.shared_thread_id() else {
                     return Err(GraphError::InvalidConfig(
                         ConfigError::NoThreadForCheckpointer,
                     ));
                 };
                 Some(Box::new(Saver {
+                    thread: thread.clone(),
                     config: crate::checkpoint::CheckpointConfig {
-                        thread_id: thread_id.to_owned(),
+                        thread_id: thread.as_str().to_owned(),
                         // A root run always uses the root namespace.
                         checkpoint_ns: String::new(),
                         checkpoint_id: config.checkpoint_id().map(str::to_owned),
                     },
                     durability: config.durability(),
-                    parent: None,
+                    parent_id: None,
                     book: persist::Book::default(),
                     step_writes: Vec::new(),
                     appends: saver
@@ -212,12 +213,12 @@ impl<S: State> Run<S> {
         let n = graph.num_channels();
         Ok(Run {
             schedule: Schedule::new(n, graph.nodes.len(), saver.is_some()),
-            persist: Persist::new(saver, n),
-            interrupts: Interrupts::new(&graph, &config, n)?,
+            persist: Persist::new(saver),
+            interrupts: Interrupts::new(&graph, &config)?,
             stream: Streaming::new(events),
             control: graph.control.iter().map(ControlChannel::new).collect(),
             graph,
-            config: Arc::new(config),
+            config,
             state: Arc::new(S::default()),
             fields: S::new_channels(),
             start_input: None,
@@ -234,14 +235,14 @@ impl<S: State> Run<S> {
     }
 
     /// The run with the compiled graph's node cache.
-    pub(crate) fn with_cache(mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> Self {
+    pub(crate) fn with_cache(&mut self, cache: Option<Arc<dyn crate::cache::Cache>>) -> &mut Self {
         self.cache = cache;
         self
     }
 
     /// The run with the compiled graph's warm states (see `warm`); only a
     /// root run of a state without managed fields uses them.
-    pub(crate) fn with_warm(mut self, warm: &Arc<WarmStates<S>>) -> Self {
+    pub(crate) fn with_warm(&mut self, warm: &Arc<WarmStates<S>>) -> &mut Self {
         if !S::HAS_MANAGED && self.nested.is_none() {
             self.warm = Some(Arc::clone(warm));
         }
@@ -249,14 +250,14 @@ impl<S: State> Run<S> {
     }
 
     /// The run with its context value, which its nodes and routers read.
-    pub(crate) fn with_context(mut self, context: crate::context::RunContext) -> Self {
+    pub(crate) fn with_context(&mut self, context: crate::context::RunContext) -> &mut Self {
         self.context = context;
         self
     }
 
     /// The run with the compiled graph's store (a nested run keeps the one of
     /// the graph it runs in, if that has one).
-    pub(crate) fn with_store(mut self, store: Option<Arc<dyn crate::store::Store>>) -> Self {
+    pub(crate) fn with_store(&mut self, store: Option<Arc<dyn crate::store::Store>>) -> &mut Self {
         if self.store.is_none() {
             self.store = store;
         }
@@ -271,20 +272,24 @@ impl<S: State> Run<S> {
     ) -> Result<GraphOutput<Arc<S>>, GraphError> {
         use tracing::Instrument;
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
-        async move {
-            let _lease = self.lease()?;
-            let guard = self.begin_run().await?;
-            self.write_through(&guard);
-            let result = unwind::contain(self.run_steps(input)).await;
-            match &result {
-                Ok(_) => self.keep_warm(),
-                Err(e) => self.settle_puts(e).await,
-            }
-            guard.release().await;
-            result
+        // The run stays where it is (in this future): the instrumented future
+        // borrows it instead of moving it once more.
+        self.run_held(input).instrument(span).await
+    }
+
+    /// [`run`](Self::run), within its span: holds the thread, runs the steps,
+    /// and lets the thread go.
+    async fn run_held(&mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
+        let _lease = self.lease()?;
+        let guard = self.begin_run().await?;
+        self.write_through(&guard);
+        let result = unwind::contain(self.run_steps(input)).await;
+        match &result {
+            Ok(_) => self.keep_warm(),
+            Err(e) => self.settle_puts(e).await,
         }
-        .instrument(span)
-        .await
+        guard.release().await;
+        result
     }
 
     /// The superstep loop.
@@ -336,11 +341,13 @@ impl<S: State> Run<S> {
             InputKind::None if has_versions => Some(None),
             InputKind::None => return Err(GraphError::EmptyInput(EmptyInputError::NoInput)),
         };
-        let pending = match (resume, &loaded) {
+        let pending = match (resume, &mut loaded) {
             (Some(cmd), Some(tuple)) => {
                 self.schedule.limit_steps(limit);
                 self.interrupts.resuming = true;
-                self.resume_from(tuple, cmd, replaying).await?
+                // Moved out: the run reads them from `Start::pending` from now on.
+                let stored = std::mem::take(&mut tuple.pending_writes);
+                self.resume_from(tuple, stored, cmd, replaying).await?
             }
             _ => Vec::new(),
         };
@@ -385,10 +392,10 @@ impl<S: State> Run<S> {
         };
         // The stored results of task calls (`crate::func`), for the tasks'
         // entrypoints to reuse (not when replaying: those run again).
+        let pending = std::mem::take(&mut start.pending);
         let saved_calls = (!start.replaying)
-            .then(|| crate::func::saved_calls(&start.pending))
+            .then(|| crate::func::saved_calls(pending))
             .flatten();
-        start.pending.clear();
         if self.should_interrupt(&self.interrupts.before, &tasks) {
             return self.stop_before(&tasks, restored).await.map(Next::Paused);
         }
@@ -433,7 +440,9 @@ impl<S: State> Run<S> {
                 .await
                 .map(Next::Paused);
         }
-        let results = step.results.into_iter().flatten().collect();
+        // Collected in place (`flatten` would allocate a new vector).
+        #[allow(clippy::filter_map_identity)]
+        let results = step.results.into_iter().filter_map(|r| r).collect();
         // An error leaves the writes of the step's tasks to `settle_puts`.
         span.in_scope(|| self.apply(&tasks, results, None, true))?;
         self.save(CheckpointSource::Loop).await?;

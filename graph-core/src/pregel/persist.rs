@@ -341,7 +341,7 @@ impl<S: State> Run<S> {
     /// the same number have different texts, and each keys its own blob. Only the
     /// texts this run makes (one salt) are shared by number.
     fn version_text(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
-        if let Some((v, text)) = &self.persist.restored_versions[c] {
+        if let Some(Some((v, text))) = self.persist.restored_versions.get(c) {
             if *v == n {
                 return text.clone();
             }
@@ -708,7 +708,11 @@ impl<S: State> Run<S> {
             if let Some(p) = &mut self.persist.saver {
                 p.book.listed.restored(&graph.channel_rank, c);
             }
-            self.persist.restored_versions[c] = Some((n, text.clone()));
+            let restored = &mut self.persist.restored_versions;
+            if restored.len() <= c {
+                restored.resize(graph.num_channels(), None);
+            }
+            restored[c] = Some((n, text.clone()));
             if let Some(appends) = self.persist.saver.as_mut().and_then(|p| p.appends.as_mut()) {
                 appends.at(c, text.clone());
             }
@@ -770,6 +774,9 @@ impl<S: State> Run<S> {
                 for (name, text) in seen {
                     if let Some(&c) = graph.channel_ids.get(name.as_str()) {
                         let v = parse_version(text).unwrap_or(0);
+                        if self.interrupts.seen.len() <= c {
+                            self.interrupts.seen.resize(graph.num_channels(), 0);
+                        }
                         self.interrupts.seen[c] = v;
                         self.interrupts.seen_max = self.interrupts.seen_max.max(v);
                     }
@@ -791,10 +798,9 @@ impl<S: State> Run<S> {
         }
         // Breakpoints: did a stored channel change since the last resume?
         self.interrupts.changed = cp.channel_versions.iter().any(|(name, _)| {
-            graph
-                .channel_ids
-                .get(name.as_str())
-                .is_some_and(|&c| self.schedule.versions[c] > self.interrupts.seen[c])
+            graph.channel_ids.get(name.as_str()).is_some_and(|&c| {
+                self.schedule.versions[c] > self.interrupts.seen.get(c).copied().unwrap_or(0)
+            })
         });
         self.schedule.updated.clear();
         self.schedule.updated_known = match &cp.updated_channels {

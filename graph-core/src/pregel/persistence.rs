@@ -17,10 +17,14 @@ pub(super) struct Saver {
     pub(super) saver: Arc<dyn Checkpointer>,
     /// Thread and namespace; `checkpoint_id` = the last checkpoint stored (the parent).
     pub(super) config: CheckpointConfig,
-    /// The parent of the last checkpoint stored or loaded (LangGraph's
-    /// `prev_checkpoint_config`): what `checkpoints` events report as their
-    /// `parent_config`.
-    pub(super) parent: Option<CheckpointConfig>,
+    /// `config`'s thread, shared with the run's config (the lease and the
+    /// warm states key by it without copying it).
+    pub(super) thread: crate::checkpoint::SharedStr,
+    /// The id of the parent of the last checkpoint stored or loaded, in
+    /// `config`'s thread and namespace (LangGraph's `prev_checkpoint_config`):
+    /// what `checkpoints` events report as their `parent_config`. An id, not
+    /// a config: most runs stream no checkpoint events.
+    pub(super) parent_id: Option<String>,
     pub(super) durability: Durability,
     pub(super) book: persist::Book,
     /// Pending-write rows (task id, rows) of the current step's tasks that
@@ -48,7 +52,8 @@ pub(crate) struct Persist {
     /// Source and step of the current checkpoint (stored later under `exit`).
     pub(super) pending_source: CheckpointSource,
     pub(super) checkpoint_step: i64,
-    /// Version strings read from a checkpoint, kept verbatim (they key stored blobs).
+    /// Version strings read from a checkpoint, kept verbatim (they key stored
+    /// blobs), by channel; empty until a checkpoint is restored.
     pub(super) restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     pub(super) version_salt: [u8; VERSION_SALT_LEN],
@@ -67,9 +72,9 @@ fn version_salt() -> [u8; VERSION_SALT_LEN] {
 pub(crate) const VERSION_SALT_LEN: usize = 19;
 
 impl Persist {
-    /// The persistence of a run over `channels` channels, storing through
-    /// `saver` (none: the run stores nothing).
-    pub(super) fn new(saver: Option<Box<Saver>>, channels: usize) -> Self {
+    /// The persistence of a run, storing through `saver` (none: the run
+    /// stores nothing).
+    pub(super) fn new(saver: Option<Box<Saver>>) -> Self {
         Persist {
             saver,
             checkpoint: [0; 16],
@@ -77,7 +82,7 @@ impl Persist {
             background_put: None,
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
-            restored_versions: vec![None; channels],
+            restored_versions: Vec::new(),
             version_salt: version_salt(),
         }
     }
@@ -162,9 +167,7 @@ impl<S: State> Run<S> {
         self.persist
             .saver
             .as_ref()
-            .map(|p| {
-                lease::ThreadLease::acquire(&p.saver, &p.config.thread_id, &p.config.checkpoint_ns)
-            })
+            .map(|p| lease::ThreadLease::acquire(&p.saver, &p.thread, &self.ns))
             .transpose()
     }
 
@@ -194,7 +197,11 @@ impl<S: State> Run<S> {
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
                     p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
-                    p.parent = tuple.parent_config.clone();
+                    // (Copied: `update_state`'s `__copy__` reads the tuple's.)
+                    p.parent_id = tuple
+                        .parent_config
+                        .as_ref()
+                        .and_then(|parent| parent.checkpoint_id.clone());
                 }
             }
             None => {
@@ -231,8 +238,8 @@ impl<S: State> Run<S> {
             && self.schedule.versions.changed.is_empty()
         {
             warm.keep(
-                &p.config.thread_id,
-                &p.config.checkpoint_ns,
+                &p.thread,
+                &self.ns,
                 id,
                 Arc::clone(&self.state),
                 self.fields.clone(),
@@ -307,8 +314,7 @@ impl<S: State> Run<S> {
                 .await?;
         }
         // The next checkpoint descends from this one.
-        p.parent = p.config.checkpoint_id.is_some().then(|| p.config.clone());
-        p.config.checkpoint_id = Some(id);
+        p.parent_id = p.config.checkpoint_id.replace(id);
         self.persist.saved = true;
         Ok(())
     }

@@ -84,16 +84,17 @@ impl<S: State> Run<S> {
             .ok_or(GraphError::EmptyInput(EmptyInputError::EmptyCommand))
     }
 
-    /// Continues the loaded checkpoint (input `None` or a `Command`): stores the
-    /// command's writes, applies every write not tied to a task, forks when
-    /// replaying, and returns the pending writes the first superstep uses.
+    /// Continues the loaded checkpoint (input `None` or a `Command`), whose
+    /// stored pending writes are `pending`: stores the command's writes,
+    /// applies every write not tied to a task, forks when replaying, and
+    /// returns the pending writes the first superstep uses.
     pub(super) async fn resume_from(
         &mut self,
         tuple: &CheckpointTuple,
+        mut pending: Vec<PendingWrite>,
         cmd: Option<InputCommand<S>>,
         replaying: bool,
     ) -> Result<Vec<PendingWrite>, GraphError> {
-        let mut pending = tuple.pending_writes.clone();
         let resumes = cmd.as_ref().is_some_and(|c| c.resume.is_some());
         // Replaying re-asks every interrupt, unless the caller answers one now.
         let time_traveling = replaying && !resumes;

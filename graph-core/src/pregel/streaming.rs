@@ -155,7 +155,10 @@ impl<S: State> Run<S> {
         };
         // As LangGraph: the parent of the checkpoint stored last (or loaded),
         // which under `exit` durability is the one the run started from.
-        let parent_config = p.parent.clone();
+        let parent_config = p.parent_id.as_ref().map(|id| CheckpointConfig {
+            checkpoint_id: Some(id.clone()),
+            ..p.config.clone()
+        });
         let step = self.persist.checkpoint_step;
         events.emit_at(
             step,

@@ -28,8 +28,8 @@ pub(crate) struct WarmStates<S: State> {
 
 /// One thread's state as stored under a checkpoint.
 pub(super) struct Warm<S: State> {
-    thread_id: String,
-    checkpoint_ns: String,
+    thread_id: crate::checkpoint::SharedStr,
+    checkpoint_ns: Arc<str>,
     checkpoint_id: String,
     pub(super) state: Arc<S>,
     pub(super) fields: S::Channels,
@@ -55,7 +55,7 @@ impl<S: State> WarmStates<S> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let i = slots
             .iter()
-            .position(|w| w.thread_id == thread_id && w.checkpoint_ns == checkpoint_ns)?;
+            .position(|w| w.thread_id == thread_id && &*w.checkpoint_ns == checkpoint_ns)?;
         slots.remove(i).filter(|w| w.checkpoint_id == checkpoint_id)
     }
 
@@ -63,20 +63,20 @@ impl<S: State> WarmStates<S> {
     /// `checkpoint_id`, the newest of its thread and namespace.
     pub(super) fn keep(
         &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
+        thread_id: &crate::checkpoint::SharedStr,
+        checkpoint_ns: &Arc<str>,
         checkpoint_id: &str,
         state: Arc<S>,
         fields: S::Channels,
     ) {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        slots.retain(|w| !(w.thread_id == thread_id && w.checkpoint_ns == checkpoint_ns));
+        slots.retain(|w| !(w.thread_id == *thread_id && w.checkpoint_ns == *checkpoint_ns));
         if slots.len() >= THREADS {
             slots.pop_front();
         }
         slots.push_back(Warm {
-            thread_id: thread_id.to_owned(),
-            checkpoint_ns: checkpoint_ns.to_owned(),
+            thread_id: thread_id.clone(),
+            checkpoint_ns: Arc::clone(checkpoint_ns),
             checkpoint_id: checkpoint_id.to_owned(),
             state,
             fields,

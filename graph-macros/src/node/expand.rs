@@ -101,7 +101,10 @@ pub(crate) fn node(node: &NodeFn, sg: &CratePath) -> TokenStream {
         }
     };
     // Spanned at the fn's name: a future that is not `Send` is reported there.
-    let run_body = quote_spanned!(ident.span()=> #ctx_convert ::std::boxed::Box::pin(#future));
+    let run_body = {
+        let sgs = sg.spanned(ident.span());
+        quote_spanned!(ident.span()=> #ctx_convert #sgs::NodeFuture::new(#future))
+    };
     let input_assoc = quote_spanned!(input_ty.span()=> type Input = #input_ty;);
 
     // The nodes each goto type names, for the compile-time checks of `graph!`;
