@@ -19,12 +19,12 @@
 use super::runtime;
 use crate::harness::{expect, Workload};
 use futures::future::BoxFuture;
+use hashbrown::HashMap;
 use serde_json::{json, Value};
 use stategraph::store::{
     cosine_similarity, EmbeddingError, Embeddings, Filter, InMemoryStore, IndexConfig, Namespace,
     SearchOp, Store, StoreConfig,
 };
-use std::collections::HashMap;
 use std::sync::Arc;
 
 const ITEMS: usize = 10_000;
@@ -37,7 +37,8 @@ fn vector(seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Vectors looked up by text.
+/// Vectors looked up by text (in a hashbrown table: its default hasher, not
+/// std's SipHash, as a program looking up its own keys would).
 struct Lookup(HashMap<String, Vec<f32>>);
 
 impl Lookup {

@@ -8,10 +8,10 @@
 use super::runtime;
 use crate::harness::{expect, Workload};
 use futures::future::BoxFuture;
+use hashbrown::HashMap;
 use stategraph::store::{
     EmbeddingError, Embeddings, Filter, IndexConfig, Namespace, SearchOp, Store, StoreConfig,
 };
-use std::collections::HashMap;
 use std::sync::Arc;
 
 const ITEMS: usize = 10_000;
@@ -46,7 +46,8 @@ fn vectors(count: usize, seed: u64) -> Vec<Vec<f32>> {
         .collect()
 }
 
-/// An embedding model that looks texts up in a table.
+/// An embedding model that looks texts up in a table (hashbrown's default
+/// hasher, not std's SipHash).
 struct Lookup(HashMap<String, Vec<f32>>);
 
 impl Lookup {
