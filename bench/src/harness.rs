@@ -1,14 +1,24 @@
 //! The harness rules of WORKLOADS.md: untimed build, timed runs, checks on every
 //! run, RSS before and after, one JSON line per workload.
+//!
+//! Rule 1 (everything a run needs, inputs included, is created before timing
+//! starts) for inputs a run consumes: a workload built with
+//! [`Workload::prepared`] builds each run's inputs untimed, just before that
+//! run (bench/anchor.py's `measure` does the same for its 3-tuple workloads).
 
 use std::time::Instant;
 
 /// The output of one run, handed to the check.
 type RunOutput = Box<dyn std::any::Any>;
 
-/// A built workload: `run` does one timed run; `check` validates its output, untimed.
+/// The inputs of one run, built by `prepare` before its timing starts.
+type RunInput = Box<dyn std::any::Any>;
+
+/// A built workload: `prepare` builds what one run consumes, untimed; `run`
+/// does one timed run with it; `check` validates its output, untimed.
 pub struct Workload {
-    pub run: Box<dyn FnMut() -> Result<RunOutput, String>>,
+    pub prepare: Box<dyn FnMut() -> RunInput>,
+    pub run: Box<dyn FnMut(RunInput) -> Result<RunOutput, String>>,
     pub check: Box<dyn Fn(RunOutput) -> Result<(), String>>,
     /// For a workload with a saver: the bytes the run just finished stored
     /// (called after each run, untimed).
@@ -21,8 +31,23 @@ impl Workload {
         mut run: impl FnMut() -> Result<T, String> + 'static,
         check: impl Fn(T) -> Result<(), String> + 'static,
     ) -> Self {
+        Workload::prepared(|| (), move |()| run(), check)
+    }
+
+    /// A workload whose runs consume inputs (values a run moves into a store,
+    /// say): `prepare` builds one run's inputs before its timing starts
+    /// (harness rule 1), `run` is timed from receiving them to its result.
+    pub fn prepared<I: 'static, T: 'static>(
+        mut prepare: impl FnMut() -> I + 'static,
+        mut run: impl FnMut(I) -> Result<T, String> + 'static,
+        check: impl Fn(T) -> Result<(), String> + 'static,
+    ) -> Self {
         Workload {
-            run: Box::new(move || run().map(|t| Box::new(t) as RunOutput)),
+            prepare: Box::new(move || Box::new(prepare()) as RunInput),
+            run: Box::new(move |input| match input.downcast::<I>() {
+                Ok(input) => run(*input).map(|t| Box::new(t) as RunOutput),
+                Err(_) => Err("the run was prepared with an unexpected type".to_owned()),
+            }),
             check: Box::new(move |out| match out.downcast::<T>() {
                 Ok(t) => check(*t),
                 Err(_) => Err("the run returned an unexpected type".to_owned()),
@@ -125,8 +150,9 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
     let mut target = if quick { 1 } else { 5 };
     let mut i = 0;
     while i < target {
+        let input = (workload.prepare)();
         let t0 = Instant::now();
-        let output = (workload.run)();
+        let output = (workload.run)(input);
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         times.push(ms);
         if let Some(stored_by_run) = workload.stored.as_mut() {

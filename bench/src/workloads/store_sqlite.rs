@@ -8,10 +8,10 @@
 use super::runtime;
 use crate::harness::{expect, Workload};
 use futures::future::BoxFuture;
+use hashbrown::HashMap;
 use stategraph::store::{
     EmbeddingError, Embeddings, Filter, IndexConfig, Namespace, SearchOp, Store, StoreConfig,
 };
-use std::collections::HashMap;
 use std::sync::Arc;
 
 const ITEMS: usize = 10_000;
@@ -46,24 +46,39 @@ fn vectors(count: usize, seed: u64) -> Vec<Vec<f32>> {
         .collect()
 }
 
-/// An embedding model that looks texts up in a table.
+/// An embedding model that looks texts up in a table (hashbrown's default
+/// hasher, not std's SipHash).
 struct Lookup(HashMap<String, Vec<f32>>);
+
+impl Lookup {
+    fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        texts
+            .iter()
+            .map(|t| {
+                self.0
+                    .get(*t)
+                    .cloned()
+                    .ok_or_else(|| EmbeddingError::Failed(format!("no vector for {t:?}").into()))
+            })
+            .collect()
+    }
+}
 
 impl Embeddings for Lookup {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
-        Box::pin(async move {
-            texts
-                .iter()
-                .map(|t| {
-                    self.0.get(*t).cloned().ok_or_else(|| {
-                        EmbeddingError::Failed(format!("no vector for {t:?}").into())
-                    })
-                })
-                .collect()
-        })
+        Box::pin(async move { self.vectors(texts) })
+    }
+
+    /// A table answers at once (as the Python side's `embed` function does):
+    /// the store skips the boxed future.
+    fn embed_documents_sync(
+        &self,
+        texts: &[&str],
+    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+        Some(self.vectors(texts))
     }
 }
 

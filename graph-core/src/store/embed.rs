@@ -17,6 +17,11 @@ use std::time::Duration;
 /// client for OpenAI-compatible servers, and [`HashEmbeddings`] is an offline
 /// stand-in for tests and examples. The texts are borrowed (a store passes
 /// the strings of the value it writes, not copies).
+///
+/// A model that answers without waiting (a table, a function of the text)
+/// also implements [`embed_documents_sync`](Self::embed_documents_sync), as
+/// LangGraph's `Embeddings` has both `embed_documents` and
+/// `aembed_documents`: a store then calls it and skips the boxed future.
 pub trait Embeddings: Send + Sync + 'static {
     /// One vector per text, in order.
     fn embed_documents<'a>(
@@ -24,11 +29,31 @@ pub trait Embeddings: Send + Sync + 'static {
         texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>>;
 
-    /// The vector of a search query (by default, `embed_documents` of it).
+    /// The vectors of `texts` computed on the caller's thread, for a model
+    /// that answers at once (a table lookup, [`HashEmbeddings`]); `None`, the
+    /// default, for a model that must be awaited. A store asks this first and
+    /// awaits [`embed_documents`](Self::embed_documents) only on `None`. An
+    /// implementation returns what `embed_documents` would. An answer given
+    /// here is not subject to [`IndexConfig::timeout`] (a call on the
+    /// caller's thread cannot be cut short): a model that may take long, or
+    /// wait on a server, leaves the default.
+    fn embed_documents_sync(
+        &self,
+        texts: &[&str],
+    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+        let _ = texts;
+        None
+    }
+
+    /// The vector of a search query (by default, `embed_documents_sync` of
+    /// it, else `embed_documents` of it).
     fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbeddingError>> {
         Box::pin(async move {
             let texts = [text];
-            let mut vectors = self.embed_documents(&texts).await?;
+            let mut vectors = match self.embed_documents_sync(&texts) {
+                Some(answer) => answer?,
+                None => self.embed_documents(&texts).await?,
+            };
             match vectors.len() {
                 1 => Ok(vectors.swap_remove(0)),
                 got => Err(EmbeddingError::WrongCount { expected: 1, got }),
@@ -221,7 +246,7 @@ impl IndexConfig {
             !texts.iter().all(|t| seen.insert(*t))
         };
         if !repeated {
-            let vectors = self.call(self.embeddings.embed_documents(&texts)).await?;
+            let vectors = self.call_documents(&texts).await?;
             return self.checked(vectors, texts.len());
         }
         let mut unique: Vec<&str> = Vec::with_capacity(texts.len());
@@ -235,7 +260,7 @@ impl IndexConfig {
                 })
             })
             .collect();
-        let vectors = self.call(self.embeddings.embed_documents(&unique)).await?;
+        let vectors = self.call_documents(&unique).await?;
         let vectors = self.checked(vectors, unique.len())?;
         Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
     }
@@ -273,6 +298,15 @@ impl IndexConfig {
             }));
         }
         Ok(())
+    }
+
+    /// The model's vectors of `texts`: its synchronous answer when it has
+    /// one, else its future, awaited within the timeout.
+    async fn call_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, StoreError> {
+        match self.embeddings.embed_documents_sync(texts) {
+            Some(answer) => answer.map_err(StoreError::Embedding),
+            None => self.call(self.embeddings.embed_documents(texts)).await,
+        }
     }
 
     async fn call<T>(
@@ -440,5 +474,13 @@ impl Embeddings for HashEmbeddings {
         texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
         Box::pin(async move { Ok(texts.iter().map(|t| self.embed(t)).collect()) })
+    }
+
+    /// Computed at once: a store skips the boxed future.
+    fn embed_documents_sync(
+        &self,
+        texts: &[&str],
+    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+        Some(Ok(texts.iter().map(|t| self.embed(t)).collect()))
     }
 }

@@ -71,8 +71,12 @@ struct Entry {
     /// Nanoseconds since the epoch; `NEVER` when the item does not expire.
     /// Atomic so that a read under the shared lock can restart it.
     expires_at: AtomicU64,
-    vectors: Vec<Vector>,
+    /// Inline for an item with one embedded text (no list allocation).
+    vectors: Vectors,
 }
+
+/// An item's vectors.
+type Vectors = SmallVec<[Vector; 1]>;
 
 struct Vector {
     /// The field name (shared with the index's path when the path yields
@@ -164,9 +168,9 @@ fn plan_vectors<'v>(
     put_index: &super::op::PutIndex,
     to_embed: &mut Texts<'v>,
     pending: &mut SmallVec<[usize; 4]>,
-) -> Vec<Vector> {
+) -> Vectors {
     let start = to_embed.len();
-    let mut vectors: Vec<Vector> = Vec::new();
+    let mut vectors = Vectors::new();
     index.push_texts(value, put_index, to_embed, |field| {
         vectors.push(Vector {
             field,
@@ -236,6 +240,21 @@ impl InMemoryStore {
                 data: RwLock::default(),
             }),
         }
+    }
+
+    /// [`Store::put`] on the store itself, of the same meaning: stores `value`
+    /// (a JSON object) as `key` in `namespace`, indexed as the store's index
+    /// says, with the store's default TTL. Called on an `InMemoryStore` (not
+    /// through `dyn Store`), a put's future is not boxed, and an owned `key`
+    /// is stored as it is, not copied.
+    pub async fn put(
+        &self,
+        namespace: &Namespace,
+        key: impl Into<String>,
+        value: Value,
+    ) -> Result<(), StoreError> {
+        self.put_one(PutOp::put(namespace.clone(), key, value)?)
+            .await
     }
 
     /// The store's configuration.
@@ -333,7 +352,7 @@ impl InMemoryStore {
                     }
                     other => {
                         next_vectors = other;
-                        Vec::new()
+                        Vectors::new()
                     }
                 };
                 apply_put(&mut data, put, v, &self.inner.config.ttl, now);
@@ -349,8 +368,8 @@ impl InMemoryStore {
         index: &IndexConfig,
         ops: &[Op],
         effective: &[bool],
-    ) -> Result<Vec<(usize, Vec<Vector>)>, StoreError> {
-        let mut planned: Vec<(usize, Vec<Vector>, SmallVec<[usize; 4]>)> = Vec::new();
+    ) -> Result<Vec<(usize, Vectors)>, StoreError> {
+        let mut planned: Vec<(usize, Vectors, SmallVec<[usize; 4]>)> = Vec::new();
         let mut to_embed = Texts::new();
         {
             let data = self.read();
@@ -397,7 +416,7 @@ impl InMemoryStore {
         // No embedding work without an index.
         let vectors = match &self.inner.config.index {
             Some(index) => self.embed_put(index, &op).await?,
-            None => Vec::new(),
+            None => Vectors::new(),
         };
         let mut data = self.write();
         apply_put(
@@ -411,9 +430,9 @@ impl InMemoryStore {
     }
 
     /// The vectors of one put (the common call: no batch around it).
-    async fn embed_put(&self, index: &IndexConfig, op: &PutOp) -> Result<Vec<Vector>, StoreError> {
+    async fn embed_put(&self, index: &IndexConfig, op: &PutOp) -> Result<Vectors, StoreError> {
         let Some(value) = &op.value else {
-            return Ok(Vec::new());
+            return Ok(Vectors::new());
         };
         let mut to_embed = Texts::new();
         let mut pending = SmallVec::new();
@@ -557,7 +576,7 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
 fn apply_put(
     data: &mut Data,
     op: PutOp,
-    vectors: Vec<Vector>,
+    vectors: Vectors,
     ttl_config: &TtlConfig,
     now: SystemTime,
 ) {
@@ -618,17 +637,15 @@ impl Store for InMemoryStore {
         Box::pin(self.run_batch(ops))
     }
 
-    /// [`put_with`](Store::put_with) of a plain put, in one future.
+    /// [`put_with`](Store::put_with) of a plain put, in one future (the
+    /// store's own [`put`](InMemoryStore::put), boxed).
     fn put<'a>(
         &'a self,
         namespace: &'a Namespace,
         key: &'a str,
         value: Value,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let op = PutOp::put(namespace.clone(), key, value)?;
-            self.put_one(op).await
-        })
+        Box::pin(InMemoryStore::put(self, namespace, key, value))
     }
 
     /// A put without the batch around it (no op list, no results): the same
@@ -710,6 +727,79 @@ mod tests {
                 .unwrap();
             assert!(best(&found).1 < 0.99, "{gone} is gone: {found:?}");
         }
+    }
+
+    /// A model answering at once is asked through `embed_documents_sync`
+    /// (its future is never awaited); one answering `None` there is awaited.
+    #[tokio::test]
+    async fn a_model_answering_at_once_is_not_awaited() {
+        /// `embed_documents` fails; `embed_documents_sync` answers when `now`.
+        struct AtOnce {
+            now: bool,
+        }
+        impl crate::store::Embeddings for AtOnce {
+            fn embed_documents<'a>(
+                &'a self,
+                _texts: &'a [&'a str],
+            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+                Box::pin(async { Err(crate::store::EmbeddingError::Failed("awaited".into())) })
+            }
+            fn embed_documents_sync(
+                &self,
+                texts: &[&str],
+            ) -> Option<Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+                let model = HashEmbeddings::new(8);
+                self.now
+                    .then(|| Ok(texts.iter().map(|t| model.embed(t)).collect()))
+            }
+        }
+        let ns = Namespace::new(["t"]).unwrap();
+        let store = |now| {
+            let index = IndexConfig::new(8, AtOnce { now })
+                .fields(["text"])
+                .unwrap();
+            InMemoryStore::with_config(StoreConfig::new().index(index))
+        };
+        let at_once = store(true);
+        at_once
+            .put(&ns, "k", json!({"text": "alpha"}))
+            .await
+            .unwrap();
+        // The query too (`embed_query`'s default asks at once first).
+        let found = at_once
+            .search(SearchOp::new(ns.clone()).query("alpha"))
+            .await
+            .unwrap();
+        let (key, score) = best(&found);
+        assert_eq!(key, "k");
+        assert!((score - 1.0).abs() < 1e-5, "{score}");
+        let awaited = store(false);
+        let err = awaited
+            .put(&ns, "k", json!({"text": "alpha"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("awaited"), "{err}");
+        assert!(awaited.is_empty());
+    }
+
+    /// The store's own `put` takes an owned key, and means what
+    /// `Store::put` means (through `dyn Store`, the same item).
+    #[tokio::test]
+    async fn the_stores_own_put_and_the_traits_store_the_same_item() {
+        let store = InMemoryStore::new();
+        let ns = Namespace::new(["t"]).unwrap();
+        store
+            .put(&ns, String::from("own"), json!({"n": 1}))
+            .await
+            .unwrap();
+        let shared: &dyn Store = &store;
+        shared.put(&ns, "dyn", json!({"n": 1})).await.unwrap();
+        let own = store.get(&ns, "own").await.unwrap().unwrap();
+        let through_dyn = store.get(&ns, "dyn").await.unwrap().unwrap();
+        assert_eq!(own.value, through_dyn.value);
+        assert_eq!(own.key, "own");
+        let err = store.put(&ns, "bad", json!([1])).await.unwrap_err();
+        assert!(matches!(err, StoreError::NotAnObject { .. }), "{err}");
     }
 
     /// Without an index a put stores no vectors.

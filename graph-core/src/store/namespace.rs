@@ -13,7 +13,10 @@ use std::sync::Arc;
 /// prefix (the whole store) but addresses no item; an item's namespace may not
 /// start with the reserved label `langgraph` either.
 ///
-/// Cloning is cheap (the labels are shared).
+/// Cloning is cheap (the labels are shared), and comparing a namespace with
+/// a clone of itself does not look at the labels: a store keeping the
+/// namespace it was given finds it again at once when called with the same
+/// value.
 ///
 /// ```
 /// use graph_core::store::Namespace;
@@ -24,8 +27,26 @@ use std::sync::Arc;
 /// assert!(Namespace::new(["a.b"]).is_err());
 /// # Ok::<(), graph_core::store::StoreError>(())
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Namespace(Arc<[String]>);
+
+/// Label by label; a clone of the same namespace is equal without a look at
+/// its labels. (`==` has that shortcut from `Arc` already.)
+impl Ord for Namespace {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl PartialOrd for Namespace {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Namespace {
     /// A namespace of `labels`, each checked (see the type's docs).
@@ -224,4 +245,32 @@ fn check_labels(labels: &[String]) -> Result<(), StoreError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    fn ns(labels: &[&str]) -> Namespace {
+        Namespace::new(labels.iter().copied()).unwrap()
+    }
+
+    /// Label by label, a prefix before its extensions; a clone and an equal
+    /// namespace built apart compare equal either way.
+    #[test]
+    fn namespaces_order_label_by_label_and_clones_are_equal() {
+        let a = ns(&["a"]);
+        let ab = ns(&["a", "b"]);
+        let b = ns(&["b"]);
+        assert_eq!(a.cmp(&ab), Ordering::Less);
+        assert_eq!(ab.cmp(&b), Ordering::Less);
+        assert_eq!(b.cmp(&a), Ordering::Greater);
+        assert_eq!(ab.cmp(&ab.clone()), Ordering::Equal);
+        assert_eq!(ab.cmp(&ns(&["a", "b"])), Ordering::Equal);
+        assert_eq!(ab.partial_cmp(&ns(&["a", "c"])), Some(Ordering::Less));
+        let mut sorted = vec![b.clone(), ab.clone(), Namespace::root(), a.clone()];
+        sorted.sort();
+        assert_eq!(sorted, [Namespace::root(), a, ab, b]);
+    }
 }
