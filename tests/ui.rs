@@ -1,18 +1,14 @@
 //! Compile-time behaviour of the macros: every misuse in `tests/ui/*/fail` must fail
 //! with the message in its `.stderr`, and every case in `tests/ui/*/pass` must build
-//! against the `stategraph` facade alone. Regenerate the `.stderr` files with
+//! against the `stategraph` facade alone (those are run by `tests/ui_pass.rs`). Regenerate the `.stderr` files with
 //! `TRYBUILD=overwrite cargo test --test ui` and review the diff (one case:
 //! `TRYBUILD=overwrite cargo test --test ui -- ui trybuild=<file>.rs`).
 
-/// The failing and the passing cases are two runs: trybuild checks a run of
-/// compile_fail cases alone with one `cargo check` of all of them, but a run that
-/// has a pass case in it builds every case one at a time (a `cargo clean` and a
-/// `cargo build` each, minutes for ~120 cases). The runs share trybuild's project
-/// and its lock, so they take turns.
+/// The misuses, one `cargo check` of all of them. The `pass` cases are modules
+/// of the `ui_pass` test binary (see there why).
 #[test]
 fn ui() {
     trybuild::TestCases::new().compile_fail("tests/ui/*/fail/*.rs");
-    trybuild::TestCases::new().pass("tests/ui/*/pass/*.rs");
 }
 
 /// The text of the first fenced block of `markdown` that opens with `fence` and

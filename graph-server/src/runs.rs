@@ -162,7 +162,7 @@ impl LiveRun {
     pub(crate) fn subscribe(
         self: &Arc<Self>,
         after: usize,
-    ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static {
+    ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static + use<> {
         let rx = self.progress.subscribe();
         let state = (
             Arc::clone(self),
@@ -461,7 +461,7 @@ impl Shared {
         self: &Arc<Self>,
         run_id: &str,
         after: usize,
-    ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static {
+    ) -> impl futures::Stream<Item = (usize, WireEvent)> + Send + 'static + use<> {
         let state = (Arc::clone(self), run_id.to_owned(), after, false);
         futures::stream::unfold(state, |(shared, run_id, cursor, over)| async move {
             let Db::Postgres(db) = &shared.db else {

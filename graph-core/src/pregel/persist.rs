@@ -552,7 +552,7 @@ impl<S: State> Run<S> {
                 .triggers
                 .iter()
                 .zip(seen)
-                .filter(|(&c, &v)| v > 0 && listed.contains(c))
+                .filter(|&(&c, &v)| v > 0 && listed.contains(c))
                 .map(|(&c, &v)| (SharedStr::from(&graph.channel_names[c]), seen_text(c, v)))
                 .collect();
             if !versions.is_empty() {

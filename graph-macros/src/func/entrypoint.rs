@@ -83,9 +83,13 @@ fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
     }
     let mut params = Vec::new();
     let mut input = None;
+    // A parameter rejected above may have been meant as the input: then "takes
+    // its input as a parameter" would only repeat that error.
+    let mut rejected = false;
     for arg in &f.sig.inputs {
         let FnArg::Typed(t) = arg else {
             cx.error_spanned_by(arg, "an #[entrypoint] cannot take `self`");
+            rejected = true;
             continue;
         };
         let Pat::Ident(pat) = &*t.pat else {
@@ -93,6 +97,7 @@ fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
                 &t.pat,
                 "an #[entrypoint] parameter must be a plain name (`x: T`), not a pattern",
             );
+            rejected = true;
             continue;
         };
         let role = if pat.ident == "store" {
@@ -123,7 +128,7 @@ fn parse<'a>(cx: &Ctxt, f: &'a ItemFn) -> Sig<'a> {
         };
         params.push((role, &pat.ident, &*t.ty));
     }
-    if input.is_none() {
+    if input.is_none() && !rejected {
         cx.error_spanned_by(
             &f.sig,
             "an #[entrypoint] takes its input as a parameter (`input: T`, a serde type)",

@@ -404,3 +404,57 @@ impl SqliteDb {
         Ok(ids)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::RunRow;
+
+    fn run(run_id: &str, status: &str) -> RunRow {
+        RunRow {
+            run_id: run_id.to_owned(),
+            thread_id: "t".to_owned(),
+            assistant_id: "agent".to_owned(),
+            created_at: now(),
+            updated_at: now(),
+            status: status.to_owned(),
+            metadata: Map::new(),
+            kwargs: "{}".to_owned(),
+            multitask_strategy: "enqueue".to_owned(),
+            temporary: false,
+        }
+    }
+
+    fn idle() -> ThreadState {
+        ThreadState {
+            status: "idle".to_owned(),
+            values: Some("{}".to_owned()),
+            interrupts: "{}".to_owned(),
+            error: None,
+        }
+    }
+
+    fn status(db: &SqliteDb) -> Value {
+        db.thread("t").expect("read").expect("the thread")["status"].clone()
+    }
+
+    /// A run that ends while another one waits for the thread leaves the thread
+    /// `busy`, not `idle` until the next one is claimed; once none waits, the
+    /// state's own status is stored.
+    #[test]
+    fn a_thread_stays_busy_while_another_run_waits() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = SqliteDb::open(&dir.path().join("server.db")).expect("open");
+        db.insert_thread("t", "{}").expect("thread");
+        db.insert_run(&run("r1", "running"), false).expect("run 1");
+        db.insert_run(&run("r2", "pending"), false).expect("run 2");
+
+        db.finish_run("r1", "success").expect("finish 1");
+        db.set_thread_state("t", &idle()).expect("state");
+        assert_eq!(status(&db), "busy");
+
+        db.finish_run("r2", "success").expect("finish 2");
+        db.set_thread_state("t", &idle()).expect("state");
+        assert_eq!(status(&db), "idle");
+    }
+}

@@ -34,6 +34,6 @@ async fn workflow(
     })
 }
 
-fn main() {
+pub fn main() {
     let _ = Entrypoint::new(workflow).compile();
 }

@@ -33,7 +33,7 @@ pub mod public {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(Route::Tools.destination(), Destination::Node("tools"));
     assert_eq!(
         Route::ToolCall.destination(),

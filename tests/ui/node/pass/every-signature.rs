@@ -167,7 +167,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
     }
 }
 
-fn main() {
+pub fn main() {
     is_node::<Agent, _, _>(agent);
     is_node::<Agent, _, _>(sync_node);
     is_node::<Agent, _, _>(with_ctx);

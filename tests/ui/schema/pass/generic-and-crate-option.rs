@@ -25,7 +25,7 @@ struct Messages<M: Clone + Default + Send + Sync + Serialize + serde::de::Deseri
     events: Vec<String>,
 }
 
-fn main() {
+pub fn main() {
     let chat = Chat::<u8> {
         messages: vec![1],
         events: vec!["e".into()],

@@ -45,7 +45,7 @@ fn echo(text: String) -> String {
     text
 }
 
-fn main() {
+pub fn main() {
     let _ = sg::agents::Toolbox::new(echo);
     let _ = StateGraph::<Chat>::new()
         .add_node(speak)

@@ -83,7 +83,7 @@ impl FieldVisitor for Names {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(
         Agent::FIELDS,
         [

@@ -41,7 +41,7 @@ struct Tagged<T: Clone + Send + Sync + 'static> {
     tag: T,
 }
 
-fn main() {
+pub fn main() {
     let chat = Chat {
         log: vec!["hi".into()],
         n: 1,

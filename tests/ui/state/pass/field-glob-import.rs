@@ -16,6 +16,6 @@ fn read<S: Has<Count>>(state: &S) -> u32 {
     *state.get::<Count>()
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(read(&Counter { count: 3 }), 3);
 }

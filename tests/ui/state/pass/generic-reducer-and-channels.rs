@@ -34,7 +34,7 @@ where
 
 fn assert_state<S: stategraph::State>() {}
 
-fn main() {
+pub fn main() {
     assert_state::<Chat<String>>();
     assert_state::<Chat<u64>>();
     assert_state::<Pair<u8>>();

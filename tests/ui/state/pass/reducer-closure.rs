@@ -21,7 +21,7 @@ struct Generic<T: Clone + Send + Sync + 'static> {
     items: Vec<T>,
 }
 
-fn main() {
+pub fn main() {
     let _ = Agent::update().total(1).log(vec!["a".to_owned()]);
     let _ = Generic::<u8>::update().items(vec![1]);
 }

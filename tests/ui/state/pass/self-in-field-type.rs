@@ -1,5 +1,7 @@
 // `Self` in a field type means the state, also in the update type the derive writes
 // the field type into.
+// (`Box` in a `Vec` on purpose: the case is about `Self` inside a type.)
+#![allow(clippy::vec_box)]
 use stategraph::prelude::*;
 
 fn merge(mut a: Vec<Box<Tree>>, b: Vec<Box<Tree>>) -> Vec<Box<Tree>> {
@@ -16,7 +18,7 @@ struct Tree {
     siblings: Vec<Self>,
 }
 
-fn main() {
+pub fn main() {
     let leaf = Tree {
         label: "leaf".to_owned(),
         ..Tree::default()

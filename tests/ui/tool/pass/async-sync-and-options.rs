@@ -24,7 +24,7 @@ pub fn now() -> u64 {
     0
 }
 
-fn main() {
+pub fn main() {
     let tools = Toolbox::new((define, add, now));
     assert_eq!(tools.specs().len(), 3);
     assert!(tools.get("add-numbers").is_some());
