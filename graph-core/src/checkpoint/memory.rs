@@ -412,12 +412,11 @@ impl InMemorySaver {
             // Compressed before the lock is taken: other threads' runs do not
             // wait on it.
             let min = self.compress_from;
-            let mut values = std::mem::take(&mut checkpoint.channel_values)
+            let packed: Vec<(SharedStr, Packed)> = std::mem::take(&mut checkpoint.channel_values)
                 .into_iter()
                 .map(|(channel, blob)| (channel, Packed::new(blob, min)))
-                .collect::<Vec<_>>()
-                .into_iter()
-                .peekable();
+                .collect();
+            let mut values = packed.into_iter().peekable();
             let appends: Vec<(SharedStr, Append, Packed)> = appends
                 .into_iter()
                 .map(|(channel, append)| {
