@@ -6,22 +6,19 @@
 //! it keeps twice: writing it, and the kernel handing it fresh pages (on the
 //! benchmark's VM ~2.4 µs per 4 KiB). Checkpointed state is repetitive JSON (the
 //! same keys in every message, the same objects in several lists), so a large
-//! value compresses to a small fraction: the compressor writes into a buffer
-//! this thread keeps between calls (its pages are already touched), and only
-//! the compressed bytes are copied into a new allocation.
+//! value compresses to a small fraction. The compressor writes into an
+//! allocation of its worst-case size that it never fills beforehand, so only
+//! the pages of the compressed bytes are touched, and the allocation is then
+//! shrunk to them; the text's own buffer goes back to the thread
+//! ([`super::spare`]) for the next value it serialises.
 
 use super::Blob;
-use lz4_flex::block::{self, CompressTable};
-use std::cell::RefCell;
+use lz4_flex::block;
 use std::sync::Arc;
 
 /// A value of at least this many bytes is compressed by default: smaller ones
 /// gain little (a few hundred bytes) and are read more often than written.
 pub(crate) const DEFAULT_MIN_BYTES: usize = 4096;
-
-/// The largest scratch buffer a thread keeps between calls; a larger one (for
-/// a value over ~58 MB) is freed after use.
-const KEEP_SCRATCH: usize = 64 << 20;
 
 /// A stored value: the blob itself, or its compression.
 pub(crate) enum Packed {
@@ -29,17 +26,6 @@ pub(crate) enum Packed {
     Plain(Blob),
     /// An LZ4 block of the JSON text, which has `len` bytes.
     Lz4 { data: Box<[u8]>, len: usize },
-}
-
-/// What this thread reuses from one compression to the next: the output
-/// buffer and the compressor's hash table.
-struct Scratch {
-    out: Vec<u8>,
-    table: CompressTable,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
 }
 
 impl Packed {
@@ -102,26 +88,10 @@ impl Packed {
 
 /// `text` compressed, when that saves at least an eighth of it.
 fn compress(text: &[u8]) -> Option<Box<[u8]>> {
-    let bound = block::get_maximum_output_size(text.len());
-    SCRATCH.with_borrow_mut(|scratch| {
-        let scratch = scratch.get_or_insert_with(|| Scratch {
-            out: Vec::new(),
-            table: CompressTable::large(),
-        });
-        if scratch.out.len() < bound {
-            // Zeroed once; later calls of this size write into touched pages.
-            scratch.out.resize(bound, 0);
-        }
-        let written = block::compress_into_with_table(text, &mut scratch.out, &mut scratch.table);
-        let kept = match written {
-            Ok(n) if n <= text.len() - text.len() / 8 => Some(Box::from(&scratch.out[..n])),
-            _ => None,
-        };
-        if scratch.out.len() > KEEP_SCRATCH {
-            scratch.out = Vec::new();
-        }
-        kept
-    })
+    // Written into a reservation of the worst-case size, not zeroed first
+    // (lz4_flex without its `safe-encode` feature), then shrunk.
+    let out = block::compress(text);
+    (out.len() <= text.len() - text.len() / 8).then(|| out.into_boxed_slice())
 }
 
 #[cfg(test)]
