@@ -66,7 +66,8 @@ if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
 fi
 
 cargo build --quiet --release -p stategraph-bench
-ours=target/release/stategraph-bench
+# Where cargo put it: $CARGO_TARGET_DIR (relative to the repository) or target/.
+ours="${CARGO_TARGET_DIR:-target}/release/stategraph-bench"
 shared_names=$(python3 "$anchor" --list)
 python_names=$(printf '%s\n%s\n' "$shared_names" "$(python3 "$own_anchor" --list)")
 if [ -n "$only" ]; then

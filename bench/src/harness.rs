@@ -168,6 +168,9 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
         }
         i += 1;
     }
+    if std::env::var_os("STATEGRAPH_BENCH_TIMES").is_some() {
+        eprintln!("{name} runs: {times:?}");
+    }
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
     let median = if sorted.len() % 2 == 1 {

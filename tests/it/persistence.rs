@@ -1316,6 +1316,173 @@ mod appended_lists_store_what_they_add {
     }
 }
 
+mod shared_lists_and_compressed_values {
+    //! `channels::extend` on lists shared by reference (`Arc<Vec<Arc<_>>>`)
+    //! stores what each step appended, and the in-memory saver's compressed
+    //! values read back as the same state (latest, history, a fork).
+    use super::*;
+    use stategraph::channels::extend;
+    use stategraph::checkpoint::Checkpointer;
+
+    type Item = Arc<serde_json::Value>;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Shared {
+        #[reducer(extend)]
+        events: Arc<Vec<Item>>,
+        #[reducer(extend)]
+        lines: Vec<String>,
+    }
+
+    /// A document of ~5 KB that repeats itself (compressible), numbered.
+    fn document(n: usize) -> Item {
+        Arc::new(serde_json::json!({
+            "n": n,
+            "body": format!("paragraph {n} ").repeat(400),
+        }))
+    }
+
+    fn app(saver: Arc<InMemorySaver>) -> CompiledGraph<Shared> {
+        StateGraph::<Shared>::new()
+            .add_node(node_fn("add", |s: &Shared| {
+                let n = s.events.len();
+                // The node writes the list it read (shared, as Python's
+                // `as_list = val`) and one new item.
+                let mut more = vec![document(n)];
+                more.extend(s.events.last().cloned());
+                Shared::update()
+                    .events(Arc::new(more))
+                    .lines(vec![format!("line {n}")])
+            }))
+            .add_edge(START, "add")
+            .compile_with(saver as Arc<dyn Checkpointer>)
+            .unwrap()
+    }
+
+    async fn run(
+        saver: &Arc<InMemorySaver>,
+        thread: &RunConfig,
+        turns: usize,
+    ) -> CompiledGraph<Shared> {
+        let app = app(Arc::clone(saver));
+        for _ in 0..turns {
+            app.invoke(Shared::update(), thread).await.unwrap();
+        }
+        app
+    }
+
+    /// The events after `turns` runs of `add` on a thread that started with
+    /// `first` events.
+    fn expected(first: usize, turns: usize) -> Vec<serde_json::Value> {
+        let mut out: Vec<serde_json::Value> = (0..first).map(|n| (*document(n)).clone()).collect();
+        for _ in 0..turns {
+            let last = out.last().cloned();
+            out.push((*document(out.len())).clone());
+            out.extend(last);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_shared_list_stores_its_appends_and_reads_back_whole() {
+        let thread = RunConfig::thread("s").with_durability(Durability::Sync);
+        let (plain, packed) = (
+            Arc::new(InMemorySaver::new().with_compression(None)),
+            Arc::new(InMemorySaver::new()),
+        );
+        let mut stored = Vec::new();
+        for saver in [&plain, &packed] {
+            let app = run(saver, &thread, 20).await;
+            let at_20 = saver.stored_bytes();
+            let app2 = run(saver, &thread, 20).await;
+            let at_40 = saver.stored_bytes();
+            // Whole copies at every checkpoint would make this ~4x.
+            assert!(at_40 * 10 < at_20 * 25, "{at_20} then {at_40} bytes");
+            stored.push(at_40);
+            let state = app2.get_state(&thread).await.unwrap().values;
+            let want = expected(0, 40);
+            let got: Vec<serde_json::Value> = state.events.iter().map(|v| (**v).clone()).collect();
+            assert_eq!(got, want);
+            assert_eq!(state.lines.len(), 40);
+            let history = app
+                .get_state_history(&thread, &ListOptions::default())
+                .await
+                .unwrap();
+            // Three checkpoints per run: before the input, after it, after `add`.
+            assert_eq!(history.len(), 120);
+            for snapshot in &history {
+                let events = &snapshot.values.events;
+                let got: Vec<serde_json::Value> = events.iter().map(|v| (**v).clone()).collect();
+                assert_eq!(got, want[..got.len()]);
+                assert_eq!(
+                    snapshot.values.lines[..],
+                    state.lines[..snapshot.values.lines.len()]
+                );
+            }
+            // A fork from the middle goes on from that checkpoint's lists.
+            let middle = &history[41];
+            let kept = middle.values.events.len();
+            let fork = app
+                .invoke(
+                    Shared::update(),
+                    &RunConfig::at_checkpoint(&middle.config).with_durability(Durability::Sync),
+                )
+                .await
+                .unwrap();
+            let got: Vec<serde_json::Value> = fork.events.iter().map(|v| (**v).clone()).collect();
+            assert_eq!(got[..kept], want[..kept]);
+            assert_eq!(got.len(), kept + 2);
+        }
+        // The same checkpoints with the appended items compressed (the
+        // documents repeat themselves); the newest list, kept whole to be
+        // extended in place, and the whole copies shared with it stay plain.
+        assert!(
+            stored[1] * 10 < stored[0] * 9,
+            "plain {} compressed {}",
+            stored[0],
+            stored[1]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_large_value_stored_whole_reads_back_from_its_compression() {
+        // Durability `exit` on a new thread: one checkpoint, every list
+        // stored whole.
+        let thread = RunConfig::thread("exit").with_durability(Durability::Exit);
+        let (plain, packed) = (
+            Arc::new(InMemorySaver::new().with_compression(None)),
+            Arc::new(InMemorySaver::new()),
+        );
+        let mut states = Vec::new();
+        for saver in [&plain, &packed] {
+            let app = app(Arc::clone(saver));
+            let input = Shared::update().events(Arc::new((0..30).map(document).collect()));
+            app.invoke(input, &thread).await.unwrap();
+            let snapshot = app.get_state(&thread).await.unwrap();
+            let raw = saver
+                .get_tuple(&snapshot.config)
+                .await
+                .unwrap()
+                .unwrap()
+                .checkpoint
+                .channel_values;
+            states.push((saver.stored_bytes(), raw, snapshot.values));
+        }
+        let (plain_bytes, plain_raw, plain_state) = &states[0];
+        let (packed_bytes, packed_raw, packed_state) = &states[1];
+        assert!(
+            packed_bytes * 4 < *plain_bytes,
+            "{packed_bytes} against {plain_bytes}"
+        );
+        // The same JSON text comes back, byte for byte.
+        assert_eq!(plain_raw, packed_raw);
+        assert_eq!(plain_state.events, packed_state.events);
+        let got: Vec<serde_json::Value> =
+            packed_state.events.iter().map(|v| (**v).clone()).collect();
+        assert_eq!(got, expected(30, 1));
+    }
+}
+
 mod a_threads_next_run_starts_where_the_last_left_it {
     //! A thread's next run in the same process starts from the state its last
     //! run left in memory, not from decoding its checkpoint again (a long

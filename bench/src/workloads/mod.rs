@@ -15,6 +15,7 @@ mod wide_state;
 
 use crate::harness::Workload;
 use futures::StreamExt;
+use stategraph::checkpoint::InMemorySaver;
 use stategraph::{CompiledGraph, RunConfig, State, StreamEvent, StreamMode};
 use std::sync::Arc;
 
@@ -51,10 +52,14 @@ pub fn build(name: &str) -> Option<Workload> {
         "seq_1000" => Some(seq::build(1000)),
         "fanout_100" => Some(fanout::build(100, false)),
         "fanout_100_ckpt" => Some(fanout::build(100, true)),
-        "wide_state_25x300" => Some(wide_state::build(300, false)),
-        "wide_state_25x300_ckpt" => Some(wide_state::build(300, true)),
-        "react_agent_100" => Some(react_agent::build(100, false)),
-        "react_agent_100_ckpt" => Some(react_agent::build(100, true)),
+        "wide_state_25x300" => Some(wide_state::build(300, None)),
+        "wide_state_25x300_ckpt" => Some(wide_state::build(300, Some(InMemorySaver::new()))),
+        "react_agent_100" => Some(react_agent::build(100, None)),
+        "react_agent_100_ckpt" => Some(react_agent::build(100, Some(InMemorySaver::new()))),
+        // The same with a saver that keeps every value as plain JSON text
+        // (without compression; run only by name).
+        "wide_state_25x300_ckpt_plain" => Some(wide_state::build(300, Some(plain()))),
+        "react_agent_100_ckpt_plain" => Some(react_agent::build(100, Some(plain()))),
         "sendfan_10000" => Some(sendfan::build(10_000)),
         "interrupt_resume_1000" => Some(interrupt_resume::build(1000)),
         "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
@@ -90,9 +95,18 @@ fn sized_chain(name: &str) -> Option<(usize, chain::Saver)> {
     n.parse().ok().filter(|&n| n > 0).map(|n| (n, saver))
 }
 
-/// Whether `name` is a workload of another size (see [`build`]).
+/// Whether `name` is a workload of another size or variant, run only by name
+/// (see [`build`]).
 pub fn is_sized(name: &str) -> bool {
-    sized_chain(name).is_some() || chat::parse(name).is_some()
+    sized_chain(name).is_some() || chat::parse(name).is_some() || PLAIN.contains(&name)
+}
+
+/// The `_ckpt` workloads' variants with an uncompressed in-memory saver.
+const PLAIN: &[&str] = &["wide_state_25x300_ckpt_plain", "react_agent_100_ckpt_plain"];
+
+/// An in-memory saver that keeps values uncompressed.
+fn plain() -> InMemorySaver {
+    InMemorySaver::new().with_compression(None)
 }
 
 /// A multi-threaded runtime with one worker per core (harness rule 2).

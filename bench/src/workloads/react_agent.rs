@@ -36,7 +36,9 @@ impl Tool for Search {
     }
 }
 
-pub fn build(tool_calls: usize, checkpointed: bool) -> Workload {
+/// The workload; with `saver`, `react_agent_100_ckpt` (or its variant).
+pub fn build(tool_calls: usize, saver: Option<stategraph::checkpoint::InMemorySaver>) -> Workload {
+    let checkpointed = saver.is_some();
     let tool_name = new_id();
     let queries: Vec<String> = (0..tool_calls).map(|_| new_id().repeat(100)).collect();
     let mut script: Vec<AiMessage> = queries
@@ -54,7 +56,7 @@ pub fn build(tool_calls: usize, checkpointed: bool) -> Workload {
     script.push(AiMessage::new("answer".repeat(100)).with_id(new_id()));
     let model = FakeChatModel::new(script);
     let agent = create_react_agent(model.clone(), Search { name: tool_name });
-    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
+    let memory = std::sync::Arc::new(saver.unwrap_or_default());
     let graph = if checkpointed {
         agent.compile_with(std::sync::Arc::clone(&memory)
             as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)

@@ -19,6 +19,7 @@ mod any_value;
 mod barrier;
 mod binop;
 mod ephemeral;
+mod extend;
 mod last_value;
 mod topic;
 mod untracked;
@@ -30,6 +31,7 @@ pub use binop::{
     report_kept_prefix, BinaryOperatorAggregate, Overwrite, ReducerError, ReducerWrite,
 };
 pub use ephemeral::EphemeralValue;
+pub use extend::{extend, AppendList};
 pub use last_value::{LastValue, LastValueAfterFinish};
 pub use topic::{Topic, TopicSaved, TopicWrite};
 pub use untracked::UntrackedValue;

@@ -18,13 +18,31 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Serialises `value` as compact JSON, byte for byte what `serde_json::to_string`
 /// writes.
+///
+/// A large value is written into one of the thread's spare buffers (see
+/// [`super::spare`]), whose pages are already touched; a small value written
+/// into a large buffer is copied out, and the buffer kept.
 pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
-    let mut writer = Writer {
-        out: Vec::with_capacity(64),
-    };
-    value.serialize(&mut writer)?;
+    let mut out = super::spare::take();
+    if out.capacity() == 0 {
+        out.reserve(64);
+    }
+    let mut writer = Writer { out };
+    if let Err(e) = value.serialize(&mut writer) {
+        super::spare::give(writer.out);
+        return Err(e);
+    }
     // Checked in debug builds (every test, the proptests against serde_json).
     debug_assert!(std::str::from_utf8(&writer.out).is_ok());
+    if writer.out.capacity() >= super::spare::MIN_BYTES
+        && writer.out.len() < writer.out.capacity() / 2
+    {
+        // At most half of the buffer used: the text gets its own allocation
+        // (as Vec growth would have given it), the buffer goes back.
+        let text = writer.out.as_slice().to_vec();
+        super::spare::give(writer.out);
+        writer.out = text;
+    }
     // SAFETY: `Writer` only ever appends whole `&str` contents, slices of them cut
     // at ASCII bytes (char boundaries), ASCII punctuation, escapes and digits, and
     // `serde_json`'s own output (which is UTF-8): the bytes are valid UTF-8. This

@@ -1,5 +1,6 @@
 //! [`InMemorySaver`]: checkpoints in process memory, with LangGraph's blob layout.
 
+use super::packed::{self, Packed};
 use super::{
     metadata_matches, write_index, Append, Blob, ChannelVersion, ChannelVersions, Checkpoint,
     CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, Checkpointer,
@@ -161,14 +162,15 @@ impl Checkpoints {
 /// A stored version of a channel's value.
 enum Value {
     /// The whole value (`None`: the channel was empty).
-    Whole(Option<Blob>),
+    Whole(Option<Packed>),
     /// The first `keep` items of version `base`, then `items` (a JSON array).
     Appended {
         base: ChannelVersion,
         keep: usize,
-        items: Blob,
+        items: Packed,
         /// The bytes of `items` along the chain back to the nearest whole
-        /// value, and that value's bytes: when the first passes the second,
+        /// value, and that value's bytes (as JSON text, before any
+        /// compression): when the first passes the second,
         /// the next version is stored whole (so whole copies, each at least
         /// twice the previous, add up to at most twice the last one).
         chain_bytes: usize,
@@ -179,8 +181,8 @@ enum Value {
 impl Value {
     fn bytes(&self) -> usize {
         match self {
-            Value::Whole(blob) => blob.as_ref().map_or(0, |b| b.as_str().len()),
-            Value::Appended { items, .. } => items.as_str().len(),
+            Value::Whole(value) => value.as_ref().map_or(0, Packed::bytes),
+            Value::Appended { items, .. } => items.bytes(),
         }
     }
 }
@@ -303,14 +305,28 @@ struct Store {
 /// Checkpoints kept in memory, serialised (values are stored as JSON text, once per
 /// channel version). Lost when the process exits; use the SQLite saver to keep them.
 ///
+/// A value of 4 KiB or more is kept LZ4-compressed when that saves at least an
+/// eighth of it (see [`with_compression`](Self::with_compression)): reads
+/// return the same JSON text either way.
+///
 /// ```
 /// use stategraph::checkpoint::InMemorySaver;
 /// let saver = InMemorySaver::new();
 /// # let _ = saver;
 /// ```
-#[derive(Default)]
 pub struct InMemorySaver {
     store: Arc<Mutex<Store>>,
+    /// Values of at least this many bytes are kept compressed (`None`: none).
+    compress_from: Option<usize>,
+}
+
+impl Default for InMemorySaver {
+    fn default() -> Self {
+        InMemorySaver {
+            store: Arc::default(),
+            compress_from: Some(packed::DEFAULT_MIN_BYTES),
+        }
+    }
 }
 
 impl std::fmt::Debug for InMemorySaver {
@@ -325,13 +341,34 @@ impl InMemorySaver {
         Self::default()
     }
 
+    /// The saver, keeping each stored value of at least `min_bytes` of JSON
+    /// compressed with LZ4 (when that saves at least an eighth of it), or
+    /// every value as plain JSON text with `None`. The default is
+    /// `Some(4096)`. Compressing costs time when a value is written and read;
+    /// it saves the memory the value would hold (and, in a process that keeps
+    /// many large checkpoints, the time the kernel takes to hand that memory
+    /// over).
+    ///
+    /// ```
+    /// use stategraph::checkpoint::InMemorySaver;
+    ///
+    /// let plain = InMemorySaver::new().with_compression(None);
+    /// let eager = InMemorySaver::new().with_compression(Some(1024));
+    /// # let _ = (plain, eager);
+    /// ```
+    pub fn with_compression(mut self, min_bytes: Option<usize>) -> Self {
+        self.compress_from = min_bytes;
+        self
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
         lock(&self.store)
     }
 
     /// The bytes of the values it holds, over every thread: the stored
-    /// channel values and pending writes, as serialised (the bookkeeping
-    /// around them, ids, versions and metadata, is not counted).
+    /// channel values (compressed, for those kept compressed) and pending
+    /// writes, as serialised (the bookkeeping around them, ids, versions and
+    /// metadata, is not counted).
     ///
     /// ```
     /// use stategraph::checkpoint::InMemorySaver;
@@ -372,9 +409,21 @@ impl InMemorySaver {
         fence: Option<u64>,
     ) -> Result<CheckpointConfig, CheckpointError> {
         {
-            let mut values = std::mem::take(&mut checkpoint.channel_values)
+            // Compressed before the lock is taken: other threads' runs do not
+            // wait on it.
+            let min = self.compress_from;
+            let packed: Vec<(SharedStr, Packed)> = std::mem::take(&mut checkpoint.channel_values)
                 .into_iter()
-                .peekable();
+                .map(|(channel, blob)| (channel, Packed::new(blob, min)))
+                .collect();
+            let mut values = packed.into_iter().peekable();
+            let appends: Vec<(SharedStr, Append, Packed)> = appends
+                .into_iter()
+                .map(|(channel, append)| {
+                    let items = Packed::new(append.items.clone(), min);
+                    (channel, append, items)
+                })
+                .collect();
             let id = std::mem::take(&mut checkpoint.id);
             // Built before the lock is taken: other threads' runs do not wait on it.
             let stored = Stored::new(checkpoint, metadata, config.checkpoint_id.as_deref());
@@ -384,16 +433,18 @@ impl InMemorySaver {
             let mut appends = appends.into_iter().peekable();
             for (channel, version) in new_versions {
                 // The maps are sorted by channel: `channel`'s value, if any, is next.
-                while appends.next_if(|(c, _)| *c < channel).is_some() {}
-                if let Some((_, append)) = appends.next_if(|(c, _)| *c == channel) {
+                while appends.next_if(|(c, _, _)| *c < channel).is_some() {}
+                if let Some((_, append, items)) = appends.next_if(|(c, _, _)| *c == channel) {
                     let value = namespace
-                        .append(&channel, &version, append)
+                        .append(&channel, &version, append, items)
                         .map_err(|why| corrupt(&config.thread_id, &id, &channel, why))?;
                     namespace.blobs.insert(BlobKey { channel, version }, value);
                     continue;
                 }
                 while values.next_if(|(c, _)| *c < channel).is_some() {}
-                let blob = values.next_if(|(c, _)| *c == channel).map(|(_, blob)| blob);
+                let blob = values
+                    .next_if(|(c, _)| *c == channel)
+                    .map(|(_, value)| value);
                 namespace.heads.remove(channel.as_str());
                 namespace
                     .blobs
@@ -531,11 +582,11 @@ impl Namespace {
             }
         }
         // The chain of appends back to a whole value, newest first.
-        let mut chain: Vec<(usize, &Blob)> = Vec::new();
+        let mut chain: Vec<(usize, &Packed)> = Vec::new();
         let mut at = version;
         let whole = loop {
             match self.blobs.get(&(channel, at)) {
-                Some(Value::Whole(Some(blob))) => break blob,
+                Some(Value::Whole(Some(value))) => break value.blob()?,
                 Some(Value::Whole(None)) => {
                     return Err(format!(
                         "version `{at}` is empty, and a later one appends to it"
@@ -554,9 +605,17 @@ impl Namespace {
                 }
             }
         };
+        // The appended items' texts, oldest first (decompressed when kept
+        // compressed), held while `items` borrows from them.
+        let appended: Vec<(usize, Blob)> = chain
+            .into_iter()
+            .rev()
+            .map(|(keep, items)| items.blob().map(|blob| (keep, blob)))
+            .collect::<Result<_, _>>()?;
         let mut items = array_items(whole.as_str(), "a stored value")?;
         let mut bytes = whole.as_str().len();
-        for (keep, appended) in chain.into_iter().rev() {
+        for (keep, more) in &appended {
+            let keep = *keep;
             if keep > items.len() {
                 return Err(format!(
                     "an append keeps {keep} items of a value that has {}",
@@ -564,25 +623,27 @@ impl Namespace {
                 ));
             }
             items.truncate(keep);
-            items.extend(array_items(appended.as_str(), "appended items")?);
-            bytes += appended.as_str().len();
+            items.extend(array_items(more.as_str(), "appended items")?);
+            bytes += more.as_str().len();
         }
         Ok(Blob(Arc::new(join_items(items, bytes))))
     }
 
-    /// Stores `append` as version `version` of `channel`, and makes it the
-    /// channel's head: its value extends the head in place when it appends to
-    /// it, or the assembled value of its base otherwise.
+    /// Stores `append` as version `version` of `channel` (its items as
+    /// `packed`, the form to keep), and makes it the channel's head: its
+    /// value extends the head in place when it appends to it, or the
+    /// assembled value of its base otherwise.
     fn append(
         &mut self,
         channel: &SharedStr,
         version: &ChannelVersion,
         append: Append,
+        packed: Packed,
     ) -> Result<Value, String> {
         let Append { base, keep, items } = append;
         let new_items = array_items(items.as_str(), "appended items")?.len();
         let (chain_bytes, whole_bytes) = match self.blobs.get(&(channel.as_str(), base.as_str())) {
-            Some(Value::Whole(blob)) => (0, blob.as_ref().map_or(0, |b| b.as_str().len())),
+            Some(Value::Whole(value)) => (0, value.as_ref().map_or(0, Packed::len)),
             Some(Value::Appended {
                 chain_bytes,
                 whole_bytes,
@@ -626,12 +687,13 @@ impl Namespace {
         head.version = version.clone();
         let chain_bytes = chain_bytes + items.as_str().len();
         let value = if chain_bytes > whole_bytes {
-            Value::Whole(Some(head.value.clone()))
+            // Shared with the head, which is kept plain.
+            Value::Whole(Some(Packed::Plain(head.value.clone())))
         } else {
             Value::Appended {
                 base,
                 keep,
-                items,
+                items: packed,
                 chain_bytes,
                 whole_bytes,
             }
@@ -642,7 +704,8 @@ impl Namespace {
 
     /// Drops the values no remaining checkpoint refers to; a kept value that
     /// appends to a dropped one is stored whole first. On error, the channel.
-    fn keep_referenced(&mut self) -> Result<(), (String, String)> {
+    /// Values stored whole again are compressed from `compress_from` bytes.
+    fn keep_referenced(&mut self, compress_from: Option<usize>) -> Result<(), (String, String)> {
         let referenced: HashSet<(SharedStr, ChannelVersion)> = self
             .checkpoints
             .iter()
@@ -672,8 +735,10 @@ impl Namespace {
             let whole = self
                 .resolve(&channel, &version)
                 .map_err(|why| (channel.to_string(), why))?;
-            self.blobs
-                .insert(BlobKey { channel, version }, Value::Whole(Some(whole)));
+            self.blobs.insert(
+                BlobKey { channel, version },
+                Value::Whole(Some(Packed::new(whole, compress_from))),
+            );
         }
         self.blobs
             .retain(|k, _| is_referenced(&k.channel, &k.version));
@@ -692,7 +757,12 @@ impl Namespace {
         let mut values = Vec::with_capacity(checkpoint.channel_versions.len());
         for (channel, version) in &checkpoint.channel_versions {
             match self.blobs.get(&(channel.as_str(), version.as_str())) {
-                Some(Value::Whole(Some(blob))) => values.push((channel.clone(), blob.clone())),
+                Some(Value::Whole(Some(value))) => {
+                    let blob = value
+                        .blob()
+                        .map_err(|why| corrupt(thread, id, channel, why))?;
+                    values.push((channel.clone(), blob));
+                }
                 // The channel was empty at that version.
                 Some(Value::Whole(None)) => {}
                 Some(Value::Appended { .. }) => {
@@ -927,7 +997,7 @@ impl Checkpointer for InMemorySaver {
                         .writes
                         .retain(|id, _| !doomed.contains(&(ns, id.as_str())));
                     namespace
-                        .keep_referenced()
+                        .keep_referenced(self.compress_from)
                         .map_err(|(channel, why)| corrupt(thread_id, "", &channel, why))?;
                 }
             }
@@ -977,6 +1047,7 @@ impl InMemorySaver {
         let writer = Arc::new(LeasedWriter {
             saver: InMemorySaver {
                 store: Arc::clone(&self.store),
+                compress_from: self.compress_from,
             },
             generation,
         });

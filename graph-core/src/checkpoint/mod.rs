@@ -12,8 +12,10 @@ pub mod conformance;
 mod json;
 mod memory;
 mod name_map;
+mod packed;
 pub mod rows;
 mod run_guard;
+mod spare;
 
 pub use memory::InMemorySaver;
 pub use name_map::{NameMap, NameMapIter};
