@@ -490,10 +490,10 @@ fn content(result: CallToolResult) -> Result<String, String> {
         }
     }
     let mut text = parts.join("\n");
-    if parts.is_empty() {
-        if let Some(structured) = &result.structured_content {
-            text = structured.to_string();
-        }
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        text = structured.to_string();
     }
     if result.is_error == Some(true) {
         Err(text)

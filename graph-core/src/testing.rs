@@ -363,11 +363,12 @@ impl<S: State> Stepper<S> {
             self.drive().await;
         }
         // An error left here came before any step: no step reports it.
-        if self.parked.is_none() && matches!(self.ended, Some(Err(_))) {
-            if let Some(Err(e)) = self.ended.take() {
-                self.done = true;
-                return Err(StepError::Run(e));
-            }
+        if self.parked.is_none()
+            && matches!(self.ended, Some(Err(_)))
+            && let Some(Err(e)) = self.ended.take()
+        {
+            self.done = true;
+            return Err(StepError::Run(e));
         }
         self.parked.as_ref().ok_or(StepError::Ended)
     }

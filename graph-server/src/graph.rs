@@ -594,10 +594,10 @@ pub(crate) fn interrupts_of(state: &Value) -> Value {
     let mut map = serde_json::Map::new();
     if let Some(tasks) = state["tasks"].as_array() {
         for task in tasks {
-            if task["interrupts"].as_array().is_some_and(|i| !i.is_empty()) {
-                if let Some(id) = task["id"].as_str() {
-                    map.insert(id.to_owned(), task["interrupts"].clone());
-                }
+            if task["interrupts"].as_array().is_some_and(|i| !i.is_empty())
+                && let Some(id) = task["id"].as_str()
+            {
+                map.insert(id.to_owned(), task["interrupts"].clone());
             }
         }
     }

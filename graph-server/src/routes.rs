@@ -580,10 +580,8 @@ fn with_location(mut response: Response, thread: &str, run: &str, stream: bool) 
             .headers_mut()
             .insert(header::CONTENT_LOCATION, value);
     }
-    if stream {
-        if let Ok(value) = HeaderValue::from_str(&path) {
-            response.headers_mut().insert(header::LOCATION, value);
-        }
+    if stream && let Ok(value) = HeaderValue::from_str(&path) {
+        response.headers_mut().insert(header::LOCATION, value);
     }
     response
 }
@@ -593,10 +591,10 @@ struct DisconnectGuard(Option<Arc<LiveRun>>);
 
 impl Drop for DisconnectGuard {
     fn drop(&mut self) {
-        if let Some(live) = self.0.take() {
-            if !live.is_done() {
-                live.cancel(CancelAction::Interrupt);
-            }
+        if let Some(live) = self.0.take()
+            && !live.is_done()
+        {
+            live.cancel(CancelAction::Interrupt);
         }
     }
 }

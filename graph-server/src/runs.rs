@@ -103,11 +103,11 @@ impl LiveRun {
     }
 
     fn push(&self, event: WireEvent) {
-        if let Ok(sink) = self.sink.lock() {
-            if let Some(sink) = sink.as_ref() {
-                let id = self.first + self.progress.borrow().0 + 1;
-                let _ = sink.send((id, event.clone()));
-            }
+        if let Ok(sink) = self.sink.lock()
+            && let Some(sink) = sink.as_ref()
+        {
+            let id = self.first + self.progress.borrow().0 + 1;
+            let _ = sink.send((id, event.clone()));
         }
         let len = match self.events.lock() {
             Ok(mut events) => {
@@ -420,10 +420,10 @@ impl Shared {
     /// Waits for the end of a run (here, or in whichever process executes
     /// it); returns what `wait` answers.
     pub(crate) async fn outcome(&self, run_id: &str) -> Result<Value, ApiError> {
-        if let Some(live) = self.live(run_id) {
-            if let Some(outcome) = live.outcome().await {
-                return Ok(outcome);
-            }
+        if let Some(live) = self.live(run_id)
+            && let Some(outcome) = live.outcome().await
+        {
+            return Ok(outcome);
         }
         match &self.db {
             // A SQLite server's runs are all live here while they run.
@@ -441,10 +441,10 @@ impl Shared {
                         // The database went away: the run waits for it too.
                         Err(e) => tracing::warn!(error = %e, run_id, "cannot read a run's state"),
                     }
-                    if let Some(live) = self.live(run_id) {
-                        if let Some(outcome) = live.outcome().await {
-                            return Ok(outcome);
-                        }
+                    if let Some(live) = self.live(run_id)
+                        && let Some(outcome) = live.outcome().await
+                    {
+                        return Ok(outcome);
                     }
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_millis(250));
@@ -537,18 +537,18 @@ impl Shared {
 
     /// Marks a thread idle (or interrupted) when no run is left on it.
     async fn settle_thread(&self, thread_id: &str) -> Result<(), ApiError> {
-        if self.db.active_runs(thread_id).await?.is_empty() {
-            if let Some(thread) = self.db.thread(thread_id).await? {
-                let status = if thread["interrupts"]
-                    .as_object()
-                    .is_some_and(|m| !m.is_empty())
-                {
-                    "interrupted"
-                } else {
-                    "idle"
-                };
-                self.db.set_thread_status(thread_id, status).await?;
-            }
+        if self.db.active_runs(thread_id).await?.is_empty()
+            && let Some(thread) = self.db.thread(thread_id).await?
+        {
+            let status = if thread["interrupts"]
+                .as_object()
+                .is_some_and(|m| !m.is_empty())
+            {
+                "interrupted"
+            } else {
+                "idle"
+            };
+            self.db.set_thread_status(thread_id, status).await?;
         }
         self.wake.notify_one();
         Ok(())
@@ -813,10 +813,10 @@ impl Shared {
             // Not recorded (the database went away): its lease expires and
             // another attempt finds the run finished in its checkpoints and
             // records it.
-            if answer.is_some() {
-                if let Err(e) = db.complete(claimed).await {
-                    tracing::warn!(error = %e, "cannot complete a run's queue entry");
-                }
+            if answer.is_some()
+                && let Err(e) = db.complete(claimed).await
+            {
+                tracing::warn!(error = %e, "cannot complete a run's queue entry");
             }
         }
         match answer {
@@ -951,11 +951,10 @@ impl Shared {
                     None => return Ok(Ended::Done),
                 },
                 changed = cancel.changed() => {
-                    if changed.is_ok() {
-                        if let Some(action) = *cancel.borrow_and_update() {
+                    if changed.is_ok()
+                        && let Some(action) = *cancel.borrow_and_update() {
                             return Ok(Ended::Cancelled(action));
                         }
-                    }
                 }
             }
         }
@@ -998,10 +997,10 @@ impl Shared {
         let has_values = state["metadata"].is_object();
         let mut values = state["values"].clone();
         let pending = pending_interrupts(&state);
-        if !pending.is_empty() {
-            if let Value::Object(map) = &mut values {
-                map.insert("__interrupt__".into(), json!(pending));
-            }
+        if !pending.is_empty()
+            && let Value::Object(map) = &mut values
+        {
+            map.insert("__interrupt__".into(), json!(pending));
         }
         let answer = match error {
             Some(error) => json!({ "__error__": error }),

@@ -69,12 +69,12 @@ impl StreamLimit {
     }
 
     fn release(&self, client: &Client) {
-        if let Ok(mut open) = self.open.lock() {
-            if let Some(count) = open.get_mut(client) {
-                *count -= 1;
-                if *count == 0 {
-                    open.remove(client);
-                }
+        if let Ok(mut open) = self.open.lock()
+            && let Some(count) = open.get_mut(client)
+        {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(client);
             }
         }
     }

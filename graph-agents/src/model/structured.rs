@@ -163,11 +163,11 @@ pub fn parse_structured<T: DeserializeOwned>(reply: &AiMessage) -> Result<T, Age
         reason,
     };
     let text = reply.content.trim();
-    if text.is_empty() {
-        if let [call] = reply.tool_calls.as_slice() {
-            return serde_json::from_value(call.args.clone())
-                .map_err(|e| fail(call.args.to_string(), e.to_string()));
-        }
+    if text.is_empty()
+        && let [call] = reply.tool_calls.as_slice()
+    {
+        return serde_json::from_value(call.args.clone())
+            .map_err(|e| fail(call.args.to_string(), e.to_string()));
     }
     serde_json::from_str(unfenced(text)).map_err(|e| fail(reply.content.clone(), e.to_string()))
 }

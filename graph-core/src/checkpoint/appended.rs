@@ -144,13 +144,13 @@ pub fn appended_row(
     append: &Append,
 ) -> Result<Option<(String, RowFacts)>, AppendError> {
     let new_items = array_items(append.items.as_str(), "the appended items")?.len();
-    if let Some(items) = facts.items {
-        if append.keep > items {
-            return Err(AppendError::KeepsTooMany {
-                keep: append.keep,
-                items,
-            });
-        }
+    if let Some(items) = facts.items
+        && append.keep > items
+    {
+        return Err(AppendError::KeepsTooMany {
+            keep: append.keep,
+            items,
+        });
     }
     let chain = facts.chain + append.items.as_str().len();
     if chain > facts.whole {
@@ -475,10 +475,10 @@ impl Heads {
     /// counters); an entry of a newer version stays.
     pub fn offer(&mut self, thread_id: &str, checkpoint_ns: &str, channel: &SharedStr, head: Head) {
         let key = (thread_id, checkpoint_ns, channel.as_str());
-        if let Some((old, _)) = self.entries.get(&key) {
-            if old.version.as_str() > head.version.as_str() {
-                return;
-            }
+        if let Some((old, _)) = self.entries.get(&key)
+            && old.version.as_str() > head.version.as_str()
+        {
+            return;
         }
         self.insert(thread_id, checkpoint_ns, channel, head);
     }

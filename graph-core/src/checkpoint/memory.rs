@@ -576,10 +576,10 @@ fn corrupt(thread: &str, id: &str, channel: &str, why: String) -> CheckpointErro
 impl Namespace {
     /// The whole value of `channel` at `version` (which must hold one).
     fn resolve(&self, channel: &str, version: &str) -> Result<Blob, String> {
-        if let Some(head) = self.heads.get(channel) {
-            if head.version.as_str() == version {
-                return Ok(head.value.clone());
-            }
+        if let Some(head) = self.heads.get(channel)
+            && head.version.as_str() == version
+        {
+            return Ok(head.value.clone());
         }
         // The chain of appends back to a whole value, newest first.
         let mut chain: Vec<(usize, &Packed)> = Vec::new();
@@ -866,10 +866,10 @@ impl Checkpointer for InMemorySaver {
             let mut found: Vec<(&str, &str, &Namespace, &str, &Stored)> = Vec::new();
             for (thread, ns, namespace) in namespaces {
                 for (id, stored) in namespace.checkpoints.iter().rev() {
-                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref()) {
-                        if want != id {
-                            continue;
-                        }
+                    if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref())
+                        && want != id
+                    {
+                        continue;
                     }
                     if options.before.as_deref().is_some_and(|b| id >= b) {
                         continue;
@@ -1069,10 +1069,9 @@ impl Drop for Lease {
             let mut store = lock(&store);
             if let hashbrown::hash_map::EntryRef::Occupied(entry) =
                 store.leases.entry_ref(&*self.thread_id)
+                && *entry.get() == self.generation
             {
-                if *entry.get() == self.generation {
-                    entry.remove();
-                }
+                entry.remove();
             }
         }
     }

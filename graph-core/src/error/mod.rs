@@ -238,10 +238,10 @@ impl NodeError {
             {
                 return true;
             }
-            if let Some(io) = error.downcast_ref::<std::io::Error>() {
-                if transient_io_kind(io.kind()) {
-                    return true;
-                }
+            if let Some(io) = error.downcast_ref::<std::io::Error>()
+                && transient_io_kind(io.kind())
+            {
+                return true;
             }
             link = error.source();
         }

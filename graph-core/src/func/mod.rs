@@ -348,10 +348,10 @@ impl __ArgsHash {
 
     /// Adds one argument.
     pub fn add<T: Serialize + Send + 'static>(&mut self, arg: &T) {
-        if self.failed.is_none() {
-            if let Err(e) = serde_json::to_writer(&mut self.hasher, arg) {
-                self.failed = Some(e);
-            }
+        if self.failed.is_none()
+            && let Err(e) = serde_json::to_writer(&mut self.hasher, arg)
+        {
+            self.failed = Some(e);
         }
     }
 
@@ -727,16 +727,16 @@ fn reuse<T>(
     (ret, record): (&PendingWrite, Option<&PendingWrite>),
 ) -> Result<T, NodeError> {
     let record: Option<CallRecord> = record.and_then(|r| r.value.decode().ok());
-    if let Some(record) = &record {
-        if record.name != name || record.args != args {
-            return Err(FuncError::NonDeterministic {
-                task: name,
-                position,
-                saved_task: record.name.clone(),
-                args_differ: record.args != args,
-            }
-            .into());
+    if let Some(record) = &record
+        && (record.name != name || record.args != args)
+    {
+        return Err(FuncError::NonDeterministic {
+            task: name,
+            position,
+            saved_task: record.name.clone(),
+            args_differ: record.args != args,
         }
+        .into());
     }
     tracing::debug!(task = name, position, "task call returns its saved result");
     decode(&ret.value).map_err(|source| {

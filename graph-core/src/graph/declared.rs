@@ -91,11 +91,11 @@ pub const fn reached<const N: usize>(
                     if let Some(list) = lists[l] {
                         let mut k = 0;
                         while k < list.len() {
-                            if let Some(target) = position(names, list[k].node) {
-                                if !reached[target] {
-                                    reached[target] = true;
-                                    changed = true;
-                                }
+                            if let Some(target) = position(names, list[k].node)
+                                && !reached[target]
+                            {
+                                reached[target] = true;
+                                changed = true;
                             }
                             k += 1;
                         }

@@ -301,15 +301,16 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
 
     let mut reported = HashSet::new();
     for (target, via) in &pull_targets {
-        if let Some((ty, ty_name)) = node_input(target) {
-            if ty != state_type && reported.insert(target.clone()) {
-                errors.push(GraphProblem::SendOnlyNodeReached {
-                    node: target.clone(),
-                    input_type: ty_name,
-                    state_type: state_name,
-                    via: via.clone(),
-                });
-            }
+        if let Some((ty, ty_name)) = node_input(target)
+            && ty != state_type
+            && reported.insert(target.clone())
+        {
+            errors.push(GraphProblem::SendOnlyNodeReached {
+                node: target.clone(),
+                input_type: ty_name,
+                state_type: state_name,
+                via: via.clone(),
+            });
         }
     }
 

@@ -75,20 +75,19 @@ fn breakpoints<S: State>(
             graph.interrupt_after.clone()
         });
     };
-    if let Breakpoints::Nodes(names) = call {
-        if let Some(unknown) = names
+    if let Breakpoints::Nodes(names) = call
+        && let Some(unknown) = names
             .iter()
             .find(|n| graph.node_by_name.get(n.as_str()).is_none_or(|&i| i == 0))
-        {
-            return Err(GraphError::InvalidConfig(ConfigError::UnknownBreakpoint {
-                side: if before {
-                    BreakpointSide::Before
-                } else {
-                    BreakpointSide::After
-                },
-                node: unknown.clone(),
-            }));
-        }
+    {
+        return Err(GraphError::InvalidConfig(ConfigError::UnknownBreakpoint {
+            side: if before {
+                BreakpointSide::Before
+            } else {
+                BreakpointSide::After
+            },
+            node: unknown.clone(),
+        }));
     }
     Ok(call.clone())
 }

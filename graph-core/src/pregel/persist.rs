@@ -341,10 +341,10 @@ impl<S: State> Run<S> {
     /// the same number have different texts, and each keys its own blob. Only the
     /// texts this run makes (one salt) are shared by number.
     fn version_text(&self, c: usize, n: u64, made: &mut MadeVersions) -> ChannelVersion {
-        if let Some(Some((v, text))) = self.persist.restored_versions.get(c) {
-            if *v == n {
-                return text.clone();
-            }
+        if let Some(Some((v, text))) = self.persist.restored_versions.get(c)
+            && *v == n
+        {
+            return text.clone();
         }
         if let Some((_, text)) = made.iter().find(|(v, _)| *v == n) {
             return text.clone();

@@ -208,19 +208,19 @@ impl<S: State> Run<S> {
         let Some(events) = self.stream.wanting(StreamMode::Tasks) else {
             return;
         };
-        if let Some(task_id) = failure.failed_task() {
-            if let Some(task) = tasks.iter().find(|t| t.id == task_id) {
-                events.emit_at(
-                    self.schedule.step,
-                    StreamEvent::TaskResult {
-                        id: task.id.clone(),
-                        name: Arc::clone(&self.graph.nodes[task.node].name),
-                        error: Some(failure.task_error_text()),
-                        updates: Vec::new(),
-                        interrupts: Vec::new(),
-                    },
-                );
-            }
+        if let Some(task_id) = failure.failed_task()
+            && let Some(task) = tasks.iter().find(|t| t.id == task_id)
+        {
+            events.emit_at(
+                self.schedule.step,
+                StreamEvent::TaskResult {
+                    id: task.id.clone(),
+                    name: Arc::clone(&self.graph.nodes[task.node].name),
+                    error: Some(failure.task_error_text()),
+                    updates: Vec::new(),
+                    interrupts: Vec::new(),
+                },
+            );
         }
     }
 }

@@ -60,12 +60,12 @@ impl<S: State> Run<S> {
                     .as_deref()
                     .filter(|n| [COPY, INPUT, crate::END].contains(n))
             });
-            if let Some(special) = special {
-                if updates.len() > 1 {
-                    return Err(invalid(&format!(
-                        "{special} cannot be combined with other updates in one superstep"
-                    )));
-                }
+            if let Some(special) = special
+                && updates.len() > 1
+            {
+                return Err(invalid(&format!(
+                    "{special} cannot be combined with other updates in one superstep"
+                )));
             }
             if updates.len() > 1 && updates.iter().any(|u| u.as_node.is_none()) {
                 return Err(invalid(

@@ -531,14 +531,13 @@ impl<S: State> Run<S> {
             }
         }
 
-        if let Some(events) = self.stream.wanting(StreamMode::Values) {
-            if updated
+        if let Some(events) = self.stream.wanting(StreamMode::Values)
+            && updated
                 .iter()
                 .next()
                 .is_some_and(|c| c < graph.num_fields())
-            {
-                events.emit(StreamEvent::Values(Arc::clone(&self.state)));
-            }
+        {
+            events.emit(StreamEvent::Values(Arc::clone(&self.state)));
         }
         self.schedule.updated = updated;
         self.schedule.updated_known = true;

@@ -185,13 +185,12 @@ impl Filter {
 
     fn push(mut self, field: String, condition: Condition) -> Self {
         // `{"$gte": 1, "$lt": 5}` built in two calls parses the same as in one.
-        if let Condition::Operators(new) = &condition {
-            if let Some((_, Condition::Operators(ops))) =
+        if let Condition::Operators(new) = &condition
+            && let Some((_, Condition::Operators(ops))) =
                 self.conditions.iter_mut().find(|(f, _)| *f == field)
-            {
-                ops.extend(new.iter().cloned());
-                return self;
-            }
+        {
+            ops.extend(new.iter().cloned());
+            return self;
         }
         self.conditions.push((field, condition));
         self

@@ -304,12 +304,12 @@ impl InMemoryStore {
         let mut queries: HashMap<&str, (Vec<f32>, f32)> = HashMap::new();
         if let Some(index) = index {
             for op in &ops {
-                if let Op::Search(SearchOp { query: Some(q), .. }) = op {
-                    if !queries.contains_key(q.as_str()) {
-                        let v = index.embed_query(q).await?;
-                        let n = norm(&v);
-                        queries.insert(q.as_str(), (v, n));
-                    }
+                if let Op::Search(SearchOp { query: Some(q), .. }) = op
+                    && !queries.contains_key(q.as_str())
+                {
+                    let v = index.embed_query(q).await?;
+                    let n = norm(&v);
+                    queries.insert(q.as_str(), (v, n));
                 }
             }
         }
