@@ -571,29 +571,46 @@ impl Checkpointer for SqliteSaver {
             self.writable("run a graph")?;
             let owner = graph_core::checkpoint::lease_owner_id();
             let ttl = self.lease_ttl;
-            let generation = {
+            // A run cancelled while it waits here (its future dropped) gives the
+            // lease back: at once, on the saver's thread, when the answer finds
+            // no one waiting; else the answer's `Release` is dropped unreceived
+            // and queues it. Either way the thread is not left held until the
+            // lease expires.
+            let release = {
                 let (thread_id, owner) = (thread_id.to_owned(), owner.clone());
+                let worker = self.worker.clone();
                 self.worker
-                    .run(move |conn| lease::acquire(conn, &thread_id, &owner, ttl))
+                    .run_or_undo(
+                        move |conn| {
+                            let generation = lease::acquire(conn, &thread_id, &owner, ttl)?;
+                            Ok(generation.map(|generation| lease::Release {
+                                worker,
+                                thread_id,
+                                generation,
+                                done: false,
+                            }))
+                        },
+                        |conn, release| {
+                            if let Some(mut release) = release {
+                                release.done = true;
+                                drop(lease::release(conn, &release.thread_id, release.generation));
+                            }
+                        },
+                    )
                     .await?
             };
-            let Some(generation) = generation else {
+            let Some(release) = release else {
                 return Err(CheckpointError::ThreadBusy {
                     thread_id: thread_id.to_owned(),
                 });
             };
+            let generation = release.generation;
             let lost = Arc::new(lease::Lost::default());
             self.worker.hold(lease::Held {
                 thread_id: thread_id.to_owned(),
                 generation,
                 lost: Arc::clone(&lost),
             });
-            let release = lease::Release {
-                worker: self.worker.clone(),
-                thread_id: thread_id.to_owned(),
-                generation,
-                done: false,
-            };
             let writer = Arc::new(lease::LeasedSaver {
                 saver: self.handle(),
                 fence: lease::Fence {

@@ -191,6 +191,33 @@ impl Worker {
         }
     }
 
+    /// As [`run`](Self::run), for `f` that takes something (a lease): when the
+    /// caller has gone by the time `f` answers (its future was dropped, as a
+    /// cancelled run's is), `undo` gives it back at once, on this thread, before
+    /// any job queued since runs.
+    pub(crate) fn run_or_undo<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, CheckpointError> + Send + 'static,
+        undo: impl FnOnce(&mut Connection, T) + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<T, CheckpointError>> + Send + 'static {
+        let (reply, result) = oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            if let Err(Ok(taken)) = reply.send(f(conn)) {
+                undo(conn, taken);
+            }
+        });
+        let queued = self
+            .tx
+            .send(Message::Job(job))
+            .map_err(|_| crate::storage_msg("the SQLite thread has stopped"));
+        async move {
+            queued?;
+            result.await.map_err(|_| {
+                crate::storage_msg("a SQLite operation panicked; nothing was committed")
+            })?
+        }
+    }
+
     /// Has the thread renew `held` until [`unhold`](Self::unhold).
     pub(crate) fn hold(&self, held: Held) {
         // A stopped thread renews nothing; the lease then expires.

@@ -108,6 +108,29 @@ async fn the_saver_holds_threads_for_its_runs() {
     graph_core::checkpoint::conformance::run_leases(&memory).await;
 }
 
+/// A run cancelled while its lease is being taken (its future dropped after
+/// the request reached the saver's thread) leaves the thread free: the next run
+/// takes it at once, not after the lease expires. (graph-server's `interrupt`
+/// strategy cancels runs that are just starting.)
+#[tokio::test]
+async fn a_run_cancelled_while_taking_its_lease_leaves_the_thread_free() {
+    use futures::FutureExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let saver = SqliteSaver::open(dir.path().join("cancelled.sqlite"))
+        .await
+        .expect("open");
+    for _ in 0..20 {
+        // One poll queues the request on the saver's thread; then the future
+        // is dropped, as a cancelled run's is.
+        drop(saver.begin_run("t", "").now_or_never());
+        let guard = saver
+            .begin_run("t", "")
+            .await
+            .expect("the thread is free again");
+        guard.release().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_savers_on_one_file_never_run_one_thread_at_once() {
     let dir = tempfile::tempdir().expect("dir");
