@@ -237,7 +237,10 @@ fn array_items<'t>(text: &'t str, what: &'static str) -> Result<Vec<&'t RawValue
 }
 
 /// A JSON array of `items`.
-fn join_items<'t>(items: impl IntoIterator<Item = &'t RawValue>, capacity: usize) -> String {
+pub(crate) fn join_items<'t>(
+    items: impl IntoIterator<Item = &'t RawValue>,
+    capacity: usize,
+) -> String {
     let mut out = String::with_capacity(capacity + 2);
     out.push('[');
     for (i, item) in items.into_iter().enumerate() {
@@ -276,7 +279,7 @@ pub fn assemble<'t>(
 
 /// `text` (a JSON array of `count` items without trailing commas) with the
 /// items of the array `items` appended, in place.
-fn push_items(text: &mut String, count: usize, items: &str) {
+pub(crate) fn push_items(text: &mut String, count: usize, items: &str) {
     let inner = items.trim();
     let inner = inner
         .strip_prefix('[')

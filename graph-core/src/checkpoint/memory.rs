@@ -1,5 +1,6 @@
 //! [`InMemorySaver`]: checkpoints in process memory, with LangGraph's blob layout.
 
+use super::appended::{join_items, push_items};
 use super::packed::{self, Packed};
 use super::{
     metadata_matches, write_index, Append, Blob, ChannelVersion, ChannelVersions, Checkpoint,
@@ -200,41 +201,6 @@ struct Head {
 /// The items of a JSON array, as the text of each.
 fn array_items<'a>(text: &'a str, what: &str) -> Result<Vec<&'a RawValue>, String> {
     serde_json::from_str(text).map_err(|e| format!("{what} is not a JSON array: {e}"))
-}
-
-/// A JSON array of `items`.
-fn join_items<'a>(items: impl IntoIterator<Item = &'a RawValue>, capacity: usize) -> String {
-    let mut out = String::with_capacity(capacity + 2);
-    out.push('[');
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(item.get());
-    }
-    out.push(']');
-    out
-}
-
-/// `text` (an array of `count` items, ours: no trailing whitespace) with the
-/// items of the array `items` appended, in place.
-fn push_items(text: &mut String, count: usize, items: &str) {
-    let inner = items.trim();
-    let inner = inner
-        .strip_prefix('[')
-        .and_then(|i| i.strip_suffix(']'))
-        .unwrap_or("")
-        .trim();
-    if inner.is_empty() {
-        return;
-    }
-    let end = text.trim_end().len();
-    text.truncate(end.saturating_sub(1));
-    if count > 0 {
-        text.push(',');
-    }
-    text.push_str(inner);
-    text.push(']');
 }
 
 /// What one namespace of one thread holds.
