@@ -311,15 +311,15 @@ fn assemble_rows(
     Ok(Head::assembled(version.into(), text, items, facts))
 }
 
-/// What an append to version `version` of a channel needs to know of its
-/// row; `None` if it is not stored.
-pub(crate) async fn facts(
+/// The `type` and `blob` of one stored version of a channel; `None` if it is
+/// not stored.
+async fn blob_row(
     client: &Client,
     thread_id: &str,
     checkpoint_ns: &str,
     channel: &str,
     version: &str,
-) -> Result<Option<RowFacts>, PgError> {
+) -> Result<Option<(Option<String>, Option<Vec<u8>>)>, PgError> {
     let context =
         || format!("reading version `{version}` of channel `{channel}` of thread `{thread_id}`");
     let stmt = client
@@ -333,11 +333,23 @@ pub(crate) async fn facts(
         .query_opt(&stmt, &[&thread_id, &checkpoint_ns, &channel, &version])
         .await
         .map_err(PgError::query(context()))?;
-    let Some(row) = row else {
+    row.map(|row| Ok((column(&row, 0, &context())?, column(&row, 1, &context())?)))
+        .transpose()
+}
+
+/// What an append to version `version` of a channel needs to know of its
+/// row; `None` if it is not stored.
+pub(crate) async fn facts(
+    client: &Client,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    channel: &str,
+    version: &str,
+) -> Result<Option<RowFacts>, PgError> {
+    let Some((type_, blob)) = blob_row(client, thread_id, checkpoint_ns, channel, version).await?
+    else {
         return Ok(None);
     };
-    let type_: Option<String> = column(&row, 0, &context())?;
-    let blob: Option<Vec<u8>> = column(&row, 1, &context())?;
     let damaged = |e: &dyn std::fmt::Display| {
         PgError::InvalidInput(format!(
             "version `{version}` of channel `{channel}` of thread `{thread_id}`, which a put \
@@ -368,30 +380,16 @@ pub(crate) async fn whole_head(
     version: &str,
     facts: RowFacts,
 ) -> Result<Head, PgError> {
-    let context =
-        || format!("reading version `{version}` of channel `{channel}` of thread `{thread_id}`");
     let damaged = |e: DecodeError| {
         PgError::InvalidInput(format!(
             "version `{version}` of channel `{channel}` of thread `{thread_id}`, which a put \
              appends to, cannot be read: {e}"
         ))
     };
-    let stmt = client
-        .prepare_cached(
-            "SELECT type, blob FROM checkpoint_blobs
-             WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4",
-        )
-        .await
-        .map_err(PgError::query(context()))?;
-    let row = client
-        .query_opt(&stmt, &[&thread_id, &checkpoint_ns, &channel, &version])
-        .await
-        .map_err(PgError::query(context()))?;
-    let Some(row) = row else {
+    let Some((type_, blob)) = blob_row(client, thread_id, checkpoint_ns, channel, version).await?
+    else {
         return Err(damaged("it is no longer stored".into()));
     };
-    let type_: Option<String> = column(&row, 0, &context())?;
-    let blob: Option<Vec<u8>> = column(&row, 1, &context())?;
     if type_.as_deref() == Some(APPENDED) {
         let text = String::from_utf8(blob.unwrap_or_default()).map_err(|e| damaged(e.into()))?;
         return assemble(client, thread_id, checkpoint_ns, channel, version, &text)
