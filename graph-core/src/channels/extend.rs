@@ -8,6 +8,11 @@ use std::sync::Arc;
 /// A list value [`extend`] appends to: a `Vec<T>`, or a `Vec<T>` shared by
 /// reference (`Arc<Vec<T>>`, copied on write when still shared, like a Python
 /// list that `operator.add` replaces with a new one).
+#[diagnostic::on_unimplemented(
+    message = "`extend` appends to a list field: `{Self}` is not a `Vec<T>` or `Arc<Vec<T>>`",
+    label = "the field is a `{Self}`",
+    note = "for another type write a reducer of your own, `fn(old, new) -> new_value`"
+)]
 pub trait AppendList {
     /// The number of items.
     fn len(&self) -> usize;
