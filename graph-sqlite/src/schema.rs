@@ -144,7 +144,7 @@ pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), Checkpoin
         .map_err(|e| storage("cannot configure", e))?;
     // Refuse a newer schema, or tables that are not ours, before writing
     // anything, even the journal mode.
-    let current = inspect(conn, name)? == Layout::Ours(LATEST);
+    let current = consistent_layout(conn, name)? == Layout::Ours(LATEST);
     // WAL lets readers (a Python process, say) proceed during a put. An in-memory
     // database answers "memory", which is fine.
     let _mode: String = conn
@@ -183,7 +183,7 @@ pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), Checkpoin
 pub(crate) fn prepare_read_only(conn: &Connection, name: &str) -> Result<Tables, CheckpointError> {
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| crate::storage(format!("cannot configure `{name}`"), e))?;
-    Ok(match inspect(conn, name)? {
+    Ok(match consistent_layout(conn, name)? {
         Layout::Ours(_) => Tables::OURS,
         Layout::Python { task_path } => Tables {
             rows: "checkpoints",
@@ -199,6 +199,21 @@ pub(crate) fn prepare_read_only(conn: &Connection, name: &str) -> Result<Tables,
             })
         }
     })
+}
+
+/// [`inspect`] inside one read transaction. Its queries then see one state of
+/// the database: another connection's migration, committed between two of them,
+/// would otherwise show its tables without its `checkpoint_migrations` record
+/// (or the other way round) and the database would be refused as foreign.
+fn consistent_layout(conn: &Connection, name: &str) -> Result<Layout, CheckpointError> {
+    let tx = conn
+        .unchecked_transaction()
+        .map_err(|e| crate::storage(format!("cannot read `{name}`"), e))?;
+    let layout = inspect(&tx, name)?;
+    // Only read: ending it either way is the same; rollback does not fail on a
+    // transaction that wrote nothing.
+    drop(tx);
+    Ok(layout)
 }
 
 /// What a database holds, as far as checkpoints go.

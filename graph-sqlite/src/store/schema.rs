@@ -62,7 +62,14 @@ pub(super) fn prepare(
     let fail = |what: &str, e: rusqlite::Error| storage(format!("{what} `{name}`"), e);
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| fail("cannot configure", e))?;
-    check(conn, name)?;
+    {
+        // One read transaction, so that the checks see one state of the file
+        // even while another connection migrates it.
+        let tx = conn
+            .transaction()
+            .map_err(|e| fail("cannot read the store tables of", e))?;
+        check(&tx, name)?;
+    }
     let _mode: String = conn
         .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
         .map_err(|e| fail("cannot enable WAL on", e))?;
