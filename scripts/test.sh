@@ -5,7 +5,8 @@
 # listening on 127.0.0.1 at a free port and on a unix socket in that directory),
 # points the Postgres saver's tests at it through STATEGRAPH_TEST_PG_URL, runs
 # `cargo test --workspace` with this script's arguments, then stops the server and
-# removes the directory, whatever happened.
+# removes the directory, whatever happened. With no arguments the doctests run
+# beside the other tests (below); with arguments it is one `cargo test`.
 #
 # Needs PostgreSQL's server programs (initdb, pg_ctl, postgres), found on PATH or
 # in /usr/lib/postgresql/*/bin. When they are missing, the script installs them
@@ -89,8 +90,13 @@ as_pg() {
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stategraph-pg.XXXXXX")"
 DATA="$TMP/data"
 STARTED=""
+DOCTESTS=""
 cleanup() {
     local status=$?
+    if [ -n "$DOCTESTS" ]; then
+        kill -- "-$DOCTESTS" 2>/dev/null || kill "$DOCTESTS" 2>/dev/null || true
+        wait "$DOCTESTS" 2>/dev/null || true
+    fi
     if [ -n "$STARTED" ]; then
         as_pg "$BIN/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
     fi
@@ -135,4 +141,37 @@ fi
 
 export STATEGRAPH_TEST_PG_URL="postgres://postgres@127.0.0.1:$PORT/postgres"
 echo "scripts/test.sh: $("$BIN/pg_ctl" --version) on $STATEGRAPH_TEST_PG_URL (socket in $TMP)"
-cargo test --workspace "$@"
+# Tests that mostly wait (timeouts, leases, child processes) would hold the
+# default one thread per core; more threads let them overlap.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}"
+
+if [ "$#" -gt 0 ]; then
+    cargo test --workspace "$@"
+    exit
+fi
+
+# The whole suite: the doctests run beside the other tests rather than after
+# them. Compiling the doctests keeps about one core busy for a minute while
+# most test binaries wait on timers, servers and child processes, so on two
+# cores this takes ~90 s warm instead of ~150 s (docs/performance.md, "The
+# test suite"). Both `cargo test` runs select the whole workspace, so they
+# share one build (a narrower selection would unify features differently
+# and rebuild). The doctests' output follows the other tests' output.
+cargo test --workspace --no-run
+# In a process group of its own (setsid), so that an interrupted run stops
+# rustdoc and the doctests too, not only cargo.
+if command -v setsid >/dev/null 2>&1; then
+    setsid cargo test --workspace --doc >"$TMP/doctests.log" 2>&1 &
+else
+    cargo test --workspace --doc >"$TMP/doctests.log" 2>&1 &
+fi
+DOCTESTS=$!
+status=0
+cargo test --workspace --tests || status=$?
+wait "$DOCTESTS" || status=$?
+DOCTESTS=""
+cat "$TMP/doctests.log"
+if [ "$status" -ne 0 ]; then
+    echo "scripts/test.sh: some tests failed (see above)" >&2
+fi
+exit "$status"
