@@ -55,6 +55,13 @@ pub(crate) struct CompiledNode<S: State> {
     pub(crate) cache: Option<crate::cache::CachePolicy>,
 }
 
+/// Sorts node ids by their place in name order (`node_rank`, from
+/// [`Graph::node_rank`]). Not generic over the state, so that the sort is
+/// compiled once rather than for every state type.
+pub(crate) fn sort_by_rank(nodes: &mut [usize], node_rank: &[usize]) {
+    nodes.sort_unstable_by_key(|&n| node_rank[n]);
+}
+
 /// A compiled graph's structure; shared by every run.
 pub(crate) struct Graph<S: State> {
     pub(crate) nodes: Vec<CompiledNode<S>>,
@@ -66,6 +73,8 @@ pub(crate) struct Graph<S: State> {
     /// Each channel's place in name order: a checkpoint's maps are built in
     /// this order.
     pub(crate) channel_rank: Vec<usize>,
+    /// Each node's place in name order (its `rank`), by node id.
+    pub(crate) node_rank: Vec<usize>,
     /// Kinds of control channels, indexed from [`Graph::control_base`].
     pub(crate) control: Vec<ControlKind>,
     /// Nodes triggered by each channel.

@@ -114,20 +114,22 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
     let mut trigger_to_nodes = vec![Vec::new(); channel_names.len()];
     let mut triggers_any = FieldSet::with_capacity(channel_names.len());
     for (i, node) in nodes.iter_mut().enumerate() {
-        node.triggers
-            .sort_by(|a, b| channel_names[*a].cmp(&channel_names[*b]));
+        sort_by_name(&mut node.triggers, &channel_names);
         for &t in &node.triggers {
             trigger_to_nodes[t].push(i);
             triggers_any.insert(t);
         }
     }
+    let node_names: Vec<Arc<str>> = nodes.iter().map(|n| Arc::clone(&n.name)).collect();
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by(|a, b| nodes[*a].name.cmp(&nodes[*b].name));
+    sort_by_name(&mut order, &node_names);
+    let mut node_rank = vec![0; nodes.len()];
     for (rank, &i) in order.iter().enumerate() {
         nodes[i].rank = rank;
+        node_rank[i] = rank;
     }
     let mut channels_by_name: Vec<usize> = (0..channel_names.len()).collect();
-    channels_by_name.sort_by(|a, b| channel_names[*a].cmp(&channel_names[*b]));
+    sort_by_name(&mut channels_by_name, &channel_names);
     let mut channel_rank = vec![0; channel_names.len()];
     for (rank, &c) in channels_by_name.iter().enumerate() {
         channel_rank[c] = rank;
@@ -144,6 +146,7 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         channel_ids,
         channel_names,
         channel_rank,
+        node_rank,
         control,
         trigger_to_nodes,
         triggers_any,
@@ -152,4 +155,11 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         interrupt_after,
         direct_input,
     }
+}
+
+/// Sorts `ids` (indices into `names`) by name, keeping the order of equal names.
+/// Not generic: `build` is compiled once per state type, and the sort inside it
+/// was the bulk of that (compile-time cost only).
+fn sort_by_name(ids: &mut [usize], names: &[Arc<str>]) {
+    ids.sort_by(|a, b| names[*a].cmp(&names[*b]));
 }

@@ -8,9 +8,23 @@ use crate::state::State;
 use crate::END;
 use std::collections::HashSet;
 
+/// What the drawing reads of a node besides its name.
+struct NodeLook<'g> {
+    name: &'g str,
+    targets: Targets,
+    reads_state: bool,
+}
+
+/// What the drawing reads of a conditional edge.
+struct BranchLook<'g> {
+    source: &'g str,
+    path_map: Option<&'g crate::branch::PathMap>,
+    targets: Targets,
+}
+
 impl Drawing {
     pub(crate) fn of<S: State, C: ?Sized + 'static>(graph: &StateGraph<S, C>) -> Self {
-        let mut drawing = Drawing {
+        let drawing = Drawing {
             nodes: graph
                 .nodes
                 .iter()
@@ -23,7 +37,38 @@ impl Drawing {
                 .collect(),
             ..Drawing::default()
         };
-        for edge in &graph.edges {
+        let nodes: Vec<NodeLook<'_>> = graph
+            .nodes
+            .iter()
+            .map(|n| NodeLook {
+                name: &n.name,
+                targets: n.runner.targets(),
+                reads_state: n.runner.reads_state(),
+            })
+            .collect();
+        let branches: Vec<BranchLook<'_>> = graph
+            .branches
+            .iter()
+            .map(|b| BranchLook {
+                source: &b.source,
+                path_map: b.router.path_map(),
+                targets: b.router.targets(),
+            })
+            .collect();
+        drawing.with_edges(&nodes, &graph.edges, &branches, &graph.destinations)
+    }
+
+    /// The edges of the drawing. Not generic over the state (`of` is), so that
+    /// it is compiled once.
+    fn with_edges(
+        mut self,
+        nodes: &[NodeLook<'_>],
+        edges: &[super::EdgeDef],
+        branches: &[BranchLook<'_>],
+        destinations: &[(String, Vec<String>)],
+    ) -> Self {
+        let drawing = &mut self;
+        for edge in edges {
             let kind = if edge.sources.len() > 1 {
                 EdgeKind::Join
             } else {
@@ -49,8 +94,8 @@ impl Drawing {
             Targets::None => {}
         };
         let mut mapped = Vec::new();
-        for branch in &graph.branches {
-            match branch.router.path_map() {
+        for branch in branches {
+            match branch.path_map {
                 // As LangGraph: each key labels its edge, unless it is the
                 // target's own name (a list path map).
                 Some(map) => {
@@ -60,28 +105,23 @@ impl Drawing {
                         } else {
                             EdgeKind::Mapped(key.to_owned())
                         };
-                        mapped.push((branch.source.clone(), target.to_owned(), kind));
+                        mapped.push((branch.source.to_owned(), target.to_owned(), kind));
                     }
                 }
-                None => declared(
-                    &branch.source,
-                    branch.router.targets(),
-                    EdgeKind::Conditional,
-                ),
+                None => declared(branch.source, branch.targets, EdgeKind::Conditional),
             }
         }
-        for node in &graph.nodes {
-            declared(&node.name, node.runner.targets(), EdgeKind::Goto);
+        for node in nodes {
+            declared(node.name, node.targets, EdgeKind::Goto);
         }
         drawing.edges.extend(mapped);
-        let takes_payload: HashSet<&str> = graph
-            .nodes
+        let takes_payload: HashSet<&str> = nodes
             .iter()
-            .filter(|n| !n.runner.reads_state())
-            .map(|n| n.name.as_str())
+            .filter(|n| !n.reads_state)
+            .map(|n| n.name)
             .collect();
         let mut explained = HashSet::new();
-        for (from, targets) in &graph.destinations {
+        for (from, targets) in destinations {
             explained.insert(from.as_str());
             for to in targets {
                 let kind = if takes_payload.contains(to.as_str()) {
@@ -99,6 +139,6 @@ impl Drawing {
         drawing.edges.dedup();
         drawing.dynamic.sort();
         drawing.dynamic.dedup();
-        drawing
+        self
     }
 }

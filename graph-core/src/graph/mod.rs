@@ -23,7 +23,6 @@ pub use edges::{EdgeSources, IntoNodeName, Many, One};
 
 use crate::branch::{BranchFn, Router};
 use crate::checkpoint::Checkpointer;
-use crate::command::Targets;
 use crate::context::{Context, Untyped};
 use crate::error::GraphError;
 use crate::interrupt::Breakpoints;
@@ -698,11 +697,5 @@ impl<S: State, C: ?Sized + 'static> StateGraph<S, C> {
             store,
             drawing,
         ))
-    }
-
-    pub(crate) fn node_targets(&self) -> impl Iterator<Item = (&str, Targets)> {
-        self.nodes
-            .iter()
-            .map(|n| (n.name.as_str(), n.runner.targets()))
     }
 }

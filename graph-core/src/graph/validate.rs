@@ -31,14 +31,14 @@ const RESERVED: &[&str] = &[
 /// The name of the node in `nodes` closest to `name`, when it is close enough to
 /// be a misspelling: at most one edit for names of up to five characters, two up to
 /// eight, and so on (a third of the length). Ties go to the node added first.
-fn closest<S: State>(name: &str, nodes: &[super::NodeDef<S>]) -> Option<String> {
+fn closest(name: &str, nodes: &[NodeShape<'_>]) -> Option<String> {
     let limit = (name.chars().count() / 3).max(1);
     nodes
         .iter()
-        .map(|node| (edit_distance(name, &node.name), &node.name))
+        .map(|node| (edit_distance(name, node.name), node.name))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)
-        .map(|(_, node)| node.clone())
+        .map(|(_, node)| node.to_owned())
 }
 
 /// The optimal string alignment distance between `a` and `b`, by characters: the
@@ -76,13 +76,80 @@ fn is_reserved(name: &str) -> bool {
         || name == ":"
 }
 
+/// What validation reads of a node.
+struct NodeShape<'g> {
+    name: &'g str,
+    /// The type the node takes as input (the state's for a view of it).
+    input: (TypeId, &'static str),
+    targets: Targets,
+}
+
+/// What validation reads of a conditional edge.
+struct BranchShape<'g> {
+    source: &'g str,
+    router: &'static str,
+    path_map: Option<&'g crate::branch::PathMap>,
+    targets: Targets,
+}
+
+/// What validation reads of a graph: nothing in it depends on the state type,
+/// so [`check`] is compiled once, not once per state type as `validate` is.
+struct Shape<'g> {
+    fields: &'static [&'static str],
+    state: (TypeId, &'static str),
+    errors: &'g [GraphProblem],
+    nodes: Vec<NodeShape<'g>>,
+    edges: &'g [super::EdgeDef],
+    branches: Vec<BranchShape<'g>>,
+    destinations: &'g [(String, Vec<String>)],
+    interrupt_before: &'g crate::interrupt::Breakpoints,
+    interrupt_after: &'g crate::interrupt::Breakpoints,
+}
+
 pub(crate) fn validate<S: State, C: ?Sized + 'static>(
     graph: &StateGraph<S, C>,
 ) -> Result<(), GraphError> {
-    let mut errors: Vec<GraphProblem> = graph.errors.clone();
+    let state = (TypeId::of::<S>(), std::any::type_name::<S>());
+    check(&Shape {
+        fields: S::FIELDS,
+        state,
+        errors: &graph.errors,
+        nodes: graph
+            .nodes
+            .iter()
+            .map(|n| NodeShape {
+                name: &n.name,
+                // A node taking a view of the state reads the state like one taking it.
+                input: if n.runner.reads_state() {
+                    state
+                } else {
+                    n.runner.input_type()
+                },
+                targets: n.runner.targets(),
+            })
+            .collect(),
+        edges: &graph.edges,
+        branches: graph
+            .branches
+            .iter()
+            .map(|b| BranchShape {
+                source: &b.source,
+                router: b.router.name(),
+                path_map: b.router.path_map(),
+                targets: b.router.targets(),
+            })
+            .collect(),
+        destinations: &graph.destinations,
+        interrupt_before: &graph.interrupt_before,
+        interrupt_after: &graph.interrupt_after,
+    })
+}
+
+fn check(graph: &Shape<'_>) -> Result<(), GraphError> {
+    let mut errors: Vec<GraphProblem> = graph.errors.to_vec();
     let mut names: HashSet<&str> = HashSet::new();
 
-    for field in S::FIELDS {
+    for field in graph.fields {
         if is_reserved(field) || *field == crate::checkpoint::TASKS_CHANNEL || *field == START {
             errors.push(GraphProblem::ReservedFieldName {
                 field: (*field).to_owned(),
@@ -91,7 +158,7 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
     }
 
     for node in &graph.nodes {
-        let n = node.name.as_str();
+        let n = node.name;
         if n == START || n == END {
             errors.push(GraphProblem::ReservedNode { node: n.to_owned() });
         } else if let Some(c) = ['|', ':'].into_iter().find(|c| n.contains(*c)) {
@@ -109,28 +176,16 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
         }
     }
 
-    let state_type = TypeId::of::<S>();
-    let state_name = std::any::type_name::<S>();
-    let inputs: std::collections::HashMap<&str, (TypeId, &'static str)> = graph
-        .nodes
-        .iter()
-        .map(|n| {
-            // A node taking a view of the state reads the state like one taking it.
-            let input = if n.runner.reads_state() {
-                (state_type, state_name)
-            } else {
-                n.runner.input_type()
-            };
-            (n.name.as_str(), input)
-        })
-        .collect();
+    let (state_type, state_name) = graph.state;
+    let inputs: std::collections::HashMap<&str, (TypeId, &'static str)> =
+        graph.nodes.iter().map(|n| (n.name, n.input)).collect();
     let node_input = |name: &str| inputs.get(name).copied();
     let mut pull_targets: Vec<(String, Reach)> = Vec::new();
     let mut has_entry = false;
 
     // Join channels by name: different joins must not share one.
     let mut joins: HashMap<String, &[String]> = HashMap::new();
-    for edge in &graph.edges {
+    for edge in graph.edges {
         let target = edge.target.as_str();
         let join = edge.sources.len() > 1;
         if edge.sources.is_empty() {
@@ -191,7 +246,7 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
     }
 
     for branch in &graph.branches {
-        let src = branch.source.as_str();
+        let src = branch.source;
         if src == END {
             errors.push(GraphProblem::EndAsSource);
         } else if src != START && !names.contains(src) {
@@ -203,8 +258,8 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
         if src == START {
             has_entry = true;
         }
-        if let Some(map) = branch.router.path_map() {
-            let router = branch.router.name();
+        if let Some(map) = branch.path_map {
+            let router = branch.router;
             for (key, target) in map.iter() {
                 if target == START || (target != END && !names.contains(target)) {
                     errors.push(GraphProblem::UnknownPathMapTarget {
@@ -223,7 +278,7 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
                 }
             }
             // A typed router's every destination must be a key.
-            if let Targets::Declared(targets) = branch.router.targets() {
+            if let Targets::Declared(targets) = branch.targets {
                 for t in targets {
                     let key = match t {
                         Destination::Node(n) => n,
@@ -238,7 +293,7 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
                     }
                 }
             }
-        } else if let Targets::Declared(targets) = branch.router.targets() {
+        } else if let Targets::Declared(targets) = branch.targets {
             for t in targets {
                 if let Destination::Node(t) = t {
                     if !names.contains(t) {
@@ -259,8 +314,9 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
         }
     }
 
-    for (node, targets) in graph.node_targets() {
-        if let Targets::Declared(targets) = targets {
+    for node in &graph.nodes {
+        if let Targets::Declared(targets) = node.targets {
+            let node = node.name;
             for t in targets {
                 if let Destination::Node(t) = t {
                     if !names.contains(t) {
@@ -281,7 +337,7 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
         }
     }
 
-    for (src, targets) in &graph.destinations {
+    for (src, targets) in graph.destinations {
         if src == END {
             errors.push(GraphProblem::EndAsSource);
         } else if src != START && !names.contains(src.as_str()) {
@@ -315,8 +371,8 @@ pub(crate) fn validate<S: State, C: ?Sized + 'static>(
     }
 
     for (side, at) in [
-        (BreakpointSide::Before, &graph.interrupt_before),
-        (BreakpointSide::After, &graph.interrupt_after),
+        (BreakpointSide::Before, graph.interrupt_before),
+        (BreakpointSide::After, graph.interrupt_after),
     ] {
         if let crate::interrupt::Breakpoints::Nodes(nodes) = at {
             for n in nodes {

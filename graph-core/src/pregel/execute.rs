@@ -212,6 +212,30 @@ pub(super) struct EarlyWrites {
     tx: tokio::sync::mpsc::UnboundedSender<Rows>,
 }
 
+/// The writer's tokio task: waits for `previous` (the checkpoint put still
+/// running), then stores each task's rows as they arrive. Not generic over the
+/// state, so that tokio's task code for it is compiled once.
+fn spawn_writer(
+    saver: Arc<dyn crate::checkpoint::Checkpointer>,
+    config: crate::checkpoint::CheckpointConfig,
+    previous: Option<tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Rows>,
+) -> tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>> {
+    tokio::spawn(async move {
+        if let Some(previous) = previous {
+            previous.await.map_err(|e| {
+                crate::checkpoint::CheckpointError::Storage(
+                    format!("storing a checkpoint in the background failed: {e}").into(),
+                )
+            })??;
+        }
+        while let Some((task_id, rows)) = rx.recv().await {
+            saver.put_writes(&config, rows, &task_id).await?;
+        }
+        Ok(())
+    })
+}
+
 impl EarlyWrites {
     fn send(&self, rows: Rows) {
         // The writer only stops early on a storage error, which the step's
@@ -391,21 +415,9 @@ impl<S: State> Run<S> {
         if writer.is_none() {
             let p = self.persist.saver.as_ref()?;
             let (saver, config) = (Arc::clone(&p.saver), p.config.clone());
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Rows>();
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Rows>();
             let previous = self.persist.background_put.take();
-            self.persist.background_put = Some(tokio::spawn(async move {
-                if let Some(previous) = previous {
-                    previous.await.map_err(|e| {
-                        crate::checkpoint::CheckpointError::Storage(
-                            format!("storing a checkpoint in the background failed: {e}").into(),
-                        )
-                    })??;
-                }
-                while let Some((task_id, rows)) = rx.recv().await {
-                    saver.put_writes(&config, rows, &task_id).await?;
-                }
-                Ok(())
-            }));
+            self.persist.background_put = Some(spawn_writer(saver, config, previous, rx));
             *writer = Some(EarlyWrites { tx });
         }
         writer.as_ref()

@@ -539,7 +539,7 @@ impl<S: State> Run<S> {
             .filter(|&&c| c >= graph.num_fields())
             .flat_map(|&c| graph.trigger_to_nodes[c].iter().copied())
             .collect();
-        nodes.sort_unstable_by_key(|&n| graph.nodes[n].rank);
+        crate::compiled::sort_by_rank(&mut nodes, &graph.node_rank);
         nodes.dedup();
         let mut versions_seen = Vec::with_capacity(nodes.len() + 2);
         for node in nodes {

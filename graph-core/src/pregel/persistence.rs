@@ -59,6 +59,34 @@ pub(crate) struct Persist {
     pub(super) version_salt: [u8; VERSION_SALT_LEN],
 }
 
+/// A checkpoint as `put_appending` takes it.
+pub(super) type PutArgs = (
+    crate::checkpoint::Checkpoint,
+    crate::checkpoint::CheckpointMetadata,
+    crate::checkpoint::ChannelVersions,
+    crate::checkpoint::NameMap<crate::checkpoint::Append>,
+);
+
+/// Stores `step_writes` and then the checkpoint in a tokio task (durability
+/// `async`). A function of its own, not generic over the state, so that tokio's
+/// task code for it is compiled once rather than for every state type.
+fn spawn_put(
+    saver: Arc<dyn crate::checkpoint::Checkpointer>,
+    parent: crate::checkpoint::CheckpointConfig,
+    step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
+    (checkpoint, metadata, new_versions, appends): PutArgs,
+) -> tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>> {
+    tokio::spawn(async move {
+        for (task_id, rows) in step_writes {
+            saver.put_writes(&parent, rows, &task_id).await?;
+        }
+        saver
+            .put_appending(&parent, checkpoint, metadata, new_versions, appends)
+            .await
+            .map(drop)
+    })
+}
+
 /// The random fraction of the version strings a run makes, LangGraph's
 /// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
 /// make the same version numbers, and must not collide on a blob key.
@@ -296,15 +324,12 @@ impl<S: State> Run<S> {
         let step_writes = std::mem::take(&mut p.step_writes);
         if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
-            self.persist.background_put = Some(tokio::spawn(async move {
-                for (task_id, rows) in step_writes {
-                    saver.put_writes(&parent, rows, &task_id).await?;
-                }
-                saver
-                    .put_appending(&parent, checkpoint, metadata, new_versions, appends)
-                    .await
-                    .map(drop)
-            }));
+            self.persist.background_put = Some(spawn_put(
+                saver,
+                parent,
+                step_writes,
+                (checkpoint, metadata, new_versions, appends),
+            ));
         } else {
             for (task_id, rows) in step_writes {
                 p.saver.put_writes(&p.config, rows, &task_id).await?;

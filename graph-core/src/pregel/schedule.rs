@@ -230,7 +230,7 @@ impl<S: State> Run<S> {
             for c in self.schedule.updated.iter() {
                 candidates.extend_from_slice(&graph.trigger_to_nodes[c]);
             }
-            candidates.sort_unstable_by_key(|n| graph.nodes[*n].rank);
+            crate::compiled::sort_by_rank(&mut candidates, &graph.node_rank);
             candidates.dedup();
         } else {
             candidates.extend(0..graph.nodes.len());
