@@ -70,28 +70,43 @@ fn retrying<S: State>(
                 Ok(out) => return Ok(out),
                 Err(e) => e,
             };
-            // A pause or a command for the parent ends the task, whatever error
-            // the node made of it: never retried.
-            if ctx.signalled() {
+            if let Some(error) = retry_after(&ctx, &policy, attempt, error).await {
                 return Err(error);
-            }
-            let wait = match unwind::catch(|| policy.next_wait(attempt, &error)) {
-                Ok(Some(wait)) => wait,
-                Ok(None) => return Err(error),
-                Err(panic) => return Err(NodeError::from(RetryPredicatePanicked(panic.message))),
-            };
-            tracing::debug!(attempt, ?wait, error = %error, "retrying a failed task");
-            if !wait.is_zero() {
-                if tokio::runtime::Handle::try_current().is_ok() {
-                    tokio::time::sleep(wait).await;
-                } else {
-                    // No tokio timer outside a tokio runtime: wait on this thread.
-                    std::thread::sleep(wait);
-                }
             }
             attempt += 1;
         }
     })
+}
+
+/// After failed attempt `attempt`: `Some` error to end the task with, or `None`
+/// once it is time for the next attempt. Not generic over the state, so that
+/// it is compiled once.
+async fn retry_after(
+    ctx: &Context,
+    policy: &crate::retry::RetryPolicy,
+    attempt: u32,
+    error: NodeError,
+) -> Option<NodeError> {
+    // A pause or a command for the parent ends the task, whatever error
+    // the node made of it: never retried.
+    if ctx.signalled() {
+        return Some(error);
+    }
+    let wait = match unwind::catch(|| policy.next_wait(attempt, &error)) {
+        Ok(Some(wait)) => wait,
+        Ok(None) => return Some(error),
+        Err(panic) => return Some(NodeError::from(RetryPredicatePanicked(panic.message))),
+    };
+    tracing::debug!(attempt, ?wait, error = %error, "retrying a failed task");
+    if !wait.is_zero() {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::time::sleep(wait).await;
+        } else {
+            // No tokio timer outside a tokio runtime: wait on this thread.
+            std::thread::sleep(wait);
+        }
+    }
+    None
 }
 
 /// Runs one attempt of a node, cancelled after `limit`.

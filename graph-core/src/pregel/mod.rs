@@ -184,30 +184,7 @@ impl<S: State> Run<S> {
             return Err(GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow));
         }
         let saver = match saver {
-            Some(saver) => {
-                let Some(thread) = config.shared_thread_id() else {
-                    return Err(GraphError::InvalidConfig(
-                        ConfigError::NoThreadForCheckpointer,
-                    ));
-                };
-                Some(Box::new(Saver {
-                    thread: thread.clone(),
-                    config: crate::checkpoint::CheckpointConfig {
-                        thread_id: thread.as_str().to_owned(),
-                        // A root run always uses the root namespace.
-                        checkpoint_ns: String::new(),
-                        checkpoint_id: config.checkpoint_id().map(str::to_owned),
-                    },
-                    durability: config.durability(),
-                    parent_id: None,
-                    book: persist::Book::default(),
-                    step_writes: Vec::new(),
-                    appends: saver
-                        .stores_appends()
-                        .then(|| append::Appends::new(graph.num_fields())),
-                    saver,
-                }))
-            }
+            Some(saver) => Some(root_saver(&config, saver, graph.num_fields())?),
             None => None,
         };
         let n = graph.num_channels();
@@ -531,4 +508,35 @@ impl<S: State> Run<S> {
         self.stream.events = events;
         applied
     }
+}
+
+/// A root run's saver: its thread's root namespace, at the configured
+/// checkpoint. Not generic over the state, so that it is compiled once.
+fn root_saver(
+    config: &RunConfig,
+    saver: Arc<dyn Checkpointer>,
+    num_fields: usize,
+) -> Result<Box<Saver>, GraphError> {
+    let Some(thread) = config.shared_thread_id() else {
+        return Err(GraphError::InvalidConfig(
+            ConfigError::NoThreadForCheckpointer,
+        ));
+    };
+    Ok(Box::new(Saver {
+        thread: thread.clone(),
+        config: crate::checkpoint::CheckpointConfig {
+            thread_id: thread.as_str().to_owned(),
+            // A root run always uses the root namespace.
+            checkpoint_ns: String::new(),
+            checkpoint_id: config.checkpoint_id().map(str::to_owned),
+        },
+        durability: config.durability(),
+        parent_id: None,
+        book: persist::Book::default(),
+        step_writes: Vec::new(),
+        appends: saver
+            .stores_appends()
+            .then(|| append::Appends::new(num_fields)),
+        saver,
+    }))
 }
