@@ -7,7 +7,8 @@
 //! run of bytes that needs no escape costs a few vector compares per 32 bytes (a
 //! few word operations per eight for short strings) and one copy. Integers are
 //! written by `itoa`, as `serde_json` writes them, and other numbers by
-//! `serde_json` itself, so they cannot differ.
+//! `serde_json` itself, so they cannot differ. A shared `Arc<serde_json::Value>`
+//! met again in the same value is copied from its first text (see `Shared`).
 
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::{Error, Value};
