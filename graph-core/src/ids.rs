@@ -3,12 +3,8 @@
 //! checkpoint id, namespace, step, node and triggers), timestamps and the digit
 //! and hex formatting they share.
 
-use std::num::NonZeroU8;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
-use time::format_description::well_known::iso8601::{
-    Config, EncodedConfig, FormattedComponents, Iso8601, TimePrecision,
-};
 
 /// 100-ns intervals between 1582-10-15 and 1970-01-01.
 const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
@@ -51,15 +47,6 @@ pub(crate) fn parse_uuid(text: &str) -> Option<[u8; 16]> {
     uuid::Uuid::try_parse(text).ok().map(uuid::Uuid::into_bytes)
 }
 
-/// Checkpoint timestamps without their offset: ISO 8601 date and time to the
-/// microsecond (cut, not rounded).
-const TIMESTAMP: EncodedConfig = Config::DEFAULT
-    .set_formatted_components(FormattedComponents::DateTime)
-    .set_time_precision(TimePrecision::Second {
-        decimal_digits: NonZeroU8::new(6),
-    })
-    .encode();
-
 /// The current time as ISO-8601 UTC with microseconds (`2024-01-01T00:00:00.000000+00:00`).
 pub(crate) fn now_iso8601() -> String {
     timestamp(time::OffsetDateTime::now_utc())
@@ -78,16 +65,32 @@ fn timestamp(at: time::OffsetDateTime) -> String {
     let at = at
         .max(time::OffsetDateTime::UNIX_EPOCH)
         .to_offset(time::UtcOffset::UTC);
-    // Written into a stack buffer: one allocation, of the exact size. `time`
-    // writes the date and time; the offset is LangGraph's `+00:00` where ISO
-    // 8601 in `time` writes `Z`.
+    // Written into a stack buffer by fixed positions: one allocation, of the
+    // exact size, and no formatter (every checkpoint and pending write has a
+    // timestamp). The offset is LangGraph's `+00:00`.
     let mut out = *b"1970-01-01T00:00:00.000000+00:00";
-    let date_time = out.len() - "+00:00".len();
-    let written = time::PrimitiveDateTime::new(at.date(), at.time())
-        .format_into(&mut &mut out[..date_time], &Iso8601::<TIMESTAMP>);
-    // Four-digit years (1970 to 9999, all `time` has) fill it exactly.
-    debug_assert_eq!(written.ok(), Some(date_time));
+    let (year, month, day) = at.to_calendar_date();
+    let (hour, minute, second, micro) = at.to_hms_micro();
+    // Years from 1970 to 9999 (all `time` has) take exactly four digits.
+    fixed_digits(&mut out[0..4], u32::try_from(year).unwrap_or(0));
+    fixed_digits(&mut out[5..7], u32::from(u8::from(month)));
+    fixed_digits(&mut out[8..10], u32::from(day));
+    fixed_digits(&mut out[11..13], u32::from(hour));
+    fixed_digits(&mut out[14..16], u32::from(minute));
+    fixed_digits(&mut out[17..19], u32::from(second));
+    fixed_digits(&mut out[20..26], micro);
     ascii_str(&out).into_owned()
+}
+
+/// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded:
+/// a digit a byte, for the few fixed-width fields of a timestamp (no call to a
+/// formatter, `memset` or `memcpy`).
+#[inline]
+fn fixed_digits(slot: &mut [u8], mut n: u32) {
+    for digit in slot.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
 }
 
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.

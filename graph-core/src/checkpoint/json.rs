@@ -7,10 +7,15 @@
 //! run of bytes that needs no escape costs a few vector compares per 32 bytes (a
 //! few word operations per eight for short strings) and one copy. Integers are
 //! written by `itoa`, as `serde_json` writes them, and other numbers by
-//! `serde_json` itself, so they cannot differ.
+//! `serde_json` itself, so they cannot differ. A shared `Arc<serde_json::Value>`
+//! met again in the same value is copied from its first text (see `Shared`).
 
 use serde::ser::{self, Impossible, Serialize};
-use serde_json::Error;
+use serde_json::{Error, Value};
+use std::any::TypeId;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// `serde_json`'s marker for a [`serde_json::value::RawValue`] (serialised as a
 /// struct of this name with one field holding the JSON text).
@@ -27,8 +32,11 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
     if out.capacity() == 0 {
         out.reserve(64);
     }
-    let mut writer = Writer { out };
-    if let Err(e) = value.serialize(&mut writer) {
+    let mut writer = Writer {
+        out,
+        shared: Shared::default(),
+    };
+    if let Err(e) = writer.value(value) {
         super::spare::give(writer.out);
         return Err(e);
     }
@@ -54,6 +62,150 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
 
 struct Writer {
     out: Vec<u8>,
+    /// The shared JSON values written so far, to copy when they recur.
+    shared: Shared,
+}
+
+/// Shared values (`Arc<serde_json::Value>`) already written to the output, by
+/// address: a state that holds one value in many places (as a Python state
+/// holds one object in several lists) has its text written once per blob and
+/// copied after, instead of walking the value again each time. The text is the
+/// same either way (compact JSON does not depend on where a value stands).
+///
+/// Each entry keeps a reference to its value, so the address cannot be freed
+/// and reused by another value while the blob is written; a value behind an
+/// `Arc` is immutable (`serde_json::Value` has no interior mutability), so the
+/// same address always writes the same text.
+#[derive(Default)]
+struct Shared {
+    seen: hashbrown::HashMap<*const Value, Seen, BuildHasherDefault<AddressHasher>>,
+}
+
+/// Hashes an address: no seed to draw per blob (a blob of a small state has no
+/// shared value, and drawing a random seed for it cost more than the rest of
+/// this), and addresses are not chosen by an adversary.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // Fibonacci hashing: the low bits of an aligned address are zero, the
+        // multiply spreads the others into the high bits hashbrown reads too.
+        self.0 = (self.0 ^ n)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
+}
+
+/// Where the text of a shared value stands in the output.
+struct Seen {
+    /// Keeps the value, and so its address, alive.
+    _value: Arc<Value>,
+    start: usize,
+    end: usize,
+}
+
+/// Shared values whose text is shorter than this are written again (a lookup
+/// and a copy would cost about as much).
+const SHARED_MIN_BYTES: usize = 64;
+
+/// The `TypeId` of `T` with its lifetimes erased (`TypeId::of` needs
+/// `T: 'static`, and a serializer sees borrowed types). The technique of the
+/// `typeid` crate: a type differing from a `'static` type only in its
+/// lifetimes has that type's `TypeId`.
+fn type_id_of<T: ?Sized>() -> TypeId {
+    trait NonStaticAny {
+        fn type_id(&self) -> TypeId
+        where
+            Self: 'static;
+    }
+    impl<T: ?Sized> NonStaticAny for PhantomData<T> {
+        fn type_id(&self) -> TypeId
+        where
+            Self: 'static,
+        {
+            TypeId::of::<T>()
+        }
+    }
+    let phantom = PhantomData::<T>;
+    let erased: &dyn NonStaticAny = &phantom;
+    // SAFETY: only the trait object's lifetime bound changes (same layout and
+    // vtable); `type_id` reads no data of `T`, it returns a constant.
+    #[allow(unsafe_code)]
+    let erased: &(dyn NonStaticAny + 'static) = unsafe { std::mem::transmute(erased) };
+    erased.type_id()
+}
+
+/// `value` as a shared JSON value, when it is one (`Arc<Value>`, or a
+/// reference to one, as a sequence's items are handed over).
+#[inline]
+fn as_shared<T: ?Sized>(value: &T) -> Option<&Arc<Value>> {
+    let id = type_id_of::<T>();
+    if id == TypeId::of::<Arc<Value>>() {
+        // SAFETY: `T` is `Arc<Value>` (equal `TypeId`; `Arc<Value>` has no
+        // lifetimes to differ in), a sized type, so the pointer is thin and
+        // points to an `Arc<Value>` borrowed for as long as `value`.
+        #[allow(unsafe_code)]
+        Some(unsafe { &*(value as *const T as *const Arc<Value>) })
+    } else if id == TypeId::of::<&'static Arc<Value>>() {
+        // SAFETY: `T` is `&Arc<Value>` for some lifetime that outlives the
+        // borrow of `value` (it is borrowed in it), so reading the reference
+        // and using it for that borrow's length is sound.
+        #[allow(unsafe_code)]
+        Some(unsafe { *(value as *const T as *const &Arc<Value>) })
+    } else {
+        None
+    }
+}
+
+impl Writer {
+    /// Writes `value`, copying the text of a shared JSON value written before.
+    #[inline]
+    fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        match as_shared(value) {
+            Some(shared) => self.shared_value(shared),
+            None => value.serialize(&mut *self),
+        }
+    }
+
+    /// A shared JSON value: copied from where it was written before, or written
+    /// and remembered.
+    fn shared_value(&mut self, value: &Arc<Value>) -> Result<(), Error> {
+        let key = Arc::as_ptr(value);
+        if let Some(seen) = self.shared.seen.get(&key) {
+            let (start, end) = (seen.start, seen.end);
+            self.out.extend_from_within(start..end);
+            return Ok(());
+        }
+        let start = self.out.len();
+        Value::serialize(&**value, &mut *self)?;
+        let end = self.out.len();
+        if end - start >= SHARED_MIN_BYTES {
+            self.shared.seen.insert(
+                key,
+                Seen {
+                    _value: Arc::clone(value),
+                    start,
+                    end,
+                },
+            );
+        }
+        Ok(())
+    }
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -265,7 +417,7 @@ impl<'a> ser::Serializer for &'a mut Writer {
         self.serialize_unit()
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
-        value.serialize(self)
+        self.value(value)
     }
     fn serialize_unit(self) -> Result<(), Error> {
         self.out.extend_from_slice(b"null");
@@ -386,7 +538,7 @@ impl<'a> Compound<'a> {
 
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         self.writer.comma(&mut self.first);
-        value.serialize(&mut *self.writer)
+        self.writer.value(value)
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
@@ -396,7 +548,7 @@ impl<'a> Compound<'a> {
         self.writer.comma(&mut self.first);
         self.writer.string(key);
         self.writer.out.push(b':');
-        value.serialize(&mut *self.writer)
+        self.writer.value(value)
     }
 
     fn finish(self) -> Result<(), Error> {
@@ -458,7 +610,7 @@ impl ser::SerializeMap for Compound<'_> {
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         self.writer.out.push(b':');
-        value.serialize(&mut *self.writer)
+        self.writer.value(value)
     }
     fn end(self) -> Result<(), Error> {
         self.finish()
@@ -778,11 +930,12 @@ impl ser::Serializer for MapKey<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::to_string;
+    use super::{to_string, Shared, Writer};
     use proptest::prelude::*;
     use serde::Serialize;
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     fn same<T: Serialize + ?Sized>(value: &T) {
         let ours = to_string(value);
@@ -942,6 +1095,82 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A large JSON value (well above the shared-value threshold).
+    fn big(tag: u32) -> Value {
+        json!({"tag": tag, "text": "x\"y".repeat(40), "list": [1, 2.5, null, true, {"k": "v"}]})
+    }
+
+    #[derive(Serialize)]
+    struct Holder {
+        items: Vec<Arc<Value>>,
+        shared: Arc<Vec<Arc<Value>>>,
+        one: Option<Arc<Value>>,
+        by_key: BTreeMap<String, Arc<Value>>,
+        small: Vec<Arc<Value>>,
+    }
+
+    #[test]
+    fn shared_values_are_written_once_and_copied_with_the_same_text() {
+        let a = Arc::new(big(1));
+        let b = Arc::new(big(2));
+        let tiny = Arc::new(json!(7));
+        let holder = Holder {
+            items: vec![
+                Arc::clone(&a),
+                Arc::clone(&b),
+                Arc::clone(&a),
+                Arc::clone(&a),
+            ],
+            shared: Arc::new(vec![Arc::clone(&b); 5]),
+            one: Some(Arc::clone(&a)),
+            by_key: [
+                ("x".to_owned(), Arc::clone(&b)),
+                ("y".to_owned(), Arc::clone(&a)),
+            ]
+            .into_iter()
+            .collect(),
+            small: vec![Arc::clone(&tiny); 3],
+        };
+        same(&holder);
+        same(&vec![Arc::clone(&a); 100]);
+        same(&a);
+        // Two shared values remembered, the small one not.
+        let mut writer = Writer {
+            out: Vec::new(),
+            shared: Shared::default(),
+        };
+        writer.value(&holder).expect("serialisable");
+        assert_eq!(writer.shared.seen.len(), 2);
+        assert_eq!(
+            writer.out,
+            serde_json::to_vec(&holder).expect("serialisable")
+        );
+    }
+
+    /// Serialises `n` fresh shared values, each dropped before the next is made,
+    /// so the allocator may hand the next one the same address.
+    struct Fresh(u32);
+
+    impl Serialize for Fresh {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeSeq;
+            let mut seq = serializer.serialize_seq(Some(self.0 as usize))?;
+            for i in 0..self.0 {
+                let value = Arc::new(big(i));
+                seq.serialize_element(&value)?;
+            }
+            seq.end()
+        }
+    }
+
+    #[test]
+    fn a_shared_value_freed_during_the_write_is_not_mistaken_for_another() {
+        same(&Fresh(50));
+        let text = to_string(&Fresh(3)).expect("serialisable");
+        let back: Vec<Value> = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(back, vec![big(0), big(1), big(2)]);
     }
 
     fn arb_value() -> impl Strategy<Value = Value> {

@@ -38,6 +38,11 @@ pub struct Blob(Arc<String>);
 
 impl Blob {
     /// Serialises `value` to JSON (the same text as `serde_json::to_string`).
+    ///
+    /// A shared JSON value (`Arc<serde_json::Value>`) that occurs more than
+    /// once in `value` (one object held in several lists, as Python states
+    /// hold them) is walked once: its text is copied where the same `Arc`
+    /// occurs again.
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         json::to_string(value).map(|s| Blob(Arc::new(s)))
     }
