@@ -14,7 +14,6 @@ use serde::ser::{self, Impossible, Serialize};
 use serde_json::{Error, Value};
 use std::any::TypeId;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// `serde_json`'s marker for a [`serde_json::value::RawValue`] (serialised as a
@@ -123,38 +122,13 @@ struct Seen {
 /// and a copy would cost about as much).
 const SHARED_MIN_BYTES: usize = 64;
 
-/// The `TypeId` of `T` with its lifetimes erased (`TypeId::of` needs
-/// `T: 'static`, and a serializer sees borrowed types). The technique of the
-/// `typeid` crate: a type differing from a `'static` type only in its
-/// lifetimes has that type's `TypeId`.
-fn type_id_of<T: ?Sized>() -> TypeId {
-    trait NonStaticAny {
-        fn type_id(&self) -> TypeId
-        where
-            Self: 'static;
-    }
-    impl<T: ?Sized> NonStaticAny for PhantomData<T> {
-        fn type_id(&self) -> TypeId
-        where
-            Self: 'static,
-        {
-            TypeId::of::<T>()
-        }
-    }
-    let phantom = PhantomData::<T>;
-    let erased: &dyn NonStaticAny = &phantom;
-    // SAFETY: only the trait object's lifetime bound changes (same layout and
-    // vtable); `type_id` reads no data of `T`, it returns a constant.
-    #[allow(unsafe_code)]
-    let erased: &(dyn NonStaticAny + 'static) = unsafe { std::mem::transmute(erased) };
-    erased.type_id()
-}
-
 /// `value` as a shared JSON value, when it is one (`Arc<Value>`, or a
 /// reference to one, as a sequence's items are handed over).
 #[inline]
 fn as_shared<T: ?Sized>(value: &T) -> Option<&Arc<Value>> {
-    let id = type_id_of::<T>();
+    // The `TypeId` of `T` with its lifetimes erased (`TypeId::of` needs
+    // `T: 'static`, and a serializer sees borrowed types).
+    let id = typeid::of::<T>();
     if id == TypeId::of::<Arc<Value>>() {
         // SAFETY: `T` is `Arc<Value>` (equal `TypeId`; `Arc<Value>` has no
         // lifetimes to differ in), a sized type, so the pointer is thin and
