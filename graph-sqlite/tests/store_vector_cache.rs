@@ -63,7 +63,11 @@ fn keys(found: &[SearchItem]) -> Vec<&str> {
 async fn warm(store: &SqliteStore, namespace: &Namespace, n: usize) {
     for i in 0..n {
         store
-            .put(namespace, &format!("k{i}"), json!({"text": format!("fruit apple {i}")}))
+            .put(
+                namespace,
+                &format!("k{i}"),
+                json!({"text": format!("fruit apple {i}")}),
+            )
             .await
             .expect("put");
     }
@@ -171,7 +175,10 @@ async fn own_puts_deletes_and_expiry_are_seen() {
         .expect("update");
     let found = search(&store, &docs, "sailing boat").await;
     same(&found, &search(&uncached, &docs, "sailing boat").await);
-    assert_eq!(keys(&search(&store, &docs, "mountain cabin").await)[0], "boat");
+    assert_eq!(
+        keys(&search(&store, &docs, "mountain cabin").await)[0],
+        "boat"
+    );
 
     store.delete(&docs, "boat").await.expect("delete");
     let found = search(&store, &docs, "mountain cabin").await;
@@ -283,7 +290,11 @@ async fn cached_searches_equal_uncached_ones() {
             _ => {
                 let prefix = &prefixes[next(prefixes.len())];
                 let op = SearchOp::new(prefix.clone())
-                    .query(format!("{} {}", words[next(words.len())], words[next(words.len())]))
+                    .query(format!(
+                        "{} {}",
+                        words[next(words.len())],
+                        words[next(words.len())]
+                    ))
                     .limit(1 + next(6))
                     .offset(next(3));
                 let expected = summary(&uncached.search(op.clone()).await.expect("search"));

@@ -43,8 +43,11 @@
 //! no sqlite-vec tables, only those blobs, so this crate needs no extension: it
 //! reads the blobs and computes the same cosine distance in Rust (the same
 //! `f32` arithmetic, so the scores are LangGraph's to the bit), keeping the
-//! best-scoring items. A search with a query scans the vectors under the
-//! namespace prefix, as LangGraph's does.
+//! best-scoring items. A search with a query scores every vector under the
+//! namespace prefix, as LangGraph's does; the vectors are kept decoded in
+//! memory between searches (see [`SqliteStore::vector_cache_limit`]), checked
+//! against SQLite's `PRAGMA data_version` so that writes by other connections
+//! and processes are seen, and dropped by this store's own writes.
 //!
 //! Differences from LangGraph's store, all in what a read returns: an expired
 //! item is never returned (LangGraph returns it until a sweep deletes it); an
@@ -153,7 +156,7 @@ impl SqliteStore {
 
     /// Bounds the memory of the vectors this store keeps decoded between
     /// searches with a query, in bytes (default 128 MiB; 0: keep none). A
-    /// vector costs 4 bytes a dimension plus its key's bytes and 44 bytes;
+    /// vector costs 4 bytes a dimension plus its key's bytes and 36 bytes;
     /// when the `store_vectors` table needs more, searches read the vectors
     /// from SQLite at each query instead. The cache is emptied either way.
     pub fn vector_cache_limit(self, bytes: usize) -> Self {

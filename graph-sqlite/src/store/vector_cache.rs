@@ -36,7 +36,8 @@
 //!
 //! A row costs its floats (4 bytes a dimension) plus [`ROW_OVERHEAD`] bytes
 //! and its key's bytes; the cache holds at most [`DEFAULT_LIMIT`] bytes
-//! (settable with [`SqliteStore::vector_cache_limit`](super::SqliteStore::vector_cache_limit)).
+//! (settable with [`SqliteStore::vector_cache_limit`](super::SqliteStore::vector_cache_limit));
+//! while it is built, its growing buffers may briefly take up to twice that.
 //! A table larger than that is not cached: from then on this store searches
 //! SQLite directly, as it did without a cache. So does a table with rows the
 //! cache cannot hold exactly (a NULL or non-text prefix or key, a non-blob
@@ -53,11 +54,11 @@ use rusqlite::Transaction;
 
 /// The default bound on a cache's bytes: 128 MiB, e.g. ~470 000 vectors of 64
 /// dimensions or ~21 000 of 1 536.
-pub const DEFAULT_LIMIT: usize = 128 << 20;
+pub(super) const DEFAULT_LIMIT: usize = 128 << 20;
 
 /// What a row costs besides its floats and its key's bytes: its rowid, its
 /// norm, its key's `String` header.
-pub const ROW_OVERHEAD: usize = 8 + 4 + std::mem::size_of::<String>();
+pub(super) const ROW_OVERHEAD: usize = 8 + 4 + std::mem::size_of::<String>();
 
 /// The cache of one store (see the [module docs](self)).
 pub(super) struct VectorCache {
@@ -160,7 +161,10 @@ impl VectorCache {
             return None;
         };
         let group = snapshot.groups.get(at.0 as usize)?;
-        Some((group.prefix.as_str(), group.keys.get(at.1 as usize)?.as_str()))
+        Some((
+            group.prefix.as_str(),
+            group.keys.get(at.1 as usize)?.as_str(),
+        ))
     }
 }
 
@@ -188,7 +192,10 @@ fn build(tx: &Transaction<'_>, data_version: i64, limit: usize) -> rusqlite::Res
         let (Ok(prefix), Ok(key)) = (std::str::from_utf8(prefix), std::str::from_utf8(key)) else {
             return irregular;
         };
-        if blob.is_empty() || blob.len() % 4 != 0 || *dims.get_or_insert(blob.len() / 4) != blob.len() / 4 {
+        if blob.is_empty()
+            || blob.len() % 4 != 0
+            || *dims.get_or_insert(blob.len() / 4) != blob.len() / 4
+        {
             return irregular;
         }
         bytes += blob.len() + key.len() + ROW_OVERHEAD;
