@@ -271,15 +271,12 @@ impl Snapshot {
         }
         let b_root = f64::from(b_mag).sqrt();
         let mut out = Vec::with_capacity(count);
+        let mut dots = Vec::new();
         for (g, group) in groups() {
-            let vectors = group.floats.chunks_exact(self.dims.max(1));
-            for (r, ((vector, &a_mag), &rowid)) in
-                vectors.zip(&group.norms).zip(&group.rowids).enumerate()
+            dot_products(&group.floats, self.dims, query, &mut dots);
+            for (r, ((&dot, &a_mag), &rowid)) in
+                dots.iter().zip(&group.norms).zip(&group.rowids).enumerate()
             {
-                let mut dot = 0f32;
-                for (a, b) in vector.iter().zip(query) {
-                    dot += a * b;
-                }
                 let distance = (1.0 - f64::from(dot) / (f64::from(a_mag).sqrt() * b_root)) as f32;
                 let score = 1.0 - f64::from(distance);
                 out.push(Scored {
@@ -290,5 +287,80 @@ impl Snapshot {
             }
         }
         Some(out)
+    }
+}
+
+/// The dot product of `query` with each `dims`-float vector of `floats`, into
+/// `out`: each an `f32` sum in component order, as `row::blob_similarity`
+/// sums it (so the scores are the same to the bit). Four vectors at a time,
+/// four independent sums, so that one sum's additions need not wait for
+/// another's.
+fn dot_products(floats: &[f32], dims: usize, query: &[f32], out: &mut Vec<f32>) {
+    out.clear();
+    if dims == 0 || query.len() != dims {
+        return;
+    }
+    let query = &query[..dims];
+    let mut quads = floats.chunks_exact(4 * dims);
+    for quad in &mut quads {
+        let (v0, rest) = quad.split_at(dims);
+        let (v1, rest) = rest.split_at(dims);
+        let (v2, v3) = rest.split_at(dims);
+        let (v0, v1, v2, v3) = (&v0[..dims], &v1[..dims], &v2[..dims], &v3[..dims]);
+        let mut sums = [0f32; 4];
+        for i in 0..dims {
+            let b = query[i];
+            sums[0] += v0[i] * b;
+            sums[1] += v1[i] * b;
+            sums[2] += v2[i] * b;
+            sums[3] += v3[i] * b;
+        }
+        out.extend_from_slice(&sums);
+    }
+    for vector in quads.remainder().chunks_exact(dims) {
+        let mut sum = 0f32;
+        for (a, b) in vector.iter().zip(query) {
+            sum += a * b;
+        }
+        out.push(sum);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four sums at a time, and the rows left over, equal one sum in order
+    /// to the bit.
+    #[test]
+    fn dot_products_sum_in_order() {
+        let dims = 5;
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        let floats: Vec<f32> = (0..7 * dims).map(|_| next() * 1e3).collect();
+        let query: Vec<f32> = (0..dims).map(|_| next()).collect();
+        let mut dots = Vec::new();
+        dot_products(&floats, dims, &query, &mut dots);
+        let expected: Vec<u32> = floats
+            .chunks_exact(dims)
+            .map(|v| {
+                let mut sum = 0f32;
+                for (a, b) in v.iter().zip(&query) {
+                    sum += a * b;
+                }
+                sum.to_bits()
+            })
+            .collect();
+        assert_eq!(
+            dots.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+            expected
+        );
+        dot_products(&floats, dims, &query[1..], &mut dots);
+        assert!(dots.is_empty(), "a query of another size scores nothing");
     }
 }
