@@ -43,8 +43,11 @@
 //! no sqlite-vec tables, only those blobs, so this crate needs no extension: it
 //! reads the blobs and computes the same cosine distance in Rust (the same
 //! `f32` arithmetic, so the scores are LangGraph's to the bit), keeping the
-//! best-scoring items. A search with a query scans the vectors under the
-//! namespace prefix, as LangGraph's does.
+//! best-scoring items. A search with a query scores every vector under the
+//! namespace prefix, as LangGraph's does; the vectors are kept decoded in
+//! memory between searches (see [`SqliteStore::vector_cache_limit`]), checked
+//! against SQLite's `PRAGMA data_version` so that writes by other connections
+//! and processes are seen, and dropped by this store's own writes.
 //!
 //! Differences from LangGraph's store, all in what a read returns: an expired
 //! item is never returned (LangGraph returns it until a sweep deletes it); an
@@ -67,6 +70,7 @@
 
 mod row;
 mod schema;
+mod vector_cache;
 
 use crate::worker::Worker;
 use futures::future::BoxFuture;
@@ -79,7 +83,9 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
+use vector_cache::VectorCache;
 
 /// A [`Store`] in a SQLite file (or in memory), in the tables of LangGraph's
 /// Python `SqliteStore` (see the [module docs](self)).
@@ -89,6 +95,9 @@ pub struct SqliteStore {
     index: Option<IndexConfig>,
     ttl: TtlConfig,
     vectors: bool,
+    /// The decoded vectors, locked only by jobs on the worker's thread (see
+    /// `vector_cache.rs` for when it is valid).
+    cache: Arc<Mutex<VectorCache>>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -136,12 +145,23 @@ impl SqliteStore {
             index: config.index,
             ttl: config.ttl,
             vectors: false,
+            cache: Arc::new(Mutex::new(VectorCache::new())),
         };
         let with_index = store.index.is_some();
         store.vectors = store
             .run(move |conn| schema::prepare(conn, &name, with_index))
             .await?;
         Ok(store)
+    }
+
+    /// Bounds the memory of the vectors this store keeps decoded between
+    /// searches with a query, in bytes (default 128 MiB; 0: keep none). A
+    /// vector costs 4 bytes a dimension plus its key's bytes and 36 bytes;
+    /// when the `store_vectors` table needs more, searches read the vectors
+    /// from SQLite at each query instead. The cache is emptied either way.
+    pub fn vector_cache_limit(self, bytes: usize) -> Self {
+        lock(&self.cache).set_limit(bytes);
+        self
     }
 
     /// Waits for queued operations, then closes the database.
@@ -191,7 +211,21 @@ impl SqliteStore {
                 ttl: self.ttl.clone(),
                 vectors: self.vectors,
             };
-            match self.run(move |conn| job.run(conn)).await? {
+            let cache = self.cache.clone();
+            let writing = !job.writes.is_empty();
+            let done = self
+                .run(move |conn| {
+                    let mut cache = lock(&cache);
+                    let done = job.run(conn, &mut cache);
+                    // Own commits leave `data_version` as it was (and a
+                    // failed job may have read rows it then rolled back).
+                    if writing {
+                        cache.invalidate();
+                    }
+                    done
+                })
+                .await?;
+            match done {
                 Some(results) => return Ok(results),
                 // A reused vector's item changed since it was read: embed anew.
                 None if reuse => reuse = false,
@@ -289,7 +323,10 @@ impl Store for SqliteStore {
 
     fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
         let vectors = self.vectors;
+        let cache = self.cache.clone();
         Box::pin(self.run(move |conn| {
+            // Deletes vectors on this connection: `data_version` will not say.
+            lock(&cache).invalidate();
             let now = row::timestamp(SystemTime::now());
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -405,7 +442,11 @@ struct Job {
 
 impl Job {
     /// The results, or `None` when a reused vector's item changed meanwhile.
-    fn run(self, conn: &mut Connection) -> Result<Option<Vec<OpResult>>, StoreError> {
+    fn run(
+        self,
+        conn: &mut Connection,
+        cache: &mut VectorCache,
+    ) -> Result<Option<Vec<OpResult>>, StoreError> {
         let now = SystemTime::now();
         let now_text = row::timestamp(now);
         let writes = !self.writes.is_empty()
@@ -435,7 +476,7 @@ impl Job {
                 Op::Search(search) => {
                     let refresh = self.ttl.refresh(search.refresh_ttl).then_some(now);
                     OpResult::Search(match query {
-                        Some(q) => search_query(&tx, search, q, &now_text, refresh)?,
+                        Some(q) => search_query(&tx, cache, search, q, &now_text, refresh)?,
                         None => search_plain(&tx, search, &now_text, refresh)?,
                     })
                 }
@@ -771,42 +812,31 @@ impl RawRow {
     }
 }
 
-/// A search with a query: every vector under the prefix scored (one pass
-/// over `store_vectors`, no join), best first; then each item at its best
-/// vector (its first in that order), if it is live, filtered and paged.
+/// A search with a query: every vector under the prefix scored (from the
+/// cache of decoded vectors, or else in one pass over `store_vectors`), best
+/// first; then each item at its best vector (its first in that order), if it
+/// is live, filtered and paged.
 fn search_query(
     tx: &Transaction<'_>,
+    cache: &mut VectorCache,
     op: &SearchOp,
     query: &[f32],
     now_text: &str,
     refresh: Option<SystemTime>,
 ) -> Result<Vec<SearchItem>, StoreError> {
     let fail = |e| storage("cannot search".into(), e);
-    let mut sql = String::from("SELECT rowid, embedding FROM store_vectors");
-    let mut args: Vec<String> = Vec::new();
-    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "prefix") {
-        sql.push_str(" WHERE ");
-        sql.push_str(&condition);
-        args.extend(params);
-    }
-    let mut ranked: Vec<Ranked> = Vec::new();
-    {
-        let mut stmt = tx.prepare_cached(&sql).map_err(fail)?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(&args))
-            .map_err(fail)?;
-        while let Some(row) = rows.next().map_err(fail)? {
-            let rowid: i64 = row.get(0).map_err(fail)?;
-            let blob = row
-                .get_ref(1)
-                .and_then(|v| v.as_blob().map_err(Into::into))
-                .map_err(fail)?;
-            let Some(score) = row::blob_similarity(blob, query) else {
-                return Err(bad_vector(tx, rowid, blob.len(), query.len()));
-            };
-            ranked.push(Ranked(if score.is_nan() { 0.0 } else { score }, rowid));
-        }
-    }
+    let dotted = (!op.namespace_prefix.is_empty()).then(|| op.namespace_prefix.to_dotted());
+    let ranked: Vec<Ranked> = match cache.score(tx, dotted.as_deref(), query).map_err(fail)? {
+        Some(scored) => scored
+            .into_iter()
+            .map(|s| Ranked {
+                score: s.score,
+                rowid: s.rowid,
+                at: Some(s.at),
+            })
+            .collect(),
+        None => score_rows(tx, op, query)?,
+    };
     // Best first, popped only as far as the page needs (heapify is linear).
     let mut ranked = std::collections::BinaryHeap::from(ranked);
     let mut owner = tx
@@ -822,13 +852,16 @@ fn search_query(
     let mut found = Vec::new();
     let mut skip = op.offset;
     let mut refreshed = Vec::new();
-    while let Some(Ranked(score, rowid)) = ranked.pop() {
+    while let Some(Ranked { score, rowid, at }) = ranked.pop() {
         if found.len() >= op.limit {
             break;
         }
-        let id: (String, String) = owner
-            .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(fail)?;
+        let id: (String, String) = match at.and_then(|at| cache.owner(at)) {
+            Some((prefix, key)) => (prefix.to_owned(), key.to_owned()),
+            None => owner
+                .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(fail)?,
+        };
         if seen.contains(&id) {
             continue;
         }
@@ -864,9 +897,57 @@ fn search_query(
     Ok(found)
 }
 
-/// A vector's score and rowid, ordered by score, then (ties) the later row.
-#[derive(PartialEq)]
-struct Ranked(f64, i64);
+/// Every vector under the search's prefix scored, read from `store_vectors`
+/// (one pass, no join): the search without the cache.
+fn score_rows(
+    tx: &Transaction<'_>,
+    op: &SearchOp,
+    query: &[f32],
+) -> Result<Vec<Ranked>, StoreError> {
+    let fail = |e| storage("cannot search".into(), e);
+    let mut sql = String::from("SELECT rowid, embedding FROM store_vectors");
+    let mut args: Vec<String> = Vec::new();
+    if let Some((condition, params)) = prefix_condition(&op.namespace_prefix, "prefix") {
+        sql.push_str(" WHERE ");
+        sql.push_str(&condition);
+        args.extend(params);
+    }
+    let mut ranked: Vec<Ranked> = Vec::new();
+    let mut stmt = tx.prepare_cached(&sql).map_err(fail)?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(&args))
+        .map_err(fail)?;
+    while let Some(row) = rows.next().map_err(fail)? {
+        let rowid: i64 = row.get(0).map_err(fail)?;
+        let blob = row
+            .get_ref(1)
+            .and_then(|v| v.as_blob().map_err(Into::into))
+            .map_err(fail)?;
+        let Some(score) = row::blob_similarity(blob, query) else {
+            return Err(bad_vector(tx, rowid, blob.len(), query.len()));
+        };
+        ranked.push(Ranked {
+            score: if score.is_nan() { 0.0 } else { score },
+            rowid,
+            at: None,
+        });
+    }
+    Ok(ranked)
+}
+
+/// A vector's score and rowid, ordered by score, then (ties) the later row;
+/// with where the cache holds its prefix and key, when it was scored there.
+struct Ranked {
+    score: f64,
+    rowid: i64,
+    at: Option<(u32, u32)>,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 
 impl Eq for Ranked {}
 
@@ -878,7 +959,9 @@ impl PartialOrd for Ranked {
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+        self.score
+            .total_cmp(&other.score)
+            .then(self.rowid.cmp(&other.rowid))
     }
 }
 
@@ -963,6 +1046,17 @@ fn value_text(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
             Box::new(FromSqlError::InvalidType),
         )),
     }
+}
+
+/// The cache, also after a job panicked while holding it (it is then
+/// dropped: the panic may have left it half built).
+fn lock(cache: &Mutex<VectorCache>) -> MutexGuard<'_, VectorCache> {
+    cache.lock().unwrap_or_else(|poisoned| {
+        cache.clear_poison();
+        let mut cache = poisoned.into_inner();
+        cache.invalidate();
+        cache
+    })
 }
 
 /// A storage failure of the store, with what was being done.
