@@ -256,8 +256,9 @@ impl<S: State> Run<S> {
         let graph = Arc::clone(&self.graph);
         // Per-task scratch lists, inline for the common step of a few tasks.
         let mut order: SmallVec<[usize; 8]> = (0..tasks.len()).collect();
-        let paths: SmallVec<[&TaskOrder; 8]> = tasks.iter().map(|t| &t.path).collect();
-        sort_by_path(&mut order, &paths);
+        // Generic (compiled per state type): a non-generic sort would need the
+        // paths collected first, which cost more at run time than it saved.
+        order.sort_by(|a, b| tasks[*a].path.cmp(&tasks[*b].path));
 
         let mut outputs: SmallVec<[NodeOutput<S>; 4]> = SmallVec::with_capacity(results.len());
         let mut control: SmallVec<[ControlWrites; 4]> =
@@ -554,10 +555,4 @@ impl<S: State> Run<S> {
             }
         }
     }
-}
-
-/// Sorts `order` (indices into `paths`) by task path. Not generic over the
-/// state: a sort inside `apply` would be compiled again for every state type.
-fn sort_by_path(order: &mut [usize], paths: &[&TaskOrder]) {
-    order.sort_by(|a, b| paths[*a].cmp(paths[*b]));
 }
