@@ -168,6 +168,7 @@
 mod append;
 mod decode;
 mod encode;
+mod journal;
 mod lease;
 mod ops;
 mod schema;

@@ -147,9 +147,7 @@ pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), Checkpoin
     let current = consistent_layout(conn, name)? == Layout::Ours(LATEST);
     // WAL lets readers (a Python process, say) proceed during a put. An in-memory
     // database answers "memory", which is fine.
-    let _mode: String = conn
-        .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-        .map_err(|e| storage("cannot enable WAL on", e))?;
+    crate::journal::use_wal(conn, BUSY_TIMEOUT).map_err(|e| storage("cannot enable WAL on", e))?;
     // In WAL mode, NORMAL still makes each committed put survive a crash of the
     // process; only an OS crash or power loss can lose the last commits.
     conn.pragma_update(None, "synchronous", "NORMAL")

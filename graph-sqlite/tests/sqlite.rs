@@ -620,3 +620,24 @@ async fn savers_opened_at_once_on_a_new_database_all_open() {
         write_thread(&saver, "t", 1).await;
     }
 }
+
+/// A saver opened while another connection holds the new database's write lock
+/// waits for it, rather than failing to switch the file to WAL ("database is
+/// locked": that switch does not wait by itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saver_opened_while_another_connection_writes_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.db");
+    let holder = raw(&path);
+    holder
+        .execute_batch("CREATE TABLE other_app (x INTEGER); BEGIN IMMEDIATE; INSERT INTO other_app VALUES (1);")
+        .unwrap();
+    let opening = tokio::spawn({
+        let path = path.clone();
+        async move { SqliteSaver::open(&path).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    holder.execute_batch("COMMIT").unwrap();
+    let saver = opening.await.unwrap().unwrap();
+    write_thread(&saver, "t", 1).await;
+}

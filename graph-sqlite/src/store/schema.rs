@@ -70,9 +70,7 @@ pub(super) fn prepare(
             .map_err(|e| fail("cannot read the store tables of", e))?;
         check(&tx, name)?;
     }
-    let _mode: String = conn
-        .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-        .map_err(|e| fail("cannot enable WAL on", e))?;
+    crate::journal::use_wal(conn, BUSY_TIMEOUT).map_err(|e| fail("cannot enable WAL on", e))?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(|e| fail("cannot configure", e))?;
     let tx = conn
