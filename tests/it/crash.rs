@@ -137,7 +137,21 @@ async fn a_killed_run_resumes_without_losing_a_step() {
         (completed as u32) < STEPS,
         "the child finished before it was killed; the test proved nothing"
     );
-    assert_eq!(at_kill.next, ["work"], "the thread stopped mid-run");
+    // Killed between storing a step's task writes and the checkpoint after
+    // them, the snapshot shows the task completed (its result, and values that
+    // include it) and leaves it out of `next`, as LangGraph's does; otherwise
+    // the task is still to run. Either way the thread is mid-run.
+    match at_kill.next.as_slice() {
+        [] => assert!(
+            at_kill
+                .tasks
+                .iter()
+                .any(|t| t.name == "work" && t.result.is_some()),
+            "the thread stopped mid-run: nothing next and no completed task in {:?}",
+            at_kill.tasks.iter().map(|t| &t.name).collect::<Vec<_>>()
+        ),
+        next => assert_eq!(next, ["work"], "the thread stopped mid-run"),
+    }
 
     let resumed = app.invoke(None, &thread()).await.unwrap();
     let expected: Vec<u32> = (0..STEPS).collect();
