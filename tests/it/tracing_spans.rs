@@ -50,6 +50,11 @@ fn runs_supersteps_and_tasks_have_spans_with_their_ids() {
         .unwrap();
     let capture = Capture::default();
     tracing::subscriber::with_default(capture.clone(), || {
+        // Other tests of this binary run on other threads without a
+        // subscriber; a span callsite they hit first, while this subscriber
+        // was not yet registered, can keep tracing's cached "never" (the
+        // interest cache is global). Computed again now, with this subscriber.
+        tracing::callsite::rebuild_interest_cache();
         futures::executor::block_on(app.invoke(Count::update(), &RunConfig::thread("t-7")))
             .unwrap();
     });
