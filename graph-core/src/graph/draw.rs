@@ -1,26 +1,13 @@
 //! The builder's drawing of itself: every node, every declared edge and route,
 //! and the drawings of its subgraph nodes (rendered by `crate::draw`).
 
+use super::shape::{BranchShape, NodeShape};
 use super::StateGraph;
 use crate::command::{Destination, Targets};
 use crate::draw::{Drawing, EdgeKind};
 use crate::state::State;
 use crate::END;
 use std::collections::HashSet;
-
-/// What the drawing reads of a node besides its name.
-struct NodeLook<'g> {
-    name: &'g str,
-    targets: Targets,
-    reads_state: bool,
-}
-
-/// What the drawing reads of a conditional edge.
-struct BranchLook<'g> {
-    source: &'g str,
-    path_map: Option<&'g crate::branch::PathMap>,
-    targets: Targets,
-}
 
 impl Drawing {
     pub(crate) fn of<S: State, C: ?Sized + 'static>(graph: &StateGraph<S, C>) -> Self {
@@ -37,24 +24,7 @@ impl Drawing {
                 .collect(),
             ..Drawing::default()
         };
-        let nodes: Vec<NodeLook<'_>> = graph
-            .nodes
-            .iter()
-            .map(|n| NodeLook {
-                name: &n.name,
-                targets: n.runner.targets(),
-                reads_state: n.runner.reads_state(),
-            })
-            .collect();
-        let branches: Vec<BranchLook<'_>> = graph
-            .branches
-            .iter()
-            .map(|b| BranchLook {
-                source: &b.source,
-                path_map: b.router.path_map(),
-                targets: b.router.targets(),
-            })
-            .collect();
+        let (nodes, branches) = (graph.node_shapes(), graph.branch_shapes());
         drawing.with_edges(&nodes, &graph.edges, &branches, &graph.destinations)
     }
 
@@ -62,9 +32,9 @@ impl Drawing {
     /// it is compiled once.
     fn with_edges(
         mut self,
-        nodes: &[NodeLook<'_>],
+        nodes: &[NodeShape<'_>],
         edges: &[super::EdgeDef],
-        branches: &[BranchLook<'_>],
+        branches: &[BranchShape<'_>],
         destinations: &[(String, Vec<String>)],
     ) -> Self {
         let drawing = &mut self;

@@ -11,6 +11,7 @@ pub mod declared;
 pub(crate) mod draw;
 mod edges;
 mod schema;
+mod shape;
 mod validate;
 
 pub use crate::branch::{BranchRoute, IntoRoutes, PathMap, RouterFn, RouterOutput};

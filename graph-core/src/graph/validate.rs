@@ -1,6 +1,7 @@
 //! `compile()` validation (docs/semantics.md §3.4): every problem is collected
 //! and reported together, each message naming the node and the fix.
 
+use super::shape::{BranchShape, NodeShape};
 use super::StateGraph;
 use crate::command::{Destination, Targets};
 use crate::error::{BreakpointSide, GraphError, GraphProblem, Reach};
@@ -76,22 +77,6 @@ fn is_reserved(name: &str) -> bool {
         || name == ":"
 }
 
-/// What validation reads of a node.
-struct NodeShape<'g> {
-    name: &'g str,
-    /// The type the node takes as input (the state's for a view of it).
-    input: (TypeId, &'static str),
-    targets: Targets,
-}
-
-/// What validation reads of a conditional edge.
-struct BranchShape<'g> {
-    source: &'g str,
-    router: &'static str,
-    path_map: Option<&'g crate::branch::PathMap>,
-    targets: Targets,
-}
-
 /// What validation reads of a graph: nothing in it depends on the state type,
 /// so [`check`] is compiled once, not once per state type as `validate` is.
 struct Shape<'g> {
@@ -109,36 +94,13 @@ struct Shape<'g> {
 pub(crate) fn validate<S: State, C: ?Sized + 'static>(
     graph: &StateGraph<S, C>,
 ) -> Result<(), GraphError> {
-    let state = (TypeId::of::<S>(), std::any::type_name::<S>());
     check(&Shape {
         fields: S::FIELDS,
-        state,
+        state: StateGraph::<S, C>::state_type(),
         errors: &graph.errors,
-        nodes: graph
-            .nodes
-            .iter()
-            .map(|n| NodeShape {
-                name: &n.name,
-                // A node taking a view of the state reads the state like one taking it.
-                input: if n.runner.reads_state() {
-                    state
-                } else {
-                    n.runner.input_type()
-                },
-                targets: n.runner.targets(),
-            })
-            .collect(),
+        nodes: graph.node_shapes(),
         edges: &graph.edges,
-        branches: graph
-            .branches
-            .iter()
-            .map(|b| BranchShape {
-                source: &b.source,
-                router: b.router.name(),
-                path_map: b.router.path_map(),
-                targets: b.router.targets(),
-            })
-            .collect(),
+        branches: graph.branch_shapes(),
         destinations: &graph.destinations,
         interrupt_before: &graph.interrupt_before,
         interrupt_after: &graph.interrupt_after,
