@@ -18,11 +18,13 @@ Output: one JSON object per line on stdout:
 """
 
 import argparse
+import atexit
 import gc
 import json
 import os
 import re
 import resource
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -38,6 +40,13 @@ from langgraph.graph import END, START, StateGraph
 RECURSION_LIMIT = 1_000_000_000
 DEFAULT_RUNS = 5
 LONG_RUN_S = 10.0
+
+
+def scratch_dir(prefix: str) -> str:
+    """A new directory for a run's databases, removed when the process exits."""
+    directory = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory
 
 
 def rss_kb() -> int:
@@ -78,7 +87,7 @@ def make_chain(n: int, saver: str | None):
     elif saver == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        path = os.path.join(tempfile.mkdtemp(prefix="stategraph-anchor-"), "chain.db")
+        path = os.path.join(scratch_dir("stategraph-anchor-"), "chain.db")
         conn = sqlite3.connect(path, check_same_thread=False)
         checkpointer = SqliteSaver(conn)
     graph = builder.compile(checkpointer=checkpointer)
@@ -287,7 +296,7 @@ def make_sqlite_store_factory(backend: str):
         return [table[t] for t in texts]
 
     index = {"dims": SQLITE_DIMS, "embed": embed, "fields": ["text"], "text_fields": ["text"]}
-    directory = tempfile.mkdtemp(prefix="stategraph-anchor-store-")
+    directory = scratch_dir("stategraph-anchor-store-")
     runs = [0]
 
     def open_store():
@@ -385,7 +394,7 @@ def make_chat(turns: int, saver: str):
     builder.add_edge(START, "assistant")
     builder.add_edge("assistant", END)
     inputs = [chat_text("user", i) for i in range(turns)]
-    directory = tempfile.mkdtemp(prefix="stategraph-anchor-chat-")
+    directory = scratch_dir("stategraph-anchor-chat-")
     runs = [0]
 
     def run_once():

@@ -72,6 +72,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         let (line, ok) = harness::measure(&names[0], workload, quick);
+        workloads::remove_scratch();
         println!("{line}");
         return if ok {
             ExitCode::SUCCESS

@@ -39,7 +39,7 @@ pub fn build(n: usize, saver: Saver) -> Workload {
     }
     graph = graph.add_edge(format!("node_{}", n - 1), END);
     let rt = Arc::new(runtime());
-    let dir = std::env::temp_dir().join(format!("stategraph-chain-{}", std::process::id()));
+    let dir = super::scratch_dir("chain");
     let db = dir.join("chain.db");
     let db_path = db.clone();
     let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());

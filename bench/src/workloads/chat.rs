@@ -72,7 +72,7 @@ fn graph() -> StateGraph<MessagesState> {
 
 pub fn build(turns: usize, saver: Saver) -> Workload {
     let rt = Arc::new(runtime());
-    let dir = std::env::temp_dir().join(format!("stategraph-chat-{}", std::process::id()));
+    let dir = super::scratch_dir("chat");
     let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let inputs: Vec<String> = (0..turns).map(|i| text("user", i)).collect();
     let (check_rt, check_runs) = (Arc::clone(&rt), Arc::clone(&runs));

@@ -33,7 +33,7 @@ fn touch(s: &Wide100) -> Command<Next> {
 
 pub fn build(sqlite: bool) -> Workload {
     let rt = runtime();
-    let dir = std::env::temp_dir().join(format!("stategraph-bench-{}", std::process::id()));
+    let dir = super::scratch_dir("checkpoint_cost");
     let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
     let graph = rt.block_on(async {
         let builder = StateGraph::<Wide100>::new()

@@ -119,6 +119,28 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|e| panic!("cannot start the tokio runtime: {e}"))
 }
 
+/// The directory of this process's databases for workload `what`, under one
+/// root per process (created by the workload, removed by [`remove_scratch`]).
+pub fn scratch_dir(what: &str) -> std::path::PathBuf {
+    scratch_root().join(what)
+}
+
+fn scratch_root() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("stategraph-bench-{}", std::process::id()))
+}
+
+/// Removes every workload's databases of this process (after its runs: a
+/// chat run on SQLite leaves ~1 GB).
+pub fn remove_scratch() {
+    let root = scratch_root();
+    match std::fs::remove_dir_all(&root) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            eprintln!("could not remove {}: {e}", root.display());
+        }
+        _ => {}
+    }
+}
+
 /// A unique thread id per run (harness rule 4).
 pub fn run_config() -> RunConfig {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

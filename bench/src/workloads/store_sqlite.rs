@@ -105,7 +105,7 @@ async fn open(dir: &std::path::Path, run: usize) -> Arc<dyn Store> {
 }
 
 fn bench_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("stategraph-bench-store-{}", std::process::id()));
+    let dir = super::scratch_dir("store");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("bench dir: {e}"));
     dir
 }
