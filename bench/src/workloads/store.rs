@@ -19,7 +19,7 @@
 use super::runtime;
 use crate::harness::{expect, Workload};
 use futures::future::BoxFuture;
-use hashbrown::HashMap;
+use indexmap::IndexMap;
 use serde_json::{json, Value};
 use stategraph::store::{
     cosine_similarity, EmbeddingError, Embeddings, Filter, InMemoryStore, IndexConfig, Namespace,
@@ -37,9 +37,11 @@ fn vector(seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Vectors looked up by text (in a hashbrown table: its default hasher, not
-/// std's SipHash, as a program looking up its own keys would).
-struct Lookup(HashMap<String, Vec<f32>>);
+/// Vectors looked up by text, in a table laid out as Python's `dict` (the
+/// anchor's table): entries in insertion order behind a small table of
+/// positions, with hashbrown's default hasher (not std's SipHash, as a
+/// program looking up its own keys would).
+struct Lookup(IndexMap<String, Vec<f32>, hashbrown::DefaultHashBuilder>);
 
 impl Lookup {
     fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
@@ -74,7 +76,7 @@ impl Embeddings for Lookup {
 }
 
 fn lookup() -> Lookup {
-    let mut table = HashMap::with_capacity(ITEMS + QUERIES);
+    let mut table = IndexMap::with_capacity_and_hasher(ITEMS + QUERIES, Default::default());
     for i in 0..ITEMS as u64 {
         table.insert(format!("item {i}"), vector(i));
     }
