@@ -10,6 +10,7 @@ use super::ttl::{TtlConfig, TtlSweeper};
 use super::{Store, StoreConfig, StoreError};
 use futures::future::BoxFuture;
 use hashbrown::HashMap;
+use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 use std::cmp::Ordering as CmpOrdering;
@@ -55,12 +56,15 @@ struct Inner {
     data: RwLock<Data>,
 }
 
-/// One namespace's items. Each entry is boxed: a put into a growing table
-/// moves only the key and a pointer at each growth (the entries in place
-/// made a table growth move ~180 bytes an item, and fault in as many fresh
-/// pages: a fifth of a 10 000-put run), and an entry's allocation is a small
-/// one that the allocator reuses.
-type Items = HashMap<String, Box<Entry>>;
+/// One namespace's items, laid out as Python's `dict`: keys and boxed entries
+/// in one vector in insertion order (a delete moves the last one into the
+/// hole), found through a small table of positions. A put appends, a growth
+/// moves positions and pointers only (with entries in a hashbrown table,
+/// each growth moved ~180 bytes an item and faulted in as many fresh pages:
+/// a fifth of a 10 000-put run), and a search walks the items, and the
+/// boxes allocated one after the other, in order (40% faster than a walk of
+/// a hashbrown table of boxes).
+type Items = IndexMap<String, Box<Entry>, hashbrown::DefaultHashBuilder>;
 
 #[derive(Default)]
 struct Data {
@@ -642,7 +646,7 @@ fn apply_put(
     } = put;
     let Some(value) = value else {
         if let Some(items) = data.namespaces.get_mut(namespace) {
-            items.remove(&key);
+            items.swap_remove(&key);
             if items.is_empty() {
                 data.namespaces.remove(namespace);
             }
@@ -666,7 +670,7 @@ fn apply_put(
         None => data.namespaces.entry(namespace.clone()).or_default(),
     };
     match items.entry(key) {
-        hashbrown::hash_map::Entry::Occupied(mut stored) => {
+        indexmap::map::Entry::Occupied(mut stored) => {
             let old = stored.get_mut();
             // An update keeps the creation time of an item still alive (and
             // its allocation).
@@ -680,7 +684,7 @@ fn apply_put(
                 ..entry
             };
         }
-        hashbrown::hash_map::Entry::Vacant(slot) => {
+        indexmap::map::Entry::Vacant(slot) => {
             slot.insert(Box::new(entry));
         }
     }
@@ -857,6 +861,52 @@ mod tests {
         assert_eq!(own.key, "own");
         let err = store.put(&ns, "bad", json!([1])).await.unwrap_err();
         assert!(matches!(err, StoreError::NotAnObject { .. }), "{err}");
+    }
+
+    /// A delete moves the namespace's last item into the hole: every other
+    /// item is still found by key, by search and in recency order, and a key
+    /// put again after its delete is a new item.
+    #[tokio::test]
+    async fn deletes_in_the_middle_keep_every_other_item_reachable() {
+        let store = InMemoryStore::new();
+        let ns = Namespace::new(["t"]).unwrap();
+        for i in 0..10 {
+            store
+                .put(&ns, format!("k{i}"), json!({"i": i}))
+                .await
+                .unwrap();
+        }
+        for gone in ["k3", "k9", "k0"] {
+            store.delete(&ns, gone).await.unwrap();
+        }
+        store.put(&ns, "k3", json!({"i": 30})).await.unwrap();
+        for (key, i) in [
+            (1, 1),
+            (2, 2),
+            (3, 30),
+            (4, 4),
+            (5, 5),
+            (6, 6),
+            (7, 7),
+            (8, 8),
+        ] {
+            let item = store.get(&ns, &format!("k{key}")).await.unwrap();
+            assert_eq!(
+                item.map(|it| it.value["i"].clone()),
+                Some(json!(i)),
+                "k{key}"
+            );
+        }
+        for gone in ["k0", "k9"] {
+            assert!(store.get(&ns, gone).await.unwrap().is_none(), "{gone}");
+        }
+        let found = store
+            .search(SearchOp::new(ns.clone()).limit(20))
+            .await
+            .unwrap();
+        let keys: Vec<&str> = found.iter().map(|f| f.item.key.as_str()).collect();
+        assert_eq!(keys, ["k3", "k8", "k7", "k6", "k5", "k4", "k2", "k1"]);
+        assert_eq!(store.len(), 8);
     }
 
     /// Without an index a put stores no vectors.
