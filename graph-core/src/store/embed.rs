@@ -265,6 +265,31 @@ impl IndexConfig {
         Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
     }
 
+    /// [`embed_documents`](Self::embed_documents) without a future, when
+    /// the model answers at once ([`Embeddings::embed_documents_sync`]) and
+    /// no text repeats; `None` otherwise (call `embed_documents`). A put
+    /// through a model that answers at once then runs no future at all.
+    pub(crate) fn embed_documents_now<S: AsRef<str>>(
+        &self,
+        texts: &[S],
+    ) -> Option<Result<Vec<Vec<f32>>, StoreError>> {
+        let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
+        if texts.len() > 16
+            || texts
+                .iter()
+                .enumerate()
+                .any(|(i, t)| texts[..i].contains(t))
+        {
+            return None;
+        }
+        let answer = self.embeddings.embed_documents_sync(&texts)?;
+        Some(
+            answer
+                .map_err(StoreError::Embedding)
+                .and_then(|vectors| self.checked(vectors, texts.len())),
+        )
+    }
+
     /// `vectors` if there are `expected` of them, each of `dims` dimensions.
     fn checked(
         &self,

@@ -446,7 +446,18 @@ impl InMemoryStore {
         }
         // No embedding work without an index.
         let vectors = match (&self.inner.config.index, &put.value) {
-            (Some(index), Some(value)) => self.embed_put(index, &put, value).await?,
+            (Some(index), Some(value)) => match self.plan_put(index, &put, value)? {
+                PutPlan::Ready(vectors) => vectors,
+                PutPlan::Embed {
+                    mut vectors,
+                    to_embed,
+                    pending,
+                } => {
+                    let fresh = index.embed_documents(&to_embed).await?;
+                    fill_vectors(&mut vectors, &pending, &mut fresh.into_iter())?;
+                    vectors
+                }
+            },
             _ => Vectors::new(),
         };
         let mut data = self.write();
@@ -460,13 +471,15 @@ impl InMemoryStore {
         Ok(())
     }
 
-    /// The vectors of one put (the common call: no batch around it).
-    async fn embed_put(
+    /// The vectors of one put (the common call: no batch around it): the
+    /// texts the stored item does not have under the same field, embedded
+    /// here when the model answers at once.
+    fn plan_put<'v>(
         &self,
         index: &IndexConfig,
         put: &Put<'_>,
-        value: &Map<String, Value>,
-    ) -> Result<Vectors, StoreError> {
+        value: &'v Map<String, Value>,
+    ) -> Result<PutPlan<'v>, StoreError> {
         let mut to_embed = Texts::new();
         let mut pending = SmallVec::new();
         let mut vectors = {
@@ -478,11 +491,20 @@ impl InMemoryStore {
                 .map(|e| &**e);
             plan_vectors(index, stored, value, put.index, &mut to_embed, &mut pending)
         };
-        if !pending.is_empty() {
-            let fresh = index.embed_documents(&to_embed).await?;
-            fill_vectors(&mut vectors, &pending, &mut fresh.into_iter())?;
+        if pending.is_empty() {
+            return Ok(PutPlan::Ready(vectors));
         }
-        Ok(vectors)
+        match index.embed_documents_now(&to_embed) {
+            Some(fresh) => {
+                fill_vectors(&mut vectors, &pending, &mut fresh?.into_iter())?;
+                Ok(PutPlan::Ready(vectors))
+            }
+            None => Ok(PutPlan::Embed {
+                vectors,
+                to_embed,
+                pending,
+            }),
+        }
     }
 
     fn read_ops(
@@ -605,6 +627,16 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
             .filter(|(_, items)| items.values().any(|e| !e.expired(now_nanos)))
             .map(|(ns, _)| ns.clone()),
     )
+}
+
+/// A put's vectors, or what remains to embed by a future.
+enum PutPlan<'v> {
+    Ready(Vectors),
+    Embed {
+        vectors: Vectors,
+        to_embed: Texts<'v>,
+        pending: SmallVec<[usize; 4]>,
+    },
 }
 
 /// A put's parts, the namespace borrowed: a put through
