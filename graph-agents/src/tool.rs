@@ -140,7 +140,9 @@ impl BoxedTool {
             let tool = Arc::clone(&tool);
             let name = Arc::clone(&name);
             Box::pin(async move {
-                let parsed: T::Args = match serde_json::from_value(args.clone()) {
+                // Read from the arguments in place (`from_value` would need a
+                // copy of them: they are kept for the error message).
+                let parsed = match <T::Args as serde::Deserialize>::deserialize(&args) {
                     Ok(a) => a,
                     Err(e) => {
                         return Err(AgentError::InvalidToolArgs {
