@@ -7,7 +7,7 @@
 //! benchmark's VM ~2.4 µs per 4 KiB). Checkpointed state is repetitive JSON (the
 //! same keys in every message, the same objects in several lists), so a large
 //! value compresses to a small fraction. The compressor writes into a scratch
-//! buffer of its worst-case size that the thread keeps (up to 16 MiB), and the
+//! buffer of its worst-case size that the thread keeps (up to 8 MiB), and the
 //! compressed bytes are copied out of it; the text's own buffer goes back to
 //! the thread ([`super::spare`]) for the next value it serialises.
 
@@ -107,8 +107,10 @@ fn compress(text: &[u8]) -> Option<Box<[u8]>> {
 }
 
 /// The largest compression (by its worst-case size) written into the thread's
-/// scratch buffer, which keeps its size once grown.
-const SCRATCH_MAX: usize = 16 << 20;
+/// scratch buffer, which keeps its size once grown (and is zeroed as it grows:
+/// a larger value, rarer, is compressed into a reservation of its own, as
+/// before, rather than keep that many pages touched).
+const SCRATCH_MAX: usize = 8 << 20;
 
 thread_local! {
     /// The thread's buffer to compress into (zeroed once, when it grows).
