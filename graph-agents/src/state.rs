@@ -59,67 +59,103 @@ fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>
     // the first one that gets an id, is replaced or is removed. Reported to the
     // engine, so that a checkpoint stores only what follows them.
     let mut kept = left.len();
-    for (i, m) in left.iter_mut().enumerate() {
-        if m.id().is_none() {
-            kept = kept.min(i);
-            m.set_id(new_id());
-        }
-    }
     // Messages that arrive without an id get a fresh one, which cannot match an
-    // existing message: only those that came with an id need a lookup.
-    let mut explicit = Vec::with_capacity(right.len());
-    let mut remove_all = None;
-    for (i, m) in right.iter_mut().enumerate() {
-        let had_id = m.id().is_some();
-        if !had_id {
-            m.set_id(new_id());
+    // existing message: only those that came with an id need a lookup. Up to
+    // `SCAN_LIMIT` of them are looked for in `left` by the same pass that gives
+    // `left`'s messages their ids (one walk over the list: it is walked at every
+    // turn of an agent loop).
+    let lookups = right.iter().filter(|m| m.id().is_some()).count();
+    let mut in_left = [None::<usize>; SCAN_LIMIT];
+    {
+        let mut wanted = [""; SCAN_LIMIT];
+        let scanned = if lookups <= SCAN_LIMIT { lookups } else { 0 };
+        for (slot, id) in wanted[..scanned]
+            .iter_mut()
+            .zip(right.iter().filter_map(Message::id))
+        {
+            *slot = id;
         }
-        explicit.push(had_id);
-        if matches!(m, Message::Remove(r) if r.id == REMOVE_ALL_MESSAGES) {
-            remove_all = Some(i);
+        let wanted = &wanted[..scanned];
+        for (i, m) in left.iter_mut().enumerate() {
+            match m.id() {
+                None => {
+                    kept = kept.min(i);
+                    m.set_id(new_id());
+                }
+                Some(id) => {
+                    for (found, w) in in_left.iter_mut().zip(wanted) {
+                        if same_id(id, w) {
+                            *found = Some(i);
+                        }
+                    }
+                }
+            }
         }
     }
-    if let Some(i) = remove_all {
+    if let Some(i) = right
+        .iter()
+        .rposition(|m| matches!(m, Message::Remove(r) if r.id == REMOVE_ALL_MESSAGES))
+    {
         graph_core::channels::report_kept_prefix(0);
-        return Ok(right.split_off(i + 1));
+        let mut rest = right.split_off(i + 1);
+        for m in &mut rest {
+            if m.id().is_none() {
+                m.set_id(new_id());
+            }
+        }
+        return Ok(rest);
     }
 
-    let lookups = explicit.iter().filter(|e| **e).count();
     let mut index: Option<HashMap<String, usize>> = (lookups > SCAN_LIMIT).then(|| {
         left.iter()
             .enumerate()
             .filter_map(|(i, m)| m.id().map(|id| (id.to_owned(), i)))
             .collect()
     });
+    let left_len = left.len();
     let mut merged = left;
+    merged.reserve(right.len());
     let mut to_remove: HashSet<String> = HashSet::new();
-    for (m, had_id) in right.into_iter().zip(explicit) {
-        let Some(id) = m.id().map(str::to_owned) else {
-            continue;
-        };
-        let existing = if !had_id {
-            None
-        } else if let Some(index) = &index {
-            index.get(&id).copied()
-        } else {
-            merged.iter().rposition(|e| e.id() == Some(id.as_str()))
+    let mut explicit = in_left.into_iter();
+    for mut m in right {
+        let existing = match m.id() {
+            None => {
+                m.set_id(new_id());
+                None
+            }
+            Some(id) => match &index {
+                Some(index) => index.get(id).copied(),
+                // The last message with the id: one appended by this merge, or
+                // the one found in `left` (whose ids this loop does not change:
+                // a replacement has the id it replaces, removals come after).
+                None => {
+                    let in_left = explicit.next().flatten();
+                    merged[left_len..]
+                        .iter()
+                        .rposition(|e| e.id().is_some_and(|e| same_id(e, id)))
+                        .map(|k| left_len + k)
+                        .or(in_left)
+                }
+            },
         };
         match (existing, &m) {
-            (Some(i), Message::Remove(_)) => {
+            (Some(i), Message::Remove(r)) => {
                 kept = kept.min(i);
-                to_remove.insert(id);
+                to_remove.insert(r.id.clone());
             }
             (Some(i), _) => {
                 kept = kept.min(i);
-                to_remove.remove(&id);
+                if let Some(id) = m.id().filter(|_| !to_remove.is_empty()) {
+                    to_remove.remove(id);
+                }
                 merged[i] = m;
             }
-            (None, Message::Remove(_)) => {
-                return Err(AgentError::RemoveUnknownMessage { id });
+            (None, Message::Remove(r)) => {
+                return Err(AgentError::RemoveUnknownMessage { id: r.id.clone() });
             }
             (None, _) => {
-                if let Some(index) = &mut index {
-                    index.insert(id, merged.len());
+                if let (Some(index), Some(id)) = (&mut index, m.id()) {
+                    index.insert(id.to_owned(), merged.len());
                 }
                 merged.push(m);
             }
@@ -130,6 +166,13 @@ fn merge(mut left: Vec<Message>, mut right: Vec<Message>) -> Result<Vec<Message>
     }
     graph_core::channels::report_kept_prefix(kept);
     Ok(merged)
+}
+
+/// `a == b` for message ids, which are mostly UUIDs: their last bytes differ
+/// first, before a comparison of the whole text.
+#[inline]
+fn same_id(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
 }
 
 /// A state with a message list; what [`ToolNode`](crate::ToolNode),
@@ -393,7 +436,9 @@ mod tests {
 
     proptest! {
         #[test]
-        fn merge_matches_the_model(left in history(), right in proptest::collection::vec(message(), 0..8)) {
+        // Up to 13 incoming messages: both the scan (at most `SCAN_LIMIT` ids to
+        // look up) and the hashed lookup.
+        fn merge_matches_the_model(left in history(), right in proptest::collection::vec(message(), 0..14)) {
             let out = add_messages(left.clone(), right.clone()).unwrap();
             let expected = model(&left, &right);
             prop_assert_eq!(out.len(), expected.len());

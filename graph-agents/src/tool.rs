@@ -106,9 +106,12 @@ impl ToolSpec {
 }
 
 /// A tool's erased call: the model's arguments, and the context of the task
-/// running it (`None` when called directly, [`BoxedTool::call`]).
-type CallFn =
-    dyn Fn(Value, Option<&Context>) -> BoxFuture<'static, Result<String, AgentError>> + Send + Sync;
+/// running it (`None` when called directly, [`BoxedTool::call`]). The arguments
+/// are borrowed: a typed tool reads its own type from them, so a tool node
+/// answering a call need not copy the call's arguments.
+type CallFn = dyn Fn(&Value, Option<&Context>) -> BoxFuture<'static, Result<String, AgentError>>
+    + Send
+    + Sync;
 
 /// A tool with its types erased, ready to be called with JSON arguments.
 #[derive(Clone)]
@@ -134,22 +137,24 @@ impl BoxedTool {
         let spec = ToolSpec::of::<T::Args>(tool.name(), tool.description());
         let name: Arc<str> = spec.name.as_str().into();
         let tool = Arc::new(tool);
-        let call = move |args: Value,
+        let call = move |args: &Value,
                          _: Option<&Context>|
               -> BoxFuture<'static, Result<String, AgentError>> {
+            // Read from the arguments in place, before the future (which then
+            // needs no copy of them).
+            let parsed = match <T::Args as serde::Deserialize>::deserialize(args) {
+                Ok(a) => a,
+                Err(e) => {
+                    return Box::pin(std::future::ready(Err(AgentError::InvalidToolArgs {
+                        tool: name.to_string(),
+                        args: args.to_string(),
+                        reason: e.to_string(),
+                    })))
+                }
+            };
             let tool = Arc::clone(&tool);
             let name = Arc::clone(&name);
             Box::pin(async move {
-                let parsed: T::Args = match serde_json::from_value(args.clone()) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        return Err(AgentError::InvalidToolArgs {
-                            tool: name.to_string(),
-                            args: args.to_string(),
-                            reason: e.to_string(),
-                        })
-                    }
-                };
                 match tool.call(parsed).await {
                     Ok(out) => into_content(out),
                     Err(e) => Err(AgentError::ToolFailed {
@@ -189,10 +194,10 @@ impl BoxedTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
     {
-        let call = move |args: Value,
+        let call = move |args: &Value,
                          _: Option<&Context>|
               -> BoxFuture<'static, Result<String, AgentError>> {
-            Box::pin(call(args))
+            Box::pin(call(args.clone()))
         };
         BoxedTool {
             spec: Arc::new(spec),
@@ -228,11 +233,11 @@ impl BoxedTool {
         Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
     {
         let name: Arc<str> = spec.name.as_str().into();
-        let call = move |args: Value,
+        let call = move |args: &Value,
                          ctx: Option<&Context>|
               -> BoxFuture<'static, Result<String, AgentError>> {
             match ctx {
-                Some(ctx) => Box::pin(call(args, ctx.clone())),
+                Some(ctx) => Box::pin(call(args.clone(), ctx.clone())),
                 None => Box::pin(std::future::ready(Err(AgentError::NeedsContext {
                     tool: name.to_string(),
                 }))),
@@ -249,7 +254,7 @@ impl BoxedTool {
     /// call the [`ToolNode`](crate::ToolNode) turns into a command for the parent graph.
     pub(crate) fn handoff(spec: ToolSpec, agent: Arc<str>, content: String) -> Self {
         let content: Arc<str> = content.into();
-        let call = move |_: Value,
+        let call = move |_: &Value,
                          _: Option<&Context>|
               -> BoxFuture<'static, Result<String, AgentError>> {
             let content = content.to_string();
@@ -279,7 +284,7 @@ impl BoxedTool {
 
     /// Calls the tool with JSON arguments; returns the content for the model.
     pub fn call(&self, args: Value) -> BoxFuture<'static, Result<String, AgentError>> {
-        (self.call)(args, None)
+        (self.call)(&args, None)
     }
 
     /// Calls the tool with JSON arguments in the context of a task (what a
@@ -289,7 +294,7 @@ impl BoxedTool {
         args: Value,
         ctx: &Context,
     ) -> BoxFuture<'static, Result<String, AgentError>> {
-        (self.call)(args, Some(ctx))
+        (self.call)(&args, Some(ctx))
     }
 }
 
@@ -507,7 +512,7 @@ impl Toolbox {
             };
             return Ok(error_message(call.id.clone(), Some(&call.name), &error));
         };
-        match (tool.call)(call.args.clone(), ctx).await {
+        match (tool.call)(&call.args, ctx).await {
             Ok(content) => Ok(ToolMessage {
                 content,
                 id: None,

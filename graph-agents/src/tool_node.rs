@@ -357,12 +357,48 @@ pub fn tools_condition<S: HasMessages>(state: &S) -> ToolsRoute {
     }
 }
 
+/// At most this many calls of one AI message are matched to their answers by
+/// [`answered_in_place`]'s scan.
+const IN_PLACE_CALLS: usize = 16;
+
+/// Whether every tool call of every AI message in `messages` is answered by one
+/// of the tool messages that directly follow that AI message. `true` implies
+/// that [`validate_chat_history`] passes; `false` says nothing (a call may be
+/// answered further on).
+fn answered_in_place(messages: &[Message]) -> bool {
+    messages.iter().enumerate().all(|(i, m)| {
+        let Some(ai) = m.as_ai() else {
+            return true;
+        };
+        // Each call is looked for among the answers: quadratic in the calls of
+        // one message, so many parallel calls go to the hashed check.
+        if ai.tool_calls.len() + ai.invalid_tool_calls.len() > IN_PLACE_CALLS {
+            return false;
+        }
+        let answers = messages[i + 1..].iter().map_while(Message::as_tool);
+        let answered = |id: &str| answers.clone().any(|t| t.tool_call_id == id);
+        ai.tool_calls.iter().all(|c| answered(&c.id))
+            && ai
+                .invalid_tool_calls
+                .iter()
+                .filter_map(|c| c.id.as_deref())
+                .all(answered)
+    })
+}
+
 /// Checks that every tool call of every AI message has a tool message answering
 /// it (the full scan LangGraph's agent does before each model call); the models
 /// of most providers reject a history that fails this.
 pub fn validate_chat_history(messages: &[Message]) -> Result<(), AgentError> {
-    // Runs before every model call over the whole history: hashed with foldhash
-    // (hashbrown's default), sized once.
+    // Runs before every model call over the whole history, so the history of a
+    // long agent loop is checked again at each of its turns. In the usual
+    // history each call is answered by one of the tool messages right after its
+    // AI message: that is checked first, without hashing or allocating. Only a
+    // call not answered there needs the full check.
+    if answered_in_place(messages) {
+        return Ok(());
+    }
+    // Hashed with foldhash (hashbrown's default), sized once.
     let mut answered: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(messages.len());
     answered.extend(
         messages
@@ -528,5 +564,43 @@ mod tests {
         assert!(err.to_string().contains("INVALID_CHAT_HISTORY"));
         h.push(Message::tool("r", "a"));
         validate_chat_history(&h).unwrap();
+    }
+
+    #[test]
+    fn history_validation_accepts_answers_in_any_place_and_order() {
+        let call = |id: &str| ToolCall::new(id, "t", json!({}));
+        let two = Message::ai_with_tool_calls("", vec![call("a"), call("b")]);
+        // Answered right after, in the other order.
+        let h = vec![
+            two.clone(),
+            Message::tool("rb", "b"),
+            Message::tool("ra", "a"),
+        ];
+        validate_chat_history(&h).unwrap();
+        // One answer further on, after another message: still answered.
+        let h = vec![
+            two.clone(),
+            Message::tool("rb", "b"),
+            Message::human("more?"),
+            Message::tool("ra", "a"),
+        ];
+        validate_chat_history(&h).unwrap();
+        // An answer before its call counts too (LangGraph checks ids only).
+        let h = vec![
+            Message::tool("ra", "a"),
+            two.clone(),
+            Message::tool("rb", "b"),
+        ];
+        validate_chat_history(&h).unwrap();
+        // Unanswered calls are reported in the order of the history, at most 3.
+        let many: Vec<ToolCall> = (0..20).map(|i| call(&format!("c{i}"))).collect();
+        let mut h = vec![two, Message::tool("ra", "a")];
+        h.push(Message::ai_with_tool_calls("", many));
+        h.extend((1..20).map(|i| Message::tool("r", format!("c{i}"))));
+        let err = validate_chat_history(&h).unwrap_err();
+        assert!(
+            matches!(&err, AgentError::InvalidChatHistory { tool_call_ids } if tool_call_ids == &["b", "c0"]),
+            "{err:?}"
+        );
     }
 }

@@ -6,11 +6,10 @@
 //! it keeps twice: writing it, and the kernel handing it fresh pages (on the
 //! benchmark's VM ~2.4 µs per 4 KiB). Checkpointed state is repetitive JSON (the
 //! same keys in every message, the same objects in several lists), so a large
-//! value compresses to a small fraction. The compressor writes into an
-//! allocation of its worst-case size that it never fills beforehand, so only
-//! the pages of the compressed bytes are touched, and the allocation is then
-//! shrunk to them; the text's own buffer goes back to the thread
-//! ([`super::spare`]) for the next value it serialises.
+//! value compresses to a small fraction. The compressor writes into a scratch
+//! buffer of its worst-case size that the thread keeps (up to 8 MiB), and the
+//! compressed bytes are copied out of it; the text's own buffer goes back to
+//! the thread ([`super::spare`]) for the next value it serialises.
 
 use super::Blob;
 use lz4_flex::block;
@@ -88,10 +87,34 @@ impl Packed {
 
 /// `text` compressed, when that saves at least an eighth of it.
 fn compress(text: &[u8]) -> Option<Box<[u8]>> {
-    // Written into a reservation of the worst-case size, not zeroed first
-    // (lz4_flex without its `safe-encode` feature), then shrunk.
-    let out = block::compress(text);
-    (out.len() <= text.len() - text.len() / 8).then(|| out.into_boxed_slice())
+    let bound = block::get_maximum_output_size(text.len());
+    if bound > SCRATCH_MAX {
+        // Written into a reservation of the worst-case size, not zeroed first
+        // (lz4_flex without its `safe-encode` feature), then shrunk.
+        let out = block::compress(text);
+        return (out.len() <= text.len() - text.len() / 8).then(|| out.into_boxed_slice());
+    }
+    // Written into the thread's scratch buffer, then copied out: a fresh
+    // reservation of the worst-case size is a new mapping of megabytes (and a
+    // page fault per page written), unmapped again when shrunk.
+    SCRATCH.with_borrow_mut(|scratch| {
+        if scratch.len() < bound {
+            scratch.resize(bound, 0);
+        }
+        let n = block::compress_into(text, &mut scratch[..bound]).ok()?;
+        (n <= text.len() - text.len() / 8).then(|| Box::from(&scratch[..n]))
+    })
+}
+
+/// The largest compression (by its worst-case size) written into the thread's
+/// scratch buffer, which keeps its size once grown (and is zeroed as it grows:
+/// a larger value, rarer, is compressed into a reservation of its own, as
+/// before, rather than keep that many pages touched).
+const SCRATCH_MAX: usize = 8 << 20;
+
+thread_local! {
+    /// The thread's buffer to compress into (zeroed once, when it grows).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]
