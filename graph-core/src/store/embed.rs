@@ -29,14 +29,17 @@ pub trait Embeddings: Send + Sync + 'static {
         texts: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>>;
 
-    /// The vectors of `texts` computed on the caller's thread, for a model
-    /// that answers at once (a table lookup, [`HashEmbeddings`]); `None`, the
+    /// The vectors of `texts` computed without waiting, for a model that
+    /// answers at once (a table lookup, [`HashEmbeddings`]); `None`, the
     /// default, for a model that must be awaited. A store asks this first and
     /// awaits [`embed_documents`](Self::embed_documents) only on `None`. An
     /// implementation returns what `embed_documents` would. An answer given
-    /// here is not subject to [`IndexConfig::timeout`] (a call on the
-    /// caller's thread cannot be cut short): a model that may take long, or
-    /// wait on a server, leaves the default.
+    /// here is not subject to [`IndexConfig::timeout`] (a blocking call
+    /// cannot be cut short), and a store may ask it on a thread of its own
+    /// while it holds its database's write lock (the SQLite store does, so
+    /// that a put is one transaction, as LangGraph's SQLite store embeds
+    /// inside its transaction): a model that may take long, or wait on a
+    /// server, leaves the default.
     fn embed_documents_sync(
         &self,
         texts: &[&str],
@@ -230,63 +233,35 @@ impl IndexConfig {
         &self,
         texts: &[S],
     ) -> Result<Vec<Vec<f32>>, StoreError> {
-        if texts.is_empty() {
+        let batch = Distinct::of(texts);
+        if batch.unique.is_empty() {
             return Ok(Vec::new());
         }
-        // A put's few texts are passed without an allocation.
-        let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
-        // Most calls (a put of one item) have no repeated text: sent as they are.
-        let repeated = if texts.len() <= 16 {
-            texts
-                .iter()
-                .enumerate()
-                .any(|(i, t)| texts[..i].contains(t))
-        } else {
-            let mut seen = hashbrown::HashSet::with_capacity(texts.len());
-            !texts.iter().all(|t| seen.insert(*t))
-        };
-        if !repeated {
-            let vectors = self.call_documents(&texts).await?;
-            return self.checked(vectors, texts.len());
-        }
-        let mut unique: Vec<&str> = Vec::with_capacity(texts.len());
-        let mut position = hashbrown::HashMap::with_capacity(texts.len());
-        let slots: Vec<usize> = texts
-            .iter()
-            .map(|&t| {
-                *position.entry(t).or_insert_with(|| {
-                    unique.push(t);
-                    unique.len() - 1
-                })
-            })
-            .collect();
-        let vectors = self.call_documents(&unique).await?;
-        let vectors = self.checked(vectors, unique.len())?;
-        Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+        let vectors = self.call_documents(&batch.unique).await?;
+        let vectors = self.checked(vectors, batch.unique.len())?;
+        Ok(batch.spread(vectors))
     }
 
-    /// [`embed_documents`](Self::embed_documents) without a future, when
-    /// the model answers at once ([`Embeddings::embed_documents_sync`]) and
-    /// no text repeats; `None` otherwise (call `embed_documents`). A put
-    /// through a model that answers at once then runs no future at all.
-    pub(crate) fn embed_documents_now<S: AsRef<str>>(
+    /// [`embed_documents`](Self::embed_documents) without awaiting: the
+    /// model's answer from [`Embeddings::embed_documents_sync`] (each
+    /// distinct text once, the vectors checked as there), or `None` when the
+    /// model must be awaited. No texts: `Some(Ok([]))`, without asking the
+    /// model. For a store that embeds where it cannot await (inside a
+    /// database transaction on a thread of its own).
+    pub fn embed_documents_sync<S: AsRef<str>>(
         &self,
         texts: &[S],
     ) -> Option<Result<Vec<Vec<f32>>, StoreError>> {
-        let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
-        if texts.len() > 16
-            || texts
-                .iter()
-                .enumerate()
-                .any(|(i, t)| texts[..i].contains(t))
-        {
-            return None;
+        let batch = Distinct::of(texts);
+        if batch.unique.is_empty() {
+            return Some(Ok(Vec::new()));
         }
-        let answer = self.embeddings.embed_documents_sync(&texts)?;
+        let answer = self.embeddings.embed_documents_sync(&batch.unique)?;
         Some(
             answer
                 .map_err(StoreError::Embedding)
-                .and_then(|vectors| self.checked(vectors, texts.len())),
+                .and_then(|vectors| self.checked(vectors, batch.unique.len()))
+                .map(|vectors| batch.spread(vectors)),
         )
     }
 
@@ -346,6 +321,61 @@ impl IndexConfig {
             },
         };
         result.map_err(StoreError::Embedding)
+    }
+}
+
+/// The distinct texts of a call to the model, and where each text's vector
+/// is among theirs.
+struct Distinct<'t> {
+    /// Each text once, in order of first appearance.
+    unique: SmallVec<[&'t str; 4]>,
+    /// For each text, its position in `unique`; `None` when no text repeats
+    /// (most calls: a put of one item), so that the vectors are the answer.
+    slots: Option<Vec<usize>>,
+}
+
+impl<'t> Distinct<'t> {
+    fn of<S: AsRef<str>>(texts: &'t [S]) -> Self {
+        // A put's few texts are passed without an allocation.
+        let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
+        let repeated = if texts.len() <= 16 {
+            texts
+                .iter()
+                .enumerate()
+                .any(|(i, t)| texts[..i].contains(t))
+        } else {
+            let mut seen = hashbrown::HashSet::with_capacity(texts.len());
+            !texts.iter().all(|t| seen.insert(*t))
+        };
+        if !repeated {
+            return Distinct {
+                unique: texts,
+                slots: None,
+            };
+        }
+        let mut unique: SmallVec<[&str; 4]> = SmallVec::with_capacity(texts.len());
+        let mut position = hashbrown::HashMap::with_capacity(texts.len());
+        let slots = texts
+            .iter()
+            .map(|&t| {
+                *position.entry(t).or_insert_with(|| {
+                    unique.push(t);
+                    unique.len() - 1
+                })
+            })
+            .collect();
+        Distinct {
+            unique,
+            slots: Some(slots),
+        }
+    }
+
+    /// One vector per text, from one per distinct text.
+    fn spread(self, vectors: Vec<Vec<f32>>) -> Vec<Vec<f32>> {
+        match self.slots {
+            None => vectors,
+            Some(slots) => slots.into_iter().map(|i| vectors[i].clone()).collect(),
+        }
     }
 }
 
@@ -507,5 +537,106 @@ impl Embeddings for HashEmbeddings {
         texts: &[&str],
     ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
         Some(Ok(texts.iter().map(|t| self.embed(t)).collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Answers at once (or, when `awaited`, only when awaited) with `[len]`
+    /// per text, recording each call's texts; `extra` vectors more than asked.
+    #[derive(Default)]
+    struct Lengths {
+        awaited: bool,
+        extra: usize,
+        calls: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Lengths {
+        fn answer(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+            let calls = texts.iter().map(|t| (*t).to_owned()).collect();
+            self.calls.lock().expect("calls").push(calls);
+            let n = texts.len() + self.extra;
+            (0..n)
+                .map(|i| vec![texts.get(i).map_or(0.0, |t| t.len() as f32)])
+                .collect()
+        }
+    }
+
+    impl Embeddings for Lengths {
+        fn embed_documents<'a>(
+            &'a self,
+            texts: &'a [&'a str],
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+            Box::pin(async move { Ok(self.answer(texts)) })
+        }
+
+        fn embed_documents_sync(
+            &self,
+            texts: &[&str],
+        ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+            (!self.awaited).then(|| Ok(self.answer(texts)))
+        }
+    }
+
+    fn calls(model: &Lengths) -> Vec<Vec<String>> {
+        model.calls.lock().expect("calls").clone()
+    }
+
+    #[test]
+    fn embed_documents_sync_asks_each_distinct_text_once() {
+        let model = Arc::new(Lengths::default());
+        let index = IndexConfig::shared(1, model.clone());
+        let vectors = index
+            .embed_documents_sync(&["a", "bbb", "a"])
+            .expect("answers at once")
+            .expect("vectors");
+        assert_eq!(vectors, [vec![1.0], vec![3.0], vec![1.0]]);
+        assert_eq!(calls(&model), [["a", "bbb"]]);
+        // Nothing to embed: the model is not asked.
+        let none: [&str; 0] = [];
+        assert!(index
+            .embed_documents_sync(&none)
+            .expect("answers")
+            .expect("no vectors")
+            .is_empty());
+        assert_eq!(calls(&model).len(), 1);
+    }
+
+    #[test]
+    fn embed_documents_sync_checks_the_answer_and_defers_to_awaiting() {
+        let wrong = Arc::new(Lengths {
+            extra: 1,
+            ..Lengths::default()
+        });
+        let index = IndexConfig::shared(1, wrong);
+        assert!(matches!(
+            index.embed_documents_sync(&["a"]),
+            Some(Err(StoreError::Embedding(EmbeddingError::WrongCount {
+                expected: 1,
+                got: 2
+            })))
+        ));
+        let index = IndexConfig::shared(2, Arc::new(Lengths::default()));
+        assert!(matches!(
+            index.embed_documents_sync(&["a"]),
+            Some(Err(StoreError::Embedding(
+                EmbeddingError::WrongDimensions { .. }
+            )))
+        ));
+        let awaited = Arc::new(Lengths {
+            awaited: true,
+            ..Lengths::default()
+        });
+        let index = IndexConfig::shared(1, awaited.clone());
+        assert!(index.embed_documents_sync(&["a"]).is_none());
+        // The model's future is ready at once: no runtime needed.
+        let vectors = futures::FutureExt::now_or_never(index.embed_documents(&["a", "bb", "a"]))
+            .expect("ready")
+            .expect("vectors");
+        assert_eq!(vectors, [vec![1.0], vec![2.0], vec![1.0]]);
+        assert_eq!(calls(&awaited), [["a", "bb"]]);
     }
 }

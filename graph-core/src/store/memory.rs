@@ -494,7 +494,7 @@ impl InMemoryStore {
         if pending.is_empty() {
             return Ok(PutPlan::Ready(vectors));
         }
-        match index.embed_documents_now(&to_embed) {
+        match index.embed_documents_sync(&to_embed) {
             Some(fresh) => {
                 fill_vectors(&mut vectors, &pending, &mut fresh?.into_iter())?;
                 Ok(PutPlan::Ready(vectors))

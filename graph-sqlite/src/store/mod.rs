@@ -64,9 +64,16 @@
 //!
 //! As the [`SqliteSaver`](crate::SqliteSaver), the store owns one connection
 //! on a thread of its own; each batch is one job there, and one transaction.
-//! Embeddings are computed before the job is sent (a failing model writes
-//! nothing); texts whose vector is already stored under the same field are
-//! not embedded again.
+//! Texts whose vector is already stored under the same field are not
+//! embedded again, and a failing model writes nothing. A model that answers
+//! at once ([`Embeddings::embed_documents_sync`](graph_core::store::Embeddings::embed_documents_sync):
+//! a table, [`HashEmbeddings`](graph_core::store::HashEmbeddings)) is asked
+//! inside the job, after the stored items are read, as LangGraph's store
+//! embeds inside its transaction: a put is one trip to the thread. A model
+//! that must be awaited is awaited before the job, between a first job that
+//! reads the stored items and the one that writes (which checks that the
+//! items whose vectors it keeps did not change meanwhile); the store learns
+//! which kind its model is from the model's first answer.
 
 mod row;
 mod schema;
@@ -83,6 +90,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 use vector_cache::VectorCache;
@@ -92,9 +100,13 @@ use vector_cache::VectorCache;
 pub struct SqliteStore {
     worker: Worker,
     name: String,
-    index: Option<IndexConfig>,
+    index: Option<Arc<IndexConfig>>,
     ttl: TtlConfig,
     vectors: bool,
+    /// Whether the model answered from `embed_documents_sync` when last
+    /// asked (assumed until it does not): then a put is planned, embedded and
+    /// written in one job.
+    answers_at_once: AtomicBool,
     /// The decoded vectors, locked only by jobs on the worker's thread (see
     /// `vector_cache.rs` for when it is valid).
     cache: Arc<Mutex<VectorCache>>,
@@ -142,9 +154,10 @@ impl SqliteStore {
         let mut store = SqliteStore {
             worker,
             name: name.clone(),
-            index: config.index,
+            index: config.index.map(Arc::new),
             ttl: config.ttl,
             vectors: false,
+            answers_at_once: AtomicBool::new(true),
             cache: Arc::new(Mutex::new(VectorCache::new())),
         };
         let with_index = store.index.is_some();
@@ -187,8 +200,7 @@ impl SqliteStore {
         for op in &ops {
             op.validate()?;
         }
-        // Every embedding before the first write: the queries, then the texts
-        // of the puts that are not stored already.
+        // Every query embedding before the first write.
         let mut queries: Vec<Option<Vec<f32>>> = Vec::with_capacity(ops.len());
         for op in &ops {
             queries.push(match (op, &self.index) {
@@ -199,53 +211,91 @@ impl SqliteStore {
             });
         }
         let puts = Op::last_puts(&ops);
-        let mut reuse = true;
-        let ops = std::sync::Arc::new(ops);
-        let queries = std::sync::Arc::new(queries);
-        loop {
-            let writes = self.plan_writes(&ops, &puts, reuse).await?;
-            let job = Job {
-                ops: ops.clone(),
-                queries: queries.clone(),
-                writes,
-                ttl: self.ttl.clone(),
-                vectors: self.vectors,
+        let (writes, texts) = self.outline(&ops, &puts);
+        let ops = Arc::new(ops);
+        let queries = Arc::new(queries);
+        let Some(index) = self
+            .index
+            .as_ref()
+            .filter(|_| texts.iter().any(|t| !t.is_empty()))
+        else {
+            // Nothing to embed: the batch is one job as it stands.
+            return match self.send(self.job(&ops, &queries, writes, None)).await? {
+                Outcome::Done(results) => Ok(results),
+                other => Err(other.unexpected()),
             };
-            let cache = self.cache.clone();
-            let writing = !job.writes.is_empty();
-            let done = self
-                .run(move |conn| {
-                    let mut cache = lock(&cache);
-                    let done = job.run(conn, &mut cache);
-                    // Own commits leave `data_version` as it was (and a
-                    // failed job may have read rows it then rolled back).
-                    if writing {
-                        cache.invalidate();
-                    }
-                    done
-                })
-                .await?;
-            match done {
-                Some(results) => return Ok(results),
+        };
+        // A model that answers at once is asked inside the job, after the
+        // stored items are read: one job, one transaction.
+        if self.answers_at_once.load(Ordering::Relaxed) {
+            let embed = Some(InJob {
+                index: Arc::clone(index),
+                texts,
+            });
+            match self.send(self.job(&ops, &queries, writes, embed)).await? {
+                Outcome::Done(results) => return Ok(results),
+                // Rolled back: embed before the job, as for any model.
+                Outcome::Await => self.answers_at_once.store(false, Ordering::Relaxed),
+                other => return Err(other.unexpected()),
+            }
+        }
+        // A model to await: the stored items are read in a first job, the
+        // texts not stored already embedded here, then written in a second.
+        let mut reuse = true;
+        loop {
+            let writes = self.plan_writes(index, &ops, &puts, reuse).await?;
+            match self.send(self.job(&ops, &queries, writes, None)).await? {
+                Outcome::Done(results) => return Ok(results),
                 // A reused vector's item changed since it was read: embed anew.
-                None if reuse => reuse = false,
-                None => {
-                    return Err(StoreError::InvalidInput(
-                        "an item changed while its batch was written; try again".into(),
-                    ))
-                }
+                Outcome::Changed if reuse => reuse = false,
+                other => return Err(other.unexpected()),
             }
         }
     }
 
-    /// What each put writes: its row, and its vectors, embedded here (or
-    /// reused from the stored item when `reuse` and its text is unchanged).
-    async fn plan_writes(
+    fn job(
         &self,
-        ops: &[Op],
-        puts: &[usize],
-        reuse: bool,
-    ) -> Result<Vec<Write>, StoreError> {
+        ops: &Arc<Vec<Op>>,
+        queries: &Arc<Vec<Option<Vec<f32>>>>,
+        writes: Vec<Write>,
+        embed: Option<InJob>,
+    ) -> Job {
+        Job {
+            ops: Arc::clone(ops),
+            queries: Arc::clone(queries),
+            writes,
+            embed,
+            ttl: self.ttl.clone(),
+            vectors: self.vectors,
+        }
+    }
+
+    /// Runs `job` on the connection's thread, dropping the vector cache when
+    /// it writes; a panic of the model inside it goes on here.
+    async fn send(&self, job: Job) -> Result<Outcome, StoreError> {
+        let cache = self.cache.clone();
+        let writing = !job.writes.is_empty();
+        let outcome = self
+            .run(move |conn| {
+                let mut cache = lock(&cache);
+                let done = job.run(conn, &mut cache);
+                // Own commits leave `data_version` as it was (and a
+                // failed job may have read rows it then rolled back).
+                if writing {
+                    cache.invalidate();
+                }
+                done
+            })
+            .await?;
+        match outcome {
+            Outcome::Panicked(payload) => std::panic::resume_unwind(payload),
+            outcome => Ok(outcome),
+        }
+    }
+
+    /// What each put writes, without its vectors yet: its row, its expiry,
+    /// and the texts to embed.
+    fn outline(&self, ops: &[Op], puts: &[usize]) -> (Vec<Write>, Vec<Vec<IndexedText>>) {
         let now = SystemTime::now();
         let mut writes: Vec<Write> = Vec::with_capacity(puts.len());
         let mut texts: Vec<Vec<IndexedText>> = Vec::with_capacity(puts.len());
@@ -264,54 +314,33 @@ impl SqliteStore {
             });
             texts.push(indexed);
         }
-        let Some(index) = &self.index else {
-            return Ok(writes);
-        };
-        // The stored items of the puts with texts, to reuse their vectors.
-        let stored: Vec<Option<Stored>> = if reuse && texts.iter().any(|t| !t.is_empty()) {
-            let keys: Vec<(String, String)> = writes
-                .iter()
-                .zip(&texts)
-                .map(|(w, t)| match (&ops[w.op], t.is_empty()) {
-                    (Op::Put(put), false) => (put.namespace.to_dotted(), put.key.clone()),
-                    _ => (String::new(), String::new()),
-                })
-                .collect();
+        (writes, texts)
+    }
+
+    /// What each put writes with a model to await: its row, and its vectors,
+    /// embedded here (or reused from the stored item when `reuse` and its
+    /// text is unchanged, which the write then checks).
+    async fn plan_writes(
+        &self,
+        index: &IndexConfig,
+        ops: &Arc<Vec<Op>>,
+        puts: &[usize],
+        reuse: bool,
+    ) -> Result<Vec<Write>, StoreError> {
+        let (mut writes, texts) = self.outline(ops, puts);
+        let stored: Vec<Option<Stored>> = if reuse {
+            let keys = stored_keys(ops, &writes, &texts);
             let vectors = self.vectors;
-            self.run(move |conn| read_stored(conn, &keys, vectors))
-                .await?
+            self.run(move |conn| {
+                read_stored(conn, &keys, vectors, &row::timestamp(SystemTime::now()))
+            })
+            .await?
         } else {
             vec![None; writes.len()]
         };
-        let mut to_embed: Vec<String> = Vec::new();
-        let mut slots: Vec<(usize, String)> = Vec::new();
-        for (w, (write, indexed)) in writes.iter_mut().zip(texts).enumerate() {
-            let Op::Put(put) = &ops[write.op] else {
-                continue;
-            };
-            let old = stored[w].as_ref();
-            let plans = index.keep_or_embed(
-                indexed,
-                &put.index,
-                old.map(|s| (&s.value, |field: &str| s.vectors.get(field))),
-            );
-            for plan in plans {
-                match plan {
-                    TextPlan::Keep { field, vector } => {
-                        write.expect_value = old.map(|s| s.text.clone());
-                        write.vectors.push((field, vector.clone()));
-                    }
-                    TextPlan::Embed(IndexedText { field, text }) => {
-                        slots.push((w, field));
-                        to_embed.push(text);
-                    }
-                }
-            }
-        }
+        let (to_embed, slots) = plan_vectors(index, ops, &mut writes, texts, &stored, true);
         let vectors = index.embed_documents(&to_embed).await?;
-        for ((w, field), vector) in slots.into_iter().zip(vectors) {
-            writes[w].vectors.push((field, row::vector_blob(&vector)));
-        }
+        add_vectors(&mut writes, slots, vectors);
         Ok(writes)
     }
 }
@@ -373,13 +402,26 @@ struct Stored {
     vectors: HashMap<String, Vec<u8>>,
 }
 
+/// The prefix and key of each put with texts to embed (an empty prefix for
+/// the others): the stored items whose vectors it may keep.
+fn stored_keys(ops: &[Op], writes: &[Write], texts: &[Vec<IndexedText>]) -> Vec<(String, String)> {
+    writes
+        .iter()
+        .zip(texts)
+        .map(|(w, t)| match (&ops[w.op], t.is_empty()) {
+            (Op::Put(put), false) => (put.namespace.to_dotted(), put.key.clone()),
+            _ => (String::new(), String::new()),
+        })
+        .collect()
+}
+
 /// The live items at `keys` (empty prefix: none wanted), with their vectors.
 fn read_stored(
-    conn: &mut Connection,
+    conn: &Connection,
     keys: &[(String, String)],
     vectors: bool,
+    now_text: &str,
 ) -> Result<Vec<Option<Stored>>, StoreError> {
-    let now = row::timestamp(SystemTime::now());
     let mut out = Vec::with_capacity(keys.len());
     for (prefix, key) in keys {
         if prefix.is_empty() || !vectors {
@@ -392,7 +434,7 @@ fn read_stored(
                  AND (expires_at IS NULL OR expires_at > ?3)",
             )
             .and_then(|mut s| {
-                s.query_row(params![prefix, key, now], |r| value_text(r, 0))
+                s.query_row(params![prefix, key, now_text], |r| value_text(r, 0))
                     .optional()
             })
             .map_err(|e| storage(format!("cannot read `{key}` in `{prefix}`"), e))?;
@@ -431,31 +473,105 @@ fn read_stored(
     Ok(out)
 }
 
+/// Adds to each write the stored vectors it keeps (with, when `guard`, the
+/// stored value the write must still find), and returns the texts to embed
+/// with the write and field each vector goes to.
+fn plan_vectors(
+    index: &IndexConfig,
+    ops: &[Op],
+    writes: &mut [Write],
+    texts: Vec<Vec<IndexedText>>,
+    stored: &[Option<Stored>],
+    guard: bool,
+) -> (Vec<String>, Vec<(usize, String)>) {
+    let mut to_embed: Vec<String> = Vec::new();
+    let mut slots: Vec<(usize, String)> = Vec::new();
+    for (w, (write, indexed)) in writes.iter_mut().zip(texts).enumerate() {
+        let Op::Put(put) = &ops[write.op] else {
+            continue;
+        };
+        let old = stored[w].as_ref();
+        let plans = index.keep_or_embed(
+            indexed,
+            &put.index,
+            old.map(|s| (&s.value, |field: &str| s.vectors.get(field))),
+        );
+        for plan in plans {
+            match plan {
+                TextPlan::Keep { field, vector } => {
+                    if guard {
+                        write.expect_value = old.map(|s| s.text.clone());
+                    }
+                    write.vectors.push((field, vector.clone()));
+                }
+                TextPlan::Embed(IndexedText { field, text }) => {
+                    slots.push((w, field));
+                    to_embed.push(text);
+                }
+            }
+        }
+    }
+    (to_embed, slots)
+}
+
+/// Stores each embedded vector in its write, as the blob LangGraph stores.
+fn add_vectors(writes: &mut [Write], slots: Vec<(usize, String)>, vectors: Vec<Vec<f32>>) {
+    for ((w, field), vector) in slots.into_iter().zip(vectors) {
+        writes[w].vectors.push((field, row::vector_blob(&vector)));
+    }
+}
+
+/// The texts a job plans and embeds itself, with a model that answers at once.
+struct InJob {
+    index: Arc<IndexConfig>,
+    /// Each write's texts.
+    texts: Vec<Vec<IndexedText>>,
+}
+
+/// How a job ended.
+enum Outcome {
+    /// Committed (or read): the batch's results.
+    Done(Vec<OpResult>),
+    /// Rolled back: a reused vector's item changed since it was read.
+    Changed,
+    /// Rolled back: the model asked inside the job must be awaited.
+    Await,
+    /// Rolled back: the model asked inside the job panicked with this.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+impl Outcome {
+    /// The error for an outcome its caller does not expect.
+    fn unexpected(self) -> StoreError {
+        StoreError::InvalidInput(match self {
+            Outcome::Await => "the embedding model stopped answering at once; try again".into(),
+            _ => "an item changed while its batch was written; try again".into(),
+        })
+    }
+}
+
 /// One batch, run on the connection's thread in one transaction.
 struct Job {
-    ops: std::sync::Arc<Vec<Op>>,
-    queries: std::sync::Arc<Vec<Option<Vec<f32>>>>,
+    ops: Arc<Vec<Op>>,
+    queries: Arc<Vec<Option<Vec<f32>>>>,
     writes: Vec<Write>,
+    /// The texts to plan and embed here (else `writes` has its vectors).
+    embed: Option<InJob>,
     ttl: TtlConfig,
     vectors: bool,
 }
 
 impl Job {
-    /// The results, or `None` when a reused vector's item changed meanwhile.
-    fn run(
-        self,
-        conn: &mut Connection,
-        cache: &mut VectorCache,
-    ) -> Result<Option<Vec<OpResult>>, StoreError> {
+    fn run(self, conn: &mut Connection, cache: &mut VectorCache) -> Result<Outcome, StoreError> {
         let now = SystemTime::now();
         let now_text = row::timestamp(now);
-        let writes = !self.writes.is_empty()
+        let writing = !self.writes.is_empty()
             || self.ops.iter().any(|op| match op {
                 Op::Get(get) => self.ttl.refresh(get.refresh_ttl),
                 Op::Search(search) => self.ttl.refresh(search.refresh_ttl),
                 _ => false,
             });
-        let behavior = if writes {
+        let behavior = if writing {
             TransactionBehavior::Immediate
         } else {
             TransactionBehavior::Deferred
@@ -486,40 +602,59 @@ impl Job {
                 Op::Put(_) => OpResult::Put,
             });
         }
-        for write in &self.writes {
+        let mut writes = self.writes;
+        if let Some(InJob { index, texts }) = self.embed {
+            // Read, embedded and written under one write lock: a kept
+            // vector's item cannot change before the write.
+            let keys = stored_keys(&self.ops, &writes, &texts);
+            let stored = read_stored(&tx, &keys, self.vectors, &now_text)?;
+            let (to_embed, slots) =
+                plan_vectors(&index, &self.ops, &mut writes, texts, &stored, false);
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                index.embed_documents_sync(&to_embed)
+            }));
+            let vectors = match answer {
+                Ok(Some(vectors)) => vectors?,
+                Ok(None) => return Ok(Outcome::Await),
+                Err(payload) => return Ok(Outcome::Panicked(payload)),
+            };
+            add_vectors(&mut writes, slots, vectors);
+        }
+        for write in &writes {
             let Op::Put(put) = &self.ops[write.op] else {
                 continue;
             };
+            let prefix = put.namespace.to_dotted();
             if let Some(expected) = &write.expect_value {
                 let current: Option<String> = tx
-                    .query_row(
-                        "SELECT value FROM store WHERE prefix = ?1 AND key = ?2",
-                        params![put.namespace.to_dotted(), put.key],
-                        |r| value_text(r, 0),
-                    )
-                    .optional()
+                    .prepare_cached("SELECT value FROM store WHERE prefix = ?1 AND key = ?2")
+                    .and_then(|mut s| {
+                        s.query_row(params![prefix, put.key], |r| value_text(r, 0))
+                            .optional()
+                    })
                     .map_err(|e| storage(format!("cannot read `{}`", put.key), e))?;
                 if current.as_ref() != Some(expected) {
-                    return Ok(None);
+                    return Ok(Outcome::Changed);
                 }
             }
-            write_put(&tx, put, write, now, &now_text, self.vectors)?;
+            write_put(&tx, put, &prefix, write, &now_text, self.vectors)?;
         }
         tx.commit()
             .map_err(|e| storage("cannot commit the batch".into(), e))?;
-        Ok(Some(results))
+        Ok(Outcome::Done(results))
     }
 }
 
+/// Writes `put` (its namespace dotted: `prefix`) at `now_text`, the time
+/// of its batch as stored.
 fn write_put(
     tx: &Transaction<'_>,
     put: &PutOp,
+    prefix: &str,
     write: &Write,
-    now: SystemTime,
     now_text: &str,
     vectors: bool,
 ) -> Result<(), StoreError> {
-    let prefix = put.namespace.to_dotted();
     let fail = |what: &str, e| {
         storage(
             format!("cannot {what} `{}` in {}", put.key, put.namespace),
@@ -541,13 +676,12 @@ fn write_put(
         type_name: "serde_json::Map",
         source,
     })?;
-    let stamp = row::timestamp(now);
     tx.prepare_cached(
         "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
          ON CONFLICT (prefix, key) DO UPDATE SET
             value = excluded.value,
-            created_at = CASE WHEN store.expires_at IS NOT NULL AND store.expires_at <= ?7
+            created_at = CASE WHEN store.expires_at IS NOT NULL AND store.expires_at <= ?4
                 THEN excluded.created_at ELSE store.created_at END,
             updated_at = excluded.updated_at,
             expires_at = excluded.expires_at,
@@ -558,10 +692,9 @@ fn write_put(
             prefix,
             put.key,
             text,
-            stamp,
+            now_text,
             write.expires_at.map(row::expiry),
             write.ttl.map(|t| t.as_secs_f64() / 60.0),
-            now_text,
         ])
     })
     .map_err(|e| fail("write", e))?;
@@ -575,7 +708,7 @@ fn write_put(
             .map_err(|e| fail("write the vectors of", e))?;
         for (field, blob) in &write.vectors {
             insert
-                .execute(params![prefix, put.key, field, blob, stamp])
+                .execute(params![prefix, put.key, field, blob, now_text])
                 .map_err(|e| fail("write the vectors of", e))?;
         }
     }
