@@ -45,8 +45,6 @@ pub(crate) struct CompiledNode<S: State> {
     /// Whether the node's input is a [`View`](crate::View) of the state, which its
     /// PULL tasks project from the state.
     pub(crate) projects: bool,
-    /// Position of the node in name order (PULL task order).
-    pub(crate) rank: usize,
     /// The node's retry policy (its own, or the graph's).
     pub(crate) retry: Option<RetryPolicy>,
     /// The longest an attempt of the node may run.
@@ -73,7 +71,7 @@ pub(crate) struct Graph<S: State> {
     /// Each channel's place in name order: a checkpoint's maps are built in
     /// this order.
     pub(crate) channel_rank: Vec<usize>,
-    /// Each node's place in name order (its `rank`), by node id.
+    /// Each node's place in name order (PULL task order), by node id.
     pub(crate) node_rank: Vec<usize>,
     /// Kinds of control channels, indexed from [`Graph::control_base`].
     pub(crate) control: Vec<ControlKind>,

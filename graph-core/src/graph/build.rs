@@ -38,7 +38,6 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         branches: Vec::new(),
         input_is_state: true,
         projects: false,
-        rank: 0,
         retry: None,
         timeout: None,
         cache: None,
@@ -65,7 +64,6 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
             branches: Vec::new(),
             input_is_state,
             projects,
-            rank: 0,
             retry: def.retry.or_else(|| default_retry.clone()),
             timeout: def.timeout,
             cache: def.cache,
@@ -125,7 +123,6 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
     sort_by_name(&mut order, &node_names);
     let mut node_rank = vec![0; nodes.len()];
     for (rank, &i) in order.iter().enumerate() {
-        nodes[i].rank = rank;
         node_rank[i] = rank;
     }
     let mut channels_by_name: Vec<usize> = (0..channel_names.len()).collect();

@@ -275,7 +275,7 @@ impl<S: State> Run<S> {
             };
             tasks.push(Task {
                 node,
-                path: TaskOrder::Pull(spec.rank),
+                path: TaskOrder::Pull(graph.node_rank[node]),
                 id,
                 input,
             });
