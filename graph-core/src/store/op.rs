@@ -105,21 +105,14 @@ impl PutOp {
         key: impl Into<String>,
         value: Value,
     ) -> Result<Self, StoreError> {
-        let key = key.into();
-        match value {
-            Value::Object(map) => Ok(PutOp {
-                namespace,
-                key,
-                value: Some(map),
-                index: PutIndex::StoreFields,
-                ttl: Ttl::StoreDefault,
-            }),
-            other => Err(StoreError::NotAnObject {
-                namespace,
-                key,
-                found: json_kind(&other),
-            }),
-        }
+        let (key, map) = object_value(&namespace, key.into(), value)?;
+        Ok(PutOp {
+            namespace,
+            key,
+            value: Some(map),
+            index: PutIndex::StoreFields,
+            ttl: Ttl::StoreDefault,
+        })
     }
 
     /// Stores an object value.
@@ -167,6 +160,22 @@ impl PutOp {
             self.namespace.check_addressable()?;
         }
         Ok(())
+    }
+}
+
+/// `key` and the object `value` of a put, or [`StoreError::NotAnObject`].
+pub(super) fn object_value(
+    namespace: &Namespace,
+    key: String,
+    value: Value,
+) -> Result<(String, Map<String, Value>), StoreError> {
+    match value {
+        Value::Object(map) => Ok((key, map)),
+        other => Err(StoreError::NotAnObject {
+            namespace: namespace.clone(),
+            key,
+            found: json_kind(&other),
+        }),
     }
 }
 
