@@ -227,7 +227,7 @@ impl SqliteStore {
         };
         // A model that answers at once is asked inside the job, after the
         // stored items are read: one job, one transaction.
-        if self.answers_at_once.load(Ordering::Relaxed) {
+        let mut outlined = if self.answers_at_once.load(Ordering::Relaxed) {
             let embed = Some(InJob {
                 index: Arc::clone(index),
                 texts,
@@ -235,15 +235,22 @@ impl SqliteStore {
             match self.send(self.job(&ops, &queries, writes, embed)).await? {
                 Outcome::Done(results) => return Ok(results),
                 // Rolled back: embed before the job, as for any model.
-                Outcome::Await => self.answers_at_once.store(false, Ordering::Relaxed),
+                Outcome::Await => {
+                    self.answers_at_once.store(false, Ordering::Relaxed);
+                    None
+                }
                 other => return Err(other.unexpected()),
             }
-        }
+        } else {
+            Some((writes, texts))
+        };
         // A model to await: the stored items are read in a first job, the
         // texts not stored already embedded here, then written in a second.
         let mut reuse = true;
         loop {
-            let writes = self.plan_writes(index, &ops, &puts, reuse).await?;
+            // The outline made above, unless a job consumed it.
+            let (writes, texts) = outlined.take().unwrap_or_else(|| self.outline(&ops, &puts));
+            let writes = self.plan_writes(index, &ops, writes, texts, reuse).await?;
             match self.send(self.job(&ops, &queries, writes, None)).await? {
                 Outcome::Done(results) => return Ok(results),
                 // A reused vector's item changed since it was read: embed anew.
@@ -317,17 +324,17 @@ impl SqliteStore {
         (writes, texts)
     }
 
-    /// What each put writes with a model to await: its row, and its vectors,
-    /// embedded here (or reused from the stored item when `reuse` and its
+    /// What each put writes with a model to await (its [`outline`](Self::outline)
+    /// given): its row, and its vectors, embedded here (or reused from the stored item when `reuse` and its
     /// text is unchanged, which the write then checks).
     async fn plan_writes(
         &self,
         index: &IndexConfig,
         ops: &Arc<Vec<Op>>,
-        puts: &[usize],
+        mut writes: Vec<Write>,
+        texts: Vec<Vec<IndexedText>>,
         reuse: bool,
     ) -> Result<Vec<Write>, StoreError> {
-        let (mut writes, texts) = self.outline(ops, puts);
         let stored: Vec<Option<Stored>> = if reuse {
             let keys = stored_keys(ops, &writes, &texts);
             let vectors = self.vectors;
