@@ -13,7 +13,6 @@
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::{Error, Value};
 use std::any::TypeId;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// `serde_json`'s marker for a [`serde_json::value::RawValue`] (serialised as a
@@ -78,37 +77,10 @@ struct Writer {
 /// same address always writes the same text.
 #[derive(Default)]
 struct Shared {
-    seen: hashbrown::HashMap<*const Value, Seen, BuildHasherDefault<AddressHasher>>,
-}
-
-/// Hashes an address: no seed to draw per blob (a blob of a small state has no
-/// shared value, and drawing a random seed for it cost more than the rest of
-/// this), and addresses are not chosen by an adversary.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        // Fibonacci hashing: the low bits of an aligned address are zero, the
-        // multiply spreads the others into the high bits hashbrown reads too.
-        self.0 = (self.0 ^ n)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(26);
-    }
+    /// Hashed with a fixed seed: drawing a random seed per blob (a blob of a
+    /// small state has no shared value) cost more than the rest of this, and
+    /// addresses are not chosen by an adversary.
+    seen: hashbrown::HashMap<*const Value, Seen, foldhash::fast::FixedState>,
 }
 
 /// Where the text of a shared value stands in the output.
