@@ -72,29 +72,29 @@ fn timestamp(at: time::OffsetDateTime) -> String {
     let (year, month, day) = at.to_calendar_date();
     let (hour, minute, second, micro) = at.to_hms_micro();
     // Years from 1970 to 9999 (all `time` has) take exactly four digits.
-    fixed_digits(&mut out[0..4], u32::try_from(year).unwrap_or(0));
-    fixed_digits(&mut out[5..7], u32::from(u8::from(month)));
-    fixed_digits(&mut out[8..10], u32::from(day));
-    fixed_digits(&mut out[11..13], u32::from(hour));
-    fixed_digits(&mut out[14..16], u32::from(minute));
-    fixed_digits(&mut out[17..19], u32::from(second));
-    fixed_digits(&mut out[20..26], micro);
+    put_digits(&mut out[0..4], u64::try_from(year).unwrap_or(0));
+    put_digits(&mut out[5..7], u64::from(u8::from(month)));
+    put_digits(&mut out[8..10], u64::from(day));
+    put_digits(&mut out[11..13], u64::from(hour));
+    put_digits(&mut out[14..16], u64::from(minute));
+    put_digits(&mut out[17..19], u64::from(second));
+    put_digits(&mut out[20..26], u64::from(micro));
     ascii_str(&out).into_owned()
 }
 
-/// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded:
-/// a digit a byte, for the few fixed-width fields of a timestamp (no call to a
-/// formatter, `memset` or `memcpy`).
-#[inline]
-fn fixed_digits(slot: &mut [u8], mut n: u32) {
-    for digit in slot.iter_mut().rev() {
-        *digit = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-}
-
 /// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
-pub(crate) fn put_digits(slot: &mut [u8], n: u64) {
+/// A short slot (a timestamp's fields) is written a digit a byte, with no call
+/// to `memset` or `memcpy`; a long one (a channel version's 32 digits) by
+/// `itoa` and one fill.
+#[inline]
+pub(crate) fn put_digits(slot: &mut [u8], mut n: u64) {
+    if slot.len() <= 8 {
+        for digit in slot.iter_mut().rev() {
+            *digit = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        return;
+    }
     let mut text = itoa::Buffer::new();
     let digits = text.format(n).as_bytes();
     let digits = &digits[digits.len().saturating_sub(slot.len())..];
