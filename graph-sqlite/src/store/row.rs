@@ -145,9 +145,16 @@ pub(super) fn blob_similarity(blob: &[u8], query: &[f32]) -> Option<f64> {
         a_mag += a * a;
         b_mag += b * b;
     }
-    let distance =
-        (1.0 - f64::from(dot) / (f64::from(a_mag).sqrt() * f64::from(b_mag).sqrt())) as f32;
-    Some(1.0 - f64::from(distance))
+    Some(similarity(dot, a_mag, f64::from(b_mag).sqrt()))
+}
+
+/// LangGraph's score from a vector's dot product with the query, the vector's
+/// squared magnitude and the query's magnitude (`b_root`): `1.0 -
+/// vec_distance_cosine`, the distance rounded to `f32`. Shared by the scan of
+/// the blobs and the vector cache, which must agree to the bit.
+pub(super) fn similarity(dot: f32, a_mag: f32, b_root: f64) -> f64 {
+    let distance = (1.0 - f64::from(dot) / (f64::from(a_mag).sqrt() * b_root)) as f32;
+    1.0 - f64::from(distance)
 }
 
 #[cfg(test)]

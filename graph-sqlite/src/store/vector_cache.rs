@@ -277,8 +277,7 @@ impl Snapshot {
             for (r, ((&dot, &a_mag), &rowid)) in
                 dots.iter().zip(&group.norms).zip(&group.rowids).enumerate()
             {
-                let distance = (1.0 - f64::from(dot) / (f64::from(a_mag).sqrt() * b_root)) as f32;
-                let score = 1.0 - f64::from(distance);
+                let score = super::row::similarity(dot, a_mag, b_root);
                 out.push(Scored {
                     score: if score.is_nan() { 0.0 } else { score },
                     rowid,
