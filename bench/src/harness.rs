@@ -149,11 +149,18 @@ pub fn measure(name: &str, mut workload: Workload, quick: bool) -> (String, bool
     let mut stored = Vec::new();
     let mut target = if quick { 1 } else { 5 };
     // A profiler's run: many runs, so the first (cold) one does not dominate.
-    let fixed = std::env::var("STATEGRAPH_BENCH_RUNS")
-        .ok()
-        .and_then(|n| n.parse::<usize>().ok());
+    let fixed = std::env::var("STATEGRAPH_BENCH_RUNS").ok().and_then(|n| {
+        let runs = n.trim().parse::<usize>().ok().filter(|&r| r > 0);
+        if runs.is_none() {
+            eprintln!(
+                "STATEGRAPH_BENCH_RUNS must be a whole number of runs above 0, not {n:?}; \
+                 running the usual number"
+            );
+        }
+        runs
+    });
     if let Some(n) = fixed {
-        target = n.max(1);
+        target = n;
     }
     let mut i = 0;
     while i < target {
