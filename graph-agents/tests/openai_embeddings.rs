@@ -52,9 +52,10 @@ async fn embeds_in_batches_in_order() {
         .batch_size(2);
     let vectors = client.embed_documents(&["a", "bb", "ccc"]).await.unwrap();
     // Batches ["a", "bb"] and ["ccc"]: the index restarts in the second.
+    let vectors: Vec<&[f32]> = vectors.iter().map(|v| &v[..]).collect();
     assert_eq!(vectors, [[1.0, 0.0, 1.0], [2.0, 1.0, 1.0], [3.0, 0.0, 1.0]]);
     let query = client.embed_query("dddd").await.unwrap();
-    assert_eq!(query, [4.0, 0.0, 1.0]);
+    assert_eq!(query[..], [4.0, 0.0, 1.0]);
 }
 
 #[tokio::test]

@@ -38,7 +38,8 @@ async fn file_store_passes_the_conformance_suite() {
 async fn a_timed_out_embedding_writes_nothing() {
     use futures::future::BoxFuture;
     use graph_core::store::{
-        EmbeddingError, Embeddings, IndexConfig, Namespace, Store, StoreConfig, StoreError,
+        Embedding, EmbeddingError, Embeddings, IndexConfig, Namespace, Store, StoreConfig,
+        StoreError,
     };
     use std::time::Duration;
 
@@ -47,10 +48,10 @@ async fn a_timed_out_embedding_writes_nothing() {
         fn embed_documents<'a>(
             &'a self,
             texts: &'a [&'a str],
-        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+        ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
             Box::pin(async move {
                 tokio::time::sleep(Duration::from_secs(30)).await;
-                Ok(texts.iter().map(|_| vec![1.0; 4]).collect())
+                Ok(texts.iter().map(|_| vec![1.0; 4].into()).collect())
             })
         }
     }

@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use graph_core::store::conformance;
 use graph_core::store::{
-    EmbeddingError, Embeddings, HashEmbeddings, IndexConfig, Namespace, SearchOp, Store,
+    Embedding, EmbeddingError, Embeddings, HashEmbeddings, IndexConfig, Namespace, SearchOp, Store,
     StoreConfig,
 };
 use graph_sqlite::SqliteStore;
@@ -42,7 +42,7 @@ impl Embeddings for AtOnce {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
         self.async_calls.fetch_add(1, Ordering::SeqCst);
         self.inner.embed_documents(texts)
     }
@@ -50,7 +50,7 @@ impl Embeddings for AtOnce {
     fn embed_documents_sync(
         &self,
         texts: &[&str],
-    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         if self.sync_calls.fetch_add(1, Ordering::SeqCst) >= self.answers {
             return None;
         }

@@ -22,8 +22,8 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use serde_json::{json, Value};
 use stategraph::store::{
-    cosine_similarity, EmbeddingError, Embeddings, Filter, InMemoryStore, IndexConfig, Namespace,
-    SearchOp, Store, StoreConfig,
+    cosine_similarity, Embedding, EmbeddingError, Embeddings, Filter, InMemoryStore, IndexConfig,
+    Namespace, SearchOp, Store, StoreConfig,
 };
 use std::sync::Arc;
 
@@ -40,11 +40,12 @@ fn vector(seed: u64) -> Vec<f32> {
 /// Vectors looked up by text, in a table laid out as Python's `dict` (the
 /// anchor's table): entries in insertion order behind a small table of
 /// positions, with hashbrown's default hasher (not std's SipHash, as a
-/// program looking up its own keys would).
-struct Lookup(IndexMap<String, Vec<f32>, hashbrown::DefaultHashBuilder>);
+/// program looking up its own keys would). It hands over the table's
+/// vectors, shared, as the anchor's `embed` hands over its table's lists.
+struct Lookup(IndexMap<String, Embedding, hashbrown::DefaultHashBuilder>);
 
 impl Lookup {
-    fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    fn vectors(&self, texts: &[&str]) -> Result<Vec<Embedding>, EmbeddingError> {
         texts
             .iter()
             .map(|t| {
@@ -61,7 +62,7 @@ impl Embeddings for Lookup {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
         Box::pin(async move { self.vectors(texts) })
     }
 
@@ -70,7 +71,7 @@ impl Embeddings for Lookup {
     fn embed_documents_sync(
         &self,
         texts: &[&str],
-    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         Some(self.vectors(texts))
     }
 }
@@ -78,10 +79,10 @@ impl Embeddings for Lookup {
 fn lookup() -> Lookup {
     let mut table = IndexMap::with_capacity_and_hasher(ITEMS + QUERIES, Default::default());
     for i in 0..ITEMS as u64 {
-        table.insert(format!("item {i}"), vector(i));
+        table.insert(format!("item {i}"), vector(i).into());
     }
     for k in 0..QUERIES as u64 {
-        table.insert(format!("query {k}"), vector(100_000 + k));
+        table.insert(format!("query {k}"), vector(100_000 + k).into());
     }
     Lookup(table)
 }

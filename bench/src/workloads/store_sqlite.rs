@@ -10,7 +10,8 @@ use crate::harness::{expect, Workload};
 use futures::future::BoxFuture;
 use hashbrown::HashMap;
 use stategraph::store::{
-    EmbeddingError, Embeddings, Filter, IndexConfig, Namespace, SearchOp, Store, StoreConfig,
+    Embedding, EmbeddingError, Embeddings, Filter, IndexConfig, Namespace, SearchOp, Store,
+    StoreConfig,
 };
 use std::sync::Arc;
 
@@ -47,11 +48,12 @@ fn vectors(count: usize, seed: u64) -> Vec<Vec<f32>> {
 }
 
 /// An embedding model that looks texts up in a table (hashbrown's default
-/// hasher, not std's SipHash).
-struct Lookup(HashMap<String, Vec<f32>>);
+/// hasher, not std's SipHash), handing over the table's vectors as the
+/// anchor's `embed` hands over its table's lists.
+struct Lookup(HashMap<String, Embedding>);
 
 impl Lookup {
-    fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    fn vectors(&self, texts: &[&str]) -> Result<Vec<Embedding>, EmbeddingError> {
         texts
             .iter()
             .map(|t| {
@@ -68,7 +70,7 @@ impl Embeddings for Lookup {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
         Box::pin(async move { self.vectors(texts) })
     }
 
@@ -77,15 +79,21 @@ impl Embeddings for Lookup {
     fn embed_documents_sync(
         &self,
         texts: &[&str],
-    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         Some(self.vectors(texts))
     }
 }
 
 fn config() -> StoreConfig {
-    let mut table: HashMap<String, Vec<f32>> =
-        (0..ITEMS).map(text).zip(vectors(ITEMS, 1)).collect();
-    table.extend((0..QUERIES).map(query).zip(vectors(QUERIES, 2)));
+    let mut table: HashMap<String, Embedding> = (0..ITEMS)
+        .map(text)
+        .zip(vectors(ITEMS, 1).into_iter().map(Embedding::from))
+        .collect();
+    table.extend(
+        (0..QUERIES)
+            .map(query)
+            .zip(vectors(QUERIES, 2).into_iter().map(Embedding::from)),
+    );
     let index = IndexConfig::new(DIMS, Lookup(table))
         .fields(["text"])
         .unwrap_or_else(|e| panic!("index: {e}"));

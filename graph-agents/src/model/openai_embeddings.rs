@@ -4,7 +4,7 @@
 use super::http::{json_body, transport, truncate};
 use crate::error::AgentError;
 use futures::future::BoxFuture;
-use graph_core::store::{EmbeddingError, Embeddings};
+use graph_core::store::{Embedding, EmbeddingError, Embeddings};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ impl OpenAiEmbeddings {
         self
     }
 
-    async fn request(&self, input: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    async fn request(&self, input: &[&str]) -> Result<Vec<Embedding>, EmbeddingError> {
         let body = EmbeddingsRequest {
             dimensions: self.dimensions,
             encoding_format: "float",
@@ -155,7 +155,7 @@ impl OpenAiEmbeddings {
                 "the embeddings' indexes are not 0, 1, 2, ... one per input".into(),
             )));
         }
-        Ok(data.into_iter().map(|d| d.embedding).collect())
+        Ok(data.into_iter().map(|d| d.embedding.into()).collect())
     }
 }
 
@@ -163,7 +163,7 @@ impl Embeddings for OpenAiEmbeddings {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
         Box::pin(async move {
             let mut out = Vec::with_capacity(texts.len());
             for chunk in texts.chunks(self.batch_size) {

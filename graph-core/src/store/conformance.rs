@@ -27,9 +27,9 @@
 //! ```
 
 use super::{
-    cosine_similarity, EmbeddingError, Embeddings, Filter, GetOp, HashEmbeddings, IndexConfig,
-    ListNamespacesOp, Namespace, NamespacePattern, Op, OpResult, PutIndex, PutOp, SearchOp, Store,
-    StoreConfig, StoreError, StoreExt, Ttl, TtlConfig,
+    cosine_similarity, Embedding, EmbeddingError, Embeddings, Filter, GetOp, HashEmbeddings,
+    IndexConfig, ListNamespacesOp, Namespace, NamespacePattern, Op, OpResult, PutIndex, PutOp,
+    SearchOp, Store, StoreConfig, StoreError, StoreExt, Ttl, TtlConfig,
 };
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -113,7 +113,7 @@ impl Embeddings for ConformanceEmbeddings {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
         Box::pin(async move {
             if texts.iter().any(|t| t.contains("<fail>")) {
                 return Err(EmbeddingError::Failed(
@@ -126,9 +126,9 @@ impl Embeddings for ConformanceEmbeddings {
                 .iter()
                 .map(|t| {
                     if t.contains("<wrong-dims>") {
-                        vec![0.5; DIMS + 1]
+                        vec![0.5; DIMS + 1].into()
                     } else {
-                        model.embed(t)
+                        model.embed(t).into()
                     }
                 })
                 .collect())

@@ -27,7 +27,7 @@ pub trait Embeddings: Send + Sync + 'static {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>>;
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>>;
 
     /// The vectors of `texts` computed without waiting, for a model that
     /// answers at once (a table lookup, [`HashEmbeddings`]); `None`, the
@@ -43,14 +43,17 @@ pub trait Embeddings: Send + Sync + 'static {
     fn embed_documents_sync(
         &self,
         texts: &[&str],
-    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+    ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         let _ = texts;
         None
     }
 
     /// The vector of a search query (by default, `embed_documents_sync` of
     /// it, else `embed_documents` of it).
-    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbeddingError>> {
+    fn embed_query<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<Embedding, EmbeddingError>> {
         Box::pin(async move {
             let texts = [text];
             let mut vectors = match self.embed_documents_sync(&texts) {
@@ -64,6 +67,14 @@ pub trait Embeddings: Send + Sync + 'static {
         })
     }
 }
+
+/// One text's vector, as an embedding model hands it to a store: shared, so
+/// that a model which keeps its vectors (a table, a cache in front of a
+/// server) gives them without a copy, and a store keeps what it was given, as
+/// LangGraph's stores keep the lists the model returned. A store also shares
+/// one vector among repeated texts and keeps it, without a copy, when a put
+/// leaves its text unchanged. Make one from a `Vec<f32>` with `.into()`.
+pub type Embedding = Arc<[f32]>;
 
 /// Why texts could not be embedded.
 #[derive(Debug, thiserror::Error)]
@@ -232,7 +243,7 @@ impl IndexConfig {
     pub async fn embed_documents<S: AsRef<str> + Sync>(
         &self,
         texts: &[S],
-    ) -> Result<Vec<Vec<f32>>, StoreError> {
+    ) -> Result<Vec<Embedding>, StoreError> {
         let batch = Distinct::of(texts);
         if batch.unique.is_empty() {
             return Ok(Vec::new());
@@ -251,7 +262,7 @@ impl IndexConfig {
     pub fn embed_documents_sync<S: AsRef<str>>(
         &self,
         texts: &[S],
-    ) -> Option<Result<Vec<Vec<f32>>, StoreError>> {
+    ) -> Option<Result<Vec<Embedding>, StoreError>> {
         let batch = Distinct::of(texts);
         if batch.unique.is_empty() {
             return Some(Ok(Vec::new()));
@@ -268,9 +279,9 @@ impl IndexConfig {
     /// `vectors` if there are `expected` of them, each of `dims` dimensions.
     fn checked(
         &self,
-        vectors: Vec<Vec<f32>>,
+        vectors: Vec<Embedding>,
         expected: usize,
-    ) -> Result<Vec<Vec<f32>>, StoreError> {
+    ) -> Result<Vec<Embedding>, StoreError> {
         if vectors.len() != expected {
             return Err(StoreError::Embedding(EmbeddingError::WrongCount {
                 expected,
@@ -284,7 +295,7 @@ impl IndexConfig {
     }
 
     /// Embeds a search query, checking its size and the timeout.
-    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>, StoreError> {
+    pub async fn embed_query(&self, query: &str) -> Result<Embedding, StoreError> {
         let vector = self.call(self.embeddings.embed_query(query)).await?;
         self.check_dims(&vector)?;
         Ok(vector)
@@ -302,7 +313,7 @@ impl IndexConfig {
 
     /// The model's vectors of `texts`: its synchronous answer when it has
     /// one, else its future, awaited within the timeout.
-    async fn call_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, StoreError> {
+    async fn call_documents(&self, texts: &[&str]) -> Result<Vec<Embedding>, StoreError> {
         match self.embeddings.embed_documents_sync(texts) {
             Some(answer) => answer.map_err(StoreError::Embedding),
             None => self.call(self.embeddings.embed_documents(texts)).await,
@@ -336,6 +347,15 @@ struct Distinct<'t> {
 
 impl<'t> Distinct<'t> {
     fn of<S: AsRef<str>>(texts: &'t [S]) -> Self {
+        // Most puts embed one text.
+        if let [text] = texts {
+            let mut unique = SmallVec::new();
+            unique.push(text.as_ref());
+            return Distinct {
+                unique,
+                slots: None,
+            };
+        }
         // A put's few texts are passed without an allocation.
         let texts: SmallVec<[&str; 4]> = texts.iter().map(AsRef::as_ref).collect();
         let repeated = if texts.len() <= 16 {
@@ -371,10 +391,10 @@ impl<'t> Distinct<'t> {
     }
 
     /// One vector per text, from one per distinct text.
-    fn spread(self, vectors: Vec<Vec<f32>>) -> Vec<Vec<f32>> {
+    fn spread(self, vectors: Vec<Embedding>) -> Vec<Embedding> {
         match self.slots {
             None => vectors,
-            Some(slots) => slots.into_iter().map(|i| vectors[i].clone()).collect(),
+            Some(slots) => slots.into_iter().map(|i| Arc::clone(&vectors[i])).collect(),
         }
     }
 }
@@ -527,16 +547,16 @@ impl Embeddings for HashEmbeddings {
     fn embed_documents<'a>(
         &'a self,
         texts: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
-        Box::pin(async move { Ok(texts.iter().map(|t| self.embed(t)).collect()) })
+    ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| self.embed(t).into()).collect()) })
     }
 
     /// Computed at once: a store skips the boxed future.
     fn embed_documents_sync(
         &self,
         texts: &[&str],
-    ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
-        Some(Ok(texts.iter().map(|t| self.embed(t)).collect()))
+    ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
+        Some(Ok(texts.iter().map(|t| self.embed(t).into()).collect()))
     }
 }
 
@@ -555,12 +575,12 @@ mod tests {
     }
 
     impl Lengths {
-        fn answer(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        fn answer(&self, texts: &[&str]) -> Vec<Embedding> {
             let calls = texts.iter().map(|t| (*t).to_owned()).collect();
             self.calls.lock().expect("calls").push(calls);
             let n = texts.len() + self.extra;
             (0..n)
-                .map(|i| vec![texts.get(i).map_or(0.0, |t| t.len() as f32)])
+                .map(|i| vec![texts.get(i).map_or(0.0, |t| t.len() as f32)].into())
                 .collect()
         }
     }
@@ -569,16 +589,20 @@ mod tests {
         fn embed_documents<'a>(
             &'a self,
             texts: &'a [&'a str],
-        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbeddingError>> {
+        ) -> BoxFuture<'a, Result<Vec<Embedding>, EmbeddingError>> {
             Box::pin(async move { Ok(self.answer(texts)) })
         }
 
         fn embed_documents_sync(
             &self,
             texts: &[&str],
-        ) -> Option<Result<Vec<Vec<f32>>, EmbeddingError>> {
+        ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
             (!self.awaited).then(|| Ok(self.answer(texts)))
         }
+    }
+
+    fn floats(vectors: &[Embedding]) -> Vec<Vec<f32>> {
+        vectors.iter().map(|v| v.to_vec()).collect()
     }
 
     fn calls(model: &Lengths) -> Vec<Vec<String>> {
@@ -593,7 +617,9 @@ mod tests {
             .embed_documents_sync(&["a", "bbb", "a"])
             .expect("answers at once")
             .expect("vectors");
-        assert_eq!(vectors, [vec![1.0], vec![3.0], vec![1.0]]);
+        assert_eq!(floats(&vectors), [vec![1.0], vec![3.0], vec![1.0]]);
+        // A repeated text's vector is shared, not copied.
+        assert!(Arc::ptr_eq(&vectors[0], &vectors[2]));
         assert_eq!(calls(&model), [["a", "bbb"]]);
         // Nothing to embed: the model is not asked.
         let none: [&str; 0] = [];
@@ -636,7 +662,7 @@ mod tests {
         let vectors = futures::FutureExt::now_or_never(index.embed_documents(&["a", "bb", "a"]))
             .expect("ready")
             .expect("vectors");
-        assert_eq!(vectors, [vec![1.0], vec![2.0], vec![1.0]]);
+        assert_eq!(floats(&vectors), [vec![1.0], vec![2.0], vec![1.0]]);
         assert_eq!(calls(&awaited), [["a", "bb"]]);
     }
 }

@@ -1,7 +1,7 @@
 //! [`InMemoryStore`]: the store in a map, for tests, examples and programs
 //! whose memory need not outlive them.
 
-use super::embed::IndexConfig;
+use super::embed::{Embedding, IndexConfig};
 use super::fields::Texts;
 use super::item::{Item, SearchItem};
 use super::namespace::Namespace;
@@ -10,12 +10,13 @@ use super::ttl::{TtlConfig, TtlSweeper};
 use super::{Store, StoreConfig, StoreError};
 use futures::future::BoxFuture;
 use hashbrown::HashMap;
+use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -92,8 +93,28 @@ struct Vector {
     /// one text).
     field: Arc<str>,
     text_hash: u64,
-    values: Box<[f32]>,
-    norm: f32,
+    values: Embedding,
+    /// The vector's length (L2 norm) as `f32` bits, worked out by the first
+    /// search that scores the vector ([`UNKNOWN_NORM`] until then): a put
+    /// does not read the model's vector, and a search reads it anyway.
+    norm: AtomicU32,
+}
+
+/// A norm not worked out yet (a NaN that `sqrt` does not produce; if it
+/// did, the norm would only be worked out again).
+const UNKNOWN_NORM: u32 = u32::MAX;
+
+impl Vector {
+    fn norm(&self) -> f32 {
+        match self.norm.load(Ordering::Relaxed) {
+            UNKNOWN_NORM => {
+                let n = norm(&self.values);
+                self.norm.store(n.to_bits(), Ordering::Relaxed);
+                n
+            }
+            bits => f32::from_bits(bits),
+        }
+    }
 }
 
 const NEVER: u64 = u64::MAX;
@@ -108,6 +129,39 @@ fn expiry(ttl: Option<Duration>, now: SystemTime) -> u64 {
 }
 
 impl Entry {
+    /// A put's item, written `now` as the store's `seq`-th write.
+    fn new(
+        value: Map<String, Value>,
+        vectors: Vectors,
+        ttl: Option<Duration>,
+        seq: u64,
+        now: SystemTime,
+    ) -> Self {
+        Entry {
+            value,
+            created_at: now,
+            updated_at: now,
+            seq,
+            ttl,
+            expires_at: AtomicU64::new(expiry(ttl, now)),
+            vectors,
+        }
+    }
+
+    /// Becomes `entry`, a put of the same key `now`. An update keeps the
+    /// creation time of an item still alive (and its allocation).
+    fn replace(&mut self, entry: Entry, now: SystemTime) {
+        let created_at = if self.expired(nanos(now)) {
+            now
+        } else {
+            self.created_at
+        };
+        *self = Entry {
+            created_at,
+            ..entry
+        };
+    }
+
     fn expired(&self, now: u64) -> bool {
         self.expires_at.load(Ordering::Relaxed) <= now
     }
@@ -133,10 +187,11 @@ impl Entry {
     fn score(&self, query: &[f32], query_norm: f32) -> Option<f64> {
         let mut best: Option<f32> = None;
         for v in &self.vectors {
-            let s = if v.norm == 0.0 || query_norm == 0.0 {
+            let norm = v.norm();
+            let s = if norm == 0.0 || query_norm == 0.0 {
                 0.0
             } else {
-                dot(query, &v.values) / (v.norm * query_norm)
+                dot(query, &v.values) / (norm * query_norm)
             };
             best = Some(best.map_or(s, |b| b.max(s)));
         }
@@ -166,73 +221,81 @@ fn text_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
-/// The vectors of a put of `value` (under `put_index`) replacing `stored`,
-/// planned before embedding: a text the stored item has under the same field
-/// keeps its vector; every other text is appended to `to_embed`, its vector's
-/// position to `pending`, to be filled by [`fill_vectors`].
-fn plan_vectors<'v>(
-    index: &IndexConfig,
-    stored: Option<&Entry>,
-    value: &'v Map<String, Value>,
-    put_index: &super::op::PutIndex,
-    to_embed: &mut Texts<'v>,
-    pending: &mut SmallVec<[usize; 4]>,
-) -> Vectors {
-    let start = to_embed.len();
-    let mut vectors = Vectors::new();
-    index.push_texts(value, put_index, to_embed, |field| {
-        vectors.push(Vector {
-            field,
-            text_hash: 0,
-            values: Box::default(),
-            norm: 0.0,
-        })
-    });
-    // Texts whose vector is kept leave `to_embed`.
-    let mut kept = 0;
-    for (i, vector) in vectors.iter_mut().enumerate() {
-        let text = &to_embed[start + i];
-        vector.text_hash = text_hash(text);
-        let reused = stored.and_then(|e| {
-            e.vectors
-                .iter()
-                .find(|v| v.field == vector.field && v.text_hash == vector.text_hash)
-        });
-        match reused {
-            Some(old) => {
-                vector.values = old.values.clone();
-                vector.norm = old.norm;
-                to_embed[start + i] = std::borrow::Cow::Borrowed("");
-                kept += 1;
-            }
-            None => pending.push(i),
-        }
-    }
-    if kept > 0 {
-        let mut i = 0;
-        to_embed.retain(|_| {
-            i += 1;
-            i <= start || pending.contains(&(i - 1 - start))
-        });
-    }
-    vectors
+/// What a put's texts need, worked out before the model is asked: for each
+/// text its vector's field and the text's hash, and the stored vector it
+/// keeps (the item the put replaces has the same text under the same
+/// field); the texts without one, in order, in `to_embed`.
+struct Plan<'v> {
+    slots: SmallVec<[Slot; 1]>,
+    to_embed: Texts<'v>,
 }
 
-/// Puts the next embedded vectors at the `pending` positions of `vectors`.
-fn fill_vectors(
-    vectors: &mut [Vector],
-    pending: &[usize],
-    fresh: &mut impl Iterator<Item = Vec<f32>>,
-) -> Result<(), StoreError> {
-    for &at in pending {
-        let values = fresh
-            .next()
-            .ok_or_else(|| StoreError::InvalidInput("fewer vectors than texts".into()))?
-            .into_boxed_slice();
-        vectors[at].norm = norm(&values);
-        vectors[at].values = values;
+struct Slot {
+    field: Arc<str>,
+    text_hash: u64,
+    /// The stored vector and its norm's bits.
+    kept: Option<(Embedding, u32)>,
+}
+
+impl<'v> Plan<'v> {
+    fn new(
+        index: &IndexConfig,
+        stored: Option<&Entry>,
+        value: &'v Map<String, Value>,
+        put_index: &PutIndex,
+    ) -> Self {
+        let mut to_embed = Texts::new();
+        let mut slots = SmallVec::<[Slot; 1]>::new();
+        index.push_texts(value, put_index, &mut to_embed, |field| {
+            slots.push(Slot {
+                field,
+                text_hash: 0,
+                kept: None,
+            })
+        });
+        let mut kept = 0;
+        for (slot, text) in slots.iter_mut().zip(&to_embed) {
+            slot.text_hash = text_hash(text);
+            slot.kept = stored.and_then(|e| {
+                e.vectors
+                    .iter()
+                    .find(|v| v.field == slot.field && v.text_hash == slot.text_hash)
+                    .map(|v| (Arc::clone(&v.values), v.norm.load(Ordering::Relaxed)))
+            });
+            kept += usize::from(slot.kept.is_some());
+        }
+        // Texts whose vector is kept leave `to_embed`.
+        if kept > 0 {
+            let mut slot = slots.iter();
+            to_embed.retain(|_| slot.next().is_some_and(|s| s.kept.is_none()));
+        }
+        Plan { slots, to_embed }
     }
-    Ok(())
+
+    /// The item's vectors: the kept ones, and `fresh` (the model's answer
+    /// for `to_embed`, in order) for the others.
+    fn vectors(self, fresh: Vec<Embedding>) -> Result<Vectors, StoreError> {
+        let mut fresh = fresh.into_iter();
+        let mut vectors = Vectors::with_capacity(self.slots.len());
+        for slot in self.slots {
+            let (values, norm) = match slot.kept {
+                Some(kept) => kept,
+                None => {
+                    let values = fresh.next().ok_or_else(|| {
+                        StoreError::InvalidInput("fewer vectors than texts".into())
+                    })?;
+                    (values, UNKNOWN_NORM)
+                }
+            };
+            vectors.push(Vector {
+                field: slot.field,
+                text_hash: slot.text_hash,
+                values,
+                norm: AtomicU32::new(norm),
+            });
+        }
+        Ok(vectors)
+    }
 }
 
 impl InMemoryStore {
@@ -317,7 +380,7 @@ impl InMemoryStore {
         }
         let index = self.inner.config.index.as_ref();
         // Embed the queries, each distinct one once.
-        let mut queries: HashMap<&str, (Vec<f32>, f32)> = HashMap::new();
+        let mut queries: HashMap<&str, (Embedding, f32)> = HashMap::new();
         if let Some(index) = index {
             for op in &ops {
                 if let Op::Search(SearchOp { query: Some(q), .. }) = op
@@ -378,15 +441,15 @@ impl InMemoryStore {
     }
 
     /// The vectors of every effective put with a value, embedding only the
-    /// texts the stored item does not already have under the same field.
+    /// texts the stored item does not already have under the same field, in
+    /// one call to the model.
     async fn embed_puts(
         &self,
         index: &IndexConfig,
         ops: &[Op],
         effective: &[bool],
     ) -> Result<Vec<(usize, Vectors)>, StoreError> {
-        let mut planned: Vec<(usize, Vectors, SmallVec<[usize; 4]>)> = Vec::new();
-        let mut to_embed = Texts::new();
+        let mut plans: Vec<(usize, Plan<'_>)> = Vec::new();
         {
             let data = self.read();
             for (i, op) in ops.iter().enumerate() {
@@ -403,103 +466,133 @@ impl InMemoryStore {
                 if !effective[i] {
                     continue;
                 }
-                let stored = data
-                    .namespaces
-                    .get(namespace)
-                    .and_then(|items| items.get(key.as_str()))
-                    .map(|e| &**e);
-                let mut pending = SmallVec::new();
-                let vectors =
-                    plan_vectors(index, stored, value, put_index, &mut to_embed, &mut pending);
-                if !vectors.is_empty() {
-                    planned.push((i, vectors, pending));
+                let plan = Plan::new(index, stored(&data, namespace, key), value, put_index);
+                if !plan.slots.is_empty() {
+                    plans.push((i, plan));
                 }
             }
         }
-        let mut fresh = index.embed_documents(&to_embed).await?.into_iter();
+        let texts: Vec<&str> = plans
+            .iter()
+            .flat_map(|(_, plan)| plan.to_embed.iter().map(AsRef::as_ref))
+            .collect();
+        let mut fresh = index.embed_documents(&texts).await?.into_iter();
         // In op order, one entry per put with texts.
-        let mut out = Vec::with_capacity(planned.len());
-        for (i, mut vectors, pending) in planned {
-            fill_vectors(&mut vectors, &pending, &mut fresh)?;
-            out.push((i, vectors));
-        }
-        Ok(out)
+        plans
+            .into_iter()
+            .map(|(i, plan)| {
+                let own = fresh.by_ref().take(plan.to_embed.len()).collect();
+                Ok((i, plan.vectors(own)?))
+            })
+            .collect()
     }
 
     /// One put, without the batch around it (no op list, no results): the
     /// same steps as a batch of one.
     async fn put_one(&self, put: Put<'_>) -> Result<(), StoreError> {
-        if put.value.is_some() {
-            put.namespace.check_addressable()?;
-        }
-        // No embedding work without an index.
-        let vectors = match (&self.inner.config.index, &put.value) {
-            (Some(index), Some(value)) => match self.plan_put(index, &put, value)? {
-                PutPlan::Ready(vectors) => vectors,
-                PutPlan::Embed {
-                    mut vectors,
-                    to_embed,
-                    pending,
-                } => {
-                    let fresh = index.embed_documents(&to_embed).await?;
-                    fill_vectors(&mut vectors, &pending, &mut fresh.into_iter())?;
-                    vectors
+        let config = &self.inner.config;
+        match (&config.index, put.value) {
+            (Some(index), Some(value)) => {
+                put.namespace.check_addressable()?;
+                self.put_indexed(index, Put { value: None, ..put }, value)
+                    .await
+            }
+            (_, value) => {
+                if value.is_some() {
+                    put.namespace.check_addressable()?;
                 }
-            },
-            _ => Vectors::new(),
+                let put = Put { value, ..put };
+                apply_put(
+                    &mut self.write(),
+                    put,
+                    Vectors::new(),
+                    &config.ttl,
+                    SystemTime::now(),
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// A put of `value` through the index. With a model that answers at
+    /// once, the whole put is one section under the write lock and one
+    /// lookup of the key: the model is asked inside it, as the SQLite store
+    /// asks it inside its transaction ([`Embeddings::embed_documents_sync`]
+    /// says so). A model that must be awaited is awaited outside the lock,
+    /// and the put then written: the plan made under the lock still holds (a
+    /// kept vector is the vector of the same text, whatever was written to
+    /// the key in between).
+    ///
+    /// [`Embeddings::embed_documents_sync`]: super::Embeddings::embed_documents_sync
+    async fn put_indexed(
+        &self,
+        index: &IndexConfig,
+        put: Put<'_>,
+        value: Map<String, Value>,
+    ) -> Result<(), StoreError> {
+        let ttl_config = &self.inner.config.ttl;
+        let plan = {
+            let mut guard = self.write();
+            let data = &mut *guard;
+            let mut slot = data
+                .namespaces
+                .get_mut(put.namespace)
+                .map(|items| items.raw_entry_mut_v1().from_key(put.key.as_str()));
+            let stored = match &mut slot {
+                Some(RawEntryMut::Occupied(item)) => Some(&**item.get()),
+                _ => None,
+            };
+            let plan = Plan::new(index, stored, &value, put.index);
+            let answer = if plan.to_embed.is_empty() {
+                Some(Ok(Vec::new()))
+            } else {
+                index.embed_documents_sync(&plan.to_embed)
+            };
+            match answer {
+                Some(fresh) => {
+                    let vectors = plan.vectors(fresh?)?;
+                    let now = SystemTime::now();
+                    data.seq += 1;
+                    let entry =
+                        Entry::new(value, vectors, ttl_config.resolve(put.ttl), data.seq, now);
+                    match slot {
+                        Some(RawEntryMut::Occupied(mut item)) => item.get_mut().replace(entry, now),
+                        Some(RawEntryMut::Vacant(free)) => {
+                            free.insert(put.key, Box::new(entry));
+                        }
+                        None => {
+                            data.namespaces
+                                .entry(put.namespace.clone())
+                                .or_default()
+                                .insert(put.key, Box::new(entry));
+                        }
+                    }
+                    return Ok(());
+                }
+                None => plan,
+            }
         };
-        let mut data = self.write();
+        let fresh = index.embed_documents(&plan.to_embed).await?;
+        let vectors = plan.vectors(fresh)?;
+        let put = Put {
+            value: Some(value),
+            ..put
+        };
         apply_put(
-            &mut data,
+            &mut self.write(),
             put,
             vectors,
-            &self.inner.config.ttl,
+            ttl_config,
             SystemTime::now(),
         );
         Ok(())
-    }
-
-    /// The vectors of one put (the common call: no batch around it): the
-    /// texts the stored item does not have under the same field, embedded
-    /// here when the model answers at once.
-    fn plan_put<'v>(
-        &self,
-        index: &IndexConfig,
-        put: &Put<'_>,
-        value: &'v Map<String, Value>,
-    ) -> Result<PutPlan<'v>, StoreError> {
-        let mut to_embed = Texts::new();
-        let mut pending = SmallVec::new();
-        let mut vectors = {
-            let data = self.read();
-            let stored = data
-                .namespaces
-                .get(put.namespace)
-                .and_then(|items| items.get(put.key.as_str()))
-                .map(|e| &**e);
-            plan_vectors(index, stored, value, put.index, &mut to_embed, &mut pending)
-        };
-        if pending.is_empty() {
-            return Ok(PutPlan::Ready(vectors));
-        }
-        match index.embed_documents_sync(&to_embed) {
-            Some(fresh) => {
-                fill_vectors(&mut vectors, &pending, &mut fresh?.into_iter())?;
-                Ok(PutPlan::Ready(vectors))
-            }
-            None => Ok(PutPlan::Embed {
-                vectors,
-                to_embed,
-                pending,
-            }),
-        }
     }
 
     fn read_ops(
         &self,
         data: &Data,
         ops: &[Op],
-        queries: &HashMap<&str, (Vec<f32>, f32)>,
+        queries: &HashMap<&str, (Embedding, f32)>,
         now: SystemTime,
     ) -> Result<Vec<OpResult>, StoreError> {
         let ttl = &self.inner.config.ttl;
@@ -513,7 +606,7 @@ impl InMemoryStore {
                             .query
                             .as_deref()
                             .and_then(|q| queries.get(q))
-                            .map(|(v, n)| (v.as_slice(), *n));
+                            .map(|(v, n)| (&v[..], *n));
                         OpResult::Search(search_in(data, search, query, ttl, now, now_nanos)?)
                     }
                     Op::ListNamespaces(list) => {
@@ -617,16 +710,6 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
     )
 }
 
-/// A put's vectors, or what remains to embed by a future.
-enum PutPlan<'v> {
-    Ready(Vectors),
-    Embed {
-        vectors: Vectors,
-        to_embed: Texts<'v>,
-        pending: SmallVec<[usize; 4]>,
-    },
-}
-
 /// A put's parts, the namespace borrowed: a put through
 /// [`InMemoryStore::put`] clones it only for a namespace the store does not
 /// hold yet.
@@ -674,40 +757,25 @@ fn apply_put(
         return;
     };
     data.seq += 1;
-    let seq = data.seq;
-    let ttl = ttl_config.resolve(ttl);
-    let entry = Entry {
-        value,
-        created_at: now,
-        updated_at: now,
-        seq,
-        ttl,
-        expires_at: AtomicU64::new(expiry(ttl, now)),
-        vectors,
-    };
+    let entry = Entry::new(value, vectors, ttl_config.resolve(ttl), data.seq, now);
     let items = match data.namespaces.get_mut(namespace) {
         Some(items) => items,
         None => data.namespaces.entry(namespace.clone()).or_default(),
     };
     match items.entry(key) {
-        indexmap::map::Entry::Occupied(mut stored) => {
-            let old = stored.get_mut();
-            // An update keeps the creation time of an item still alive (and
-            // its allocation).
-            let created_at = if old.expired(nanos(now)) {
-                now
-            } else {
-                old.created_at
-            };
-            **old = Entry {
-                created_at,
-                ..entry
-            };
-        }
+        indexmap::map::Entry::Occupied(mut stored) => stored.get_mut().replace(entry, now),
         indexmap::map::Entry::Vacant(slot) => {
             slot.insert(Box::new(entry));
         }
     }
+}
+
+/// The item stored as `key` in `namespace`, if any.
+fn stored<'d>(data: &'d Data, namespace: &Namespace, key: &str) -> Option<&'d Entry> {
+    data.namespaces
+        .get(namespace)
+        .and_then(|items| items.get(key))
+        .map(|e| &**e)
 }
 
 impl Store for InMemoryStore {
@@ -807,6 +875,130 @@ mod tests {
         }
     }
 
+    /// A model that keeps its vectors hands them over shared: the store
+    /// keeps the model's own vector, and a put that leaves a text unchanged
+    /// keeps the stored one (no copy, the model not asked again); the norm
+    /// a search works out is kept with it.
+    #[tokio::test]
+    async fn vectors_are_kept_as_the_model_shares_them() {
+        /// Hands over the vectors of a fixed table, counting the texts asked.
+        struct Table {
+            vectors: Vec<(&'static str, Embedding)>,
+            asked: std::sync::Mutex<Vec<String>>,
+        }
+        impl crate::store::Embeddings for Table {
+            fn embed_documents<'a>(
+                &'a self,
+                texts: &'a [&'a str],
+            ) -> BoxFuture<'a, Result<Vec<Embedding>, crate::store::EmbeddingError>> {
+                Box::pin(async move { self.embed_documents_sync(texts).unwrap() })
+            }
+            fn embed_documents_sync(
+                &self,
+                texts: &[&str],
+            ) -> Option<Result<Vec<Embedding>, crate::store::EmbeddingError>> {
+                let mut asked = self.asked.lock().unwrap();
+                Some(Ok(texts
+                    .iter()
+                    .map(|t| {
+                        asked.push((*t).to_owned());
+                        let (_, v) = self.vectors.iter().find(|(k, _)| k == t).unwrap();
+                        Arc::clone(v)
+                    })
+                    .collect()))
+            }
+        }
+        let alpha: Embedding = vec![3.0, 4.0].into();
+        let model = Arc::new(Table {
+            vectors: vec![("alpha", alpha.clone()), ("beta", vec![1.0, 0.0].into())],
+            asked: Default::default(),
+        });
+        let index = IndexConfig::shared(2, model.clone())
+            .fields(["text"])
+            .unwrap();
+        let store = InMemoryStore::with_config(StoreConfig::new().index(index));
+        let ns = Namespace::new(["t"]).unwrap();
+        let stored = |key: &str| {
+            let data = store.read();
+            let v = &data.namespaces[&ns][key].vectors[0];
+            (Arc::clone(&v.values), v.norm.load(Ordering::Relaxed))
+        };
+        store.put(&ns, "a", json!({"text": "alpha"})).await.unwrap();
+        let (values, norm) = stored("a");
+        assert!(
+            Arc::ptr_eq(&values, &alpha),
+            "the model's vector, not a copy"
+        );
+        assert_eq!(norm, UNKNOWN_NORM, "a put does not read the vector");
+        let found = store
+            .search(SearchOp::new(ns.clone()).query("alpha"))
+            .await
+            .unwrap();
+        assert!((best(&found).1 - 1.0).abs() < 1e-6);
+        assert_eq!(
+            f32::from_bits(stored("a").1),
+            5.0,
+            "the search keeps the norm"
+        );
+        // Another field changes, the text does not: kept, with its norm.
+        store
+            .put(&ns, "a", json!({"text": "alpha", "n": 2}))
+            .await
+            .unwrap();
+        let (values, norm) = stored("a");
+        assert!(Arc::ptr_eq(&values, &alpha));
+        assert_eq!(f32::from_bits(norm), 5.0);
+        store.put(&ns, "a", json!({"text": "beta"})).await.unwrap();
+        assert_eq!(&stored("a").0[..], [1.0, 0.0]);
+        assert_eq!(*model.asked.lock().unwrap(), ["alpha", "alpha", "beta"]);
+    }
+
+    /// A model answering at once is asked under the write lock; when it
+    /// fails, nothing is written: no item, no namespace, the old value kept.
+    #[tokio::test]
+    async fn a_failing_model_answering_at_once_writes_nothing() {
+        let index = IndexConfig::new(4, HashEmbeddings::new(4))
+            .fields(["text"])
+            .unwrap();
+        let store = InMemoryStore::with_config(StoreConfig::new().index(index));
+        let ns = Namespace::new(["kept"]).unwrap();
+        store.put(&ns, "k", json!({"text": "old"})).await.unwrap();
+        // The same items behind a model of the wrong size.
+        let wrong = IndexConfig::new(8, HashEmbeddings::new(4))
+            .fields(["text"])
+            .unwrap();
+        let wrong = InMemoryStore {
+            inner: Arc::new(Inner {
+                config: StoreConfig::new().index(wrong),
+                data: RwLock::new(std::mem::take(&mut *store.write())),
+            }),
+        };
+        let new_ns = Namespace::new(["new"]).unwrap();
+        for (ns, key) in [(&ns, "k"), (&ns, "other"), (&new_ns, "k")] {
+            let err = wrong
+                .put(ns, key, json!({"text": "new"}))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    StoreError::Embedding(crate::store::EmbeddingError::WrongDimensions { .. })
+                ),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            wrong.get(&ns, "k").await.unwrap().unwrap().value["text"],
+            "old"
+        );
+        assert_eq!(wrong.len(), 1);
+        let namespaces = wrong
+            .list_namespaces(ListNamespacesOp::default())
+            .await
+            .unwrap();
+        assert_eq!(namespaces, [ns]);
+    }
+
     /// A model answering at once is asked through `embed_documents_sync`
     /// (its future is never awaited); one answering `None` there is awaited.
     #[tokio::test]
@@ -819,16 +1011,18 @@ mod tests {
             fn embed_documents<'a>(
                 &'a self,
                 _texts: &'a [&'a str],
-            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+            ) -> BoxFuture<'a, Result<Vec<crate::store::Embedding>, crate::store::EmbeddingError>>
+            {
                 Box::pin(async { Err(crate::store::EmbeddingError::Failed("awaited".into())) })
             }
             fn embed_documents_sync(
                 &self,
                 texts: &[&str],
-            ) -> Option<Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+            ) -> Option<Result<Vec<crate::store::Embedding>, crate::store::EmbeddingError>>
+            {
                 let model = HashEmbeddings::new(8);
                 self.now
-                    .then(|| Ok(texts.iter().map(|t| model.embed(t)).collect()))
+                    .then(|| Ok(texts.iter().map(|t| model.embed(t).into()).collect()))
             }
         }
         let ns = Namespace::new(["t"]).unwrap();
@@ -944,10 +1138,11 @@ mod tests {
             fn embed_documents<'a>(
                 &'a self,
                 texts: &'a [&'a str],
-            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, crate::store::EmbeddingError>> {
+            ) -> BoxFuture<'a, Result<Vec<crate::store::Embedding>, crate::store::EmbeddingError>>
+            {
                 Box::pin(async move {
                     tokio::time::sleep(Duration::from_secs(60)).await;
-                    Ok(texts.iter().map(|_| vec![1.0; 4]).collect())
+                    Ok(texts.iter().map(|_| vec![1.0; 4].into()).collect())
                 })
             }
         }

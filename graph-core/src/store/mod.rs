@@ -42,8 +42,8 @@ mod op;
 mod ttl;
 
 pub use embed::{
-    cosine_similarity, indexed_texts, EmbeddingError, Embeddings, HashEmbeddings, IndexConfig,
-    IndexedText, TextPlan,
+    cosine_similarity, indexed_texts, Embedding, EmbeddingError, Embeddings, HashEmbeddings,
+    IndexConfig, IndexedText, TextPlan,
 };
 pub use error::StoreError;
 pub use fields::FieldPath;

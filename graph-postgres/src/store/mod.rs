@@ -166,7 +166,7 @@ impl PostgresStore {
         for op in &ops {
             queries.push(match (op, &self.index) {
                 (Op::Search(SearchOp { query: Some(q), .. }), Some(index)) => {
-                    Some(index.embed_query(q).await?)
+                    Some(index.embed_query(q).await?.to_vec())
                 }
                 _ => None,
             });
@@ -299,7 +299,7 @@ impl PostgresStore {
         }
         let vectors = index.embed_documents(&to_embed).await?;
         for ((w, field), vector) in slots.into_iter().zip(vectors) {
-            writes[w].vectors.push((field, vector));
+            writes[w].vectors.push((field, vector.to_vec()));
         }
         Ok(writes)
     }

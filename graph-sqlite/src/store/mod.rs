@@ -82,8 +82,8 @@ mod vector_cache;
 use crate::worker::Worker;
 use futures::future::BoxFuture;
 use graph_core::store::{
-    Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult, PutOp,
-    SearchItem, SearchOp, Store, StoreConfig, StoreError, TextPlan, TtlConfig,
+    Embedding, Filter, IndexConfig, IndexedText, Item, ListNamespacesOp, Namespace, Op, OpResult,
+    PutOp, SearchItem, SearchOp, Store, StoreConfig, StoreError, TextPlan, TtlConfig,
 };
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::{Map, Value};
@@ -201,7 +201,7 @@ impl SqliteStore {
             op.validate()?;
         }
         // Every query embedding before the first write.
-        let mut queries: Vec<Option<Vec<f32>>> = Vec::with_capacity(ops.len());
+        let mut queries: Vec<Option<Embedding>> = Vec::with_capacity(ops.len());
         for op in &ops {
             queries.push(match (op, &self.index) {
                 (Op::Search(SearchOp { query: Some(q), .. }), Some(index)) => {
@@ -263,7 +263,7 @@ impl SqliteStore {
     fn job(
         &self,
         ops: &Arc<Vec<Op>>,
-        queries: &Arc<Vec<Option<Vec<f32>>>>,
+        queries: &Arc<Vec<Option<Embedding>>>,
         writes: Vec<Write>,
         embed: Option<InJob>,
     ) -> Job {
@@ -522,7 +522,7 @@ fn plan_vectors(
 }
 
 /// Stores each embedded vector in its write, as the blob LangGraph stores.
-fn add_vectors(writes: &mut [Write], slots: Vec<(usize, String)>, vectors: Vec<Vec<f32>>) {
+fn add_vectors(writes: &mut [Write], slots: Vec<(usize, String)>, vectors: Vec<Embedding>) {
     for ((w, field), vector) in slots.into_iter().zip(vectors) {
         writes[w].vectors.push((field, row::vector_blob(&vector)));
     }
@@ -560,7 +560,7 @@ impl Outcome {
 /// One batch, run on the connection's thread in one transaction.
 struct Job {
     ops: Arc<Vec<Op>>,
-    queries: Arc<Vec<Option<Vec<f32>>>>,
+    queries: Arc<Vec<Option<Embedding>>>,
     writes: Vec<Write>,
     /// The texts to plan and embed here (else `writes` has its vectors).
     embed: Option<InJob>,
