@@ -488,89 +488,101 @@ impl InMemoryStore {
     }
 
     /// One put, without the batch around it (no op list, no results): the
-    /// same steps as a batch of one.
+    /// same steps as a batch of one. Everything but awaiting a model is done
+    /// by [`put_at_once`](Self::put_at_once), outside the future, so that the
+    /// future a caller moves about stays small.
     async fn put_one(&self, put: Put<'_>) -> Result<(), StoreError> {
+        match self.put_at_once(put)? {
+            None => Ok(()),
+            Some((put, value)) => Box::pin(self.put_awaited(put, value)).await,
+        }
+    }
+
+    /// A put, written unless its texts need a model that must be awaited:
+    /// then the put comes back, for [`put_awaited`](Self::put_awaited).
+    ///
+    /// With a model that answers at once, the whole put is one section under
+    /// the write lock and one lookup of the key: the model is asked inside
+    /// it, as the SQLite store asks it inside its transaction
+    /// ([`Embeddings::embed_documents_sync`] says so).
+    ///
+    /// [`Embeddings::embed_documents_sync`]: super::Embeddings::embed_documents_sync
+    fn put_at_once<'p>(
+        &self,
+        put: Put<'p>,
+    ) -> Result<Option<Awaiting<'p>>, StoreError> {
         let config = &self.inner.config;
-        match (&config.index, put.value) {
-            (Some(index), Some(value)) => {
-                put.namespace.check_addressable()?;
-                self.put_indexed(index, Put { value: None, ..put }, value)
-                    .await
-            }
+        let (index, value) = match (&config.index, put.value) {
+            (Some(index), Some(value)) => (index, value),
             (_, value) => {
                 if value.is_some() {
                     put.namespace.check_addressable()?;
                 }
                 let put = Put { value, ..put };
-                apply_put(
-                    &mut self.write(),
-                    put,
-                    Vectors::new(),
-                    &config.ttl,
-                    SystemTime::now(),
-                );
-                Ok(())
+                let now = SystemTime::now();
+                apply_put(&mut self.write(), put, Vectors::new(), &config.ttl, now);
+                return Ok(None);
+            }
+        };
+        put.namespace.check_addressable()?;
+        let put = Put { value: None, ..put };
+        let mut guard = self.write();
+        let data = &mut *guard;
+        let mut slot = data
+            .namespaces
+            .get_mut(put.namespace)
+            .map(|items| items.raw_entry_mut_v1().from_key(put.key.as_str()));
+        let stored = match &mut slot {
+            Some(RawEntryMut::Occupied(item)) => Some(&**item.get()),
+            _ => None,
+        };
+        let plan = Plan::new(index, stored, &value, put.index);
+        let answer = if plan.to_embed.is_empty() {
+            Some(Ok(Vec::new()))
+        } else {
+            index.embed_documents_sync(&plan.to_embed)
+        };
+        let Some(fresh) = answer else {
+            drop(plan);
+            return Ok(Some((put, value)));
+        };
+        let vectors = plan.vectors(fresh?)?;
+        let now = SystemTime::now();
+        data.seq += 1;
+        let entry = Entry::new(value, vectors, config.ttl.resolve(put.ttl), data.seq, now);
+        match slot {
+            Some(RawEntryMut::Occupied(mut item)) => item.get_mut().replace(entry, now),
+            Some(RawEntryMut::Vacant(free)) => {
+                free.insert(put.key, Box::new(entry));
+            }
+            None => {
+                data.namespaces
+                    .entry(put.namespace.clone())
+                    .or_default()
+                    .insert(put.key, Box::new(entry));
             }
         }
+        Ok(None)
     }
 
-    /// A put of `value` through the index. With a model that answers at
-    /// once, the whole put is one section under the write lock and one
-    /// lookup of the key: the model is asked inside it, as the SQLite store
-    /// asks it inside its transaction ([`Embeddings::embed_documents_sync`]
-    /// says so). A model that must be awaited is awaited outside the lock,
-    /// and the put then written: the plan made under the lock still holds (a
-    /// kept vector is the vector of the same text, whatever was written to
-    /// the key in between).
-    ///
-    /// [`Embeddings::embed_documents_sync`]: super::Embeddings::embed_documents_sync
-    async fn put_indexed(
-        &self,
-        index: &IndexConfig,
-        put: Put<'_>,
-        value: Map<String, Value>,
-    ) -> Result<(), StoreError> {
-        let ttl_config = &self.inner.config.ttl;
+    /// A put of `value` whose model must be awaited: planned under the read
+    /// lock, embedded without a lock, then written (a write to the key in
+    /// between changes nothing: a kept vector is the vector of the same
+    /// text).
+    async fn put_awaited(&self, put: Put<'_>, value: Map<String, Value>) -> Result<(), StoreError> {
+        let Some(index) = &self.inner.config.index else {
+            return Err(StoreError::InvalidInput(
+                "a put awaits a model only with an index".into(),
+            ));
+        };
         let plan = {
-            let mut guard = self.write();
-            let data = &mut *guard;
-            let mut slot = data
-                .namespaces
-                .get_mut(put.namespace)
-                .map(|items| items.raw_entry_mut_v1().from_key(put.key.as_str()));
-            let stored = match &mut slot {
-                Some(RawEntryMut::Occupied(item)) => Some(&**item.get()),
-                _ => None,
-            };
-            let plan = Plan::new(index, stored, &value, put.index);
-            let answer = if plan.to_embed.is_empty() {
-                Some(Ok(Vec::new()))
-            } else {
-                index.embed_documents_sync(&plan.to_embed)
-            };
-            match answer {
-                Some(fresh) => {
-                    let vectors = plan.vectors(fresh?)?;
-                    let now = SystemTime::now();
-                    data.seq += 1;
-                    let entry =
-                        Entry::new(value, vectors, ttl_config.resolve(put.ttl), data.seq, now);
-                    match slot {
-                        Some(RawEntryMut::Occupied(mut item)) => item.get_mut().replace(entry, now),
-                        Some(RawEntryMut::Vacant(free)) => {
-                            free.insert(put.key, Box::new(entry));
-                        }
-                        None => {
-                            data.namespaces
-                                .entry(put.namespace.clone())
-                                .or_default()
-                                .insert(put.key, Box::new(entry));
-                        }
-                    }
-                    return Ok(());
-                }
-                None => plan,
-            }
+            let data = self.read();
+            Plan::new(
+                index,
+                stored(&data, put.namespace, &put.key),
+                &value,
+                put.index,
+            )
         };
         let fresh = index.embed_documents(&plan.to_embed).await?;
         let vectors = plan.vectors(fresh)?;
@@ -578,13 +590,8 @@ impl InMemoryStore {
             value: Some(value),
             ..put
         };
-        apply_put(
-            &mut self.write(),
-            put,
-            vectors,
-            ttl_config,
-            SystemTime::now(),
-        );
+        let ttl = &self.inner.config.ttl;
+        apply_put(&mut self.write(), put, vectors, ttl, SystemTime::now());
         Ok(())
     }
 
@@ -709,6 +716,9 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
             .map(|(ns, _)| ns.clone()),
     )
 }
+
+/// A put whose model must be awaited, and its value.
+type Awaiting<'p> = (Put<'p>, Map<String, Value>);
 
 /// A put's parts, the namespace borrowed: a put through
 /// [`InMemoryStore::put`] clones it only for a namespace the store does not
