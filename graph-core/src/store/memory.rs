@@ -221,20 +221,14 @@ fn text_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
-/// What a put's texts need, worked out before the model is asked: for each
-/// text its vector's field and the text's hash, and the stored vector it
-/// keeps (the item the put replaces has the same text under the same
-/// field); the texts without one, in order, in `to_embed`.
+/// What a put's texts need, worked out before the model is asked: the
+/// vectors it keeps (the item the put replaces has the same text under the
+/// same field), and for the other texts, in order, their vector's field and
+/// the text's hash (`pending`) and the text (`to_embed`).
 struct Plan<'v> {
-    slots: SmallVec<[Slot; 1]>,
+    kept: Vectors,
+    pending: SmallVec<[(Arc<str>, u64); 1]>,
     to_embed: Texts<'v>,
-}
-
-struct Slot {
-    field: Arc<str>,
-    text_hash: u64,
-    /// The stored vector and its norm's bits.
-    kept: Option<(Embedding, u32)>,
 }
 
 impl<'v> Plan<'v> {
@@ -245,53 +239,69 @@ impl<'v> Plan<'v> {
         put_index: &PutIndex,
     ) -> Self {
         let mut to_embed = Texts::new();
-        let mut slots = SmallVec::<[Slot; 1]>::new();
+        let mut pending = SmallVec::<[(Arc<str>, u64); 1]>::new();
         index.push_texts(value, put_index, &mut to_embed, |field| {
-            slots.push(Slot {
-                field,
-                text_hash: 0,
-                kept: None,
-            })
+            pending.push((field, 0))
         });
-        let mut kept = 0;
-        for (slot, text) in slots.iter_mut().zip(&to_embed) {
-            slot.text_hash = text_hash(text);
-            slot.kept = stored.and_then(|e| {
-                e.vectors
+        for ((_, hash), text) in pending.iter_mut().zip(&to_embed) {
+            *hash = text_hash(text);
+        }
+        let mut kept = Vectors::new();
+        if let Some(stored) = stored {
+            for (field, hash) in &pending {
+                let same = stored
+                    .vectors
                     .iter()
-                    .find(|v| v.field == slot.field && v.text_hash == slot.text_hash)
-                    .map(|v| (Arc::clone(&v.values), v.norm.load(Ordering::Relaxed)))
-            });
-            kept += usize::from(slot.kept.is_some());
+                    .find(|v| v.field == *field && v.text_hash == *hash);
+                if let Some(v) = same {
+                    kept.push(Vector {
+                        field: Arc::clone(field),
+                        text_hash: *hash,
+                        values: Arc::clone(&v.values),
+                        norm: AtomicU32::new(v.norm.load(Ordering::Relaxed)),
+                    });
+                }
+            }
         }
-        // Texts whose vector is kept leave `to_embed`.
-        if kept > 0 {
-            let mut slot = slots.iter();
-            to_embed.retain(|_| slot.next().is_some_and(|s| s.kept.is_none()));
+        // Texts whose vector is kept leave `to_embed` and `pending`.
+        if !kept.is_empty() {
+            let is_kept = |(field, hash): &(Arc<str>, u64)| {
+                kept.iter()
+                    .any(|v| v.field == *field && v.text_hash == *hash)
+            };
+            let mut each = pending.iter();
+            to_embed.retain(|_| each.next().is_some_and(|p| !is_kept(p)));
+            pending.retain(|p| !is_kept(p));
         }
-        Plan { slots, to_embed }
+        Plan {
+            kept,
+            pending,
+            to_embed,
+        }
+    }
+
+    /// Whether the put embeds no text at all.
+    fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.pending.is_empty()
     }
 
     /// The item's vectors: the kept ones, and `fresh` (the model's answer
     /// for `to_embed`, in order) for the others.
     fn vectors(self, fresh: Vec<Embedding>) -> Result<Vectors, StoreError> {
-        let mut fresh = fresh.into_iter();
-        let mut vectors = Vectors::with_capacity(self.slots.len());
-        for slot in self.slots {
-            let (values, norm) = match slot.kept {
-                Some(kept) => kept,
-                None => {
-                    let values = fresh.next().ok_or_else(|| {
-                        StoreError::InvalidInput("fewer vectors than texts".into())
-                    })?;
-                    (values, UNKNOWN_NORM)
-                }
-            };
+        if fresh.len() != self.pending.len() {
+            return Err(StoreError::InvalidInput(format!(
+                "{} vectors for {} texts",
+                fresh.len(),
+                self.pending.len()
+            )));
+        }
+        let mut vectors = self.kept;
+        for ((field, text_hash), values) in self.pending.into_iter().zip(fresh) {
             vectors.push(Vector {
-                field: slot.field,
-                text_hash: slot.text_hash,
+                field,
+                text_hash,
                 values,
-                norm: AtomicU32::new(norm),
+                norm: AtomicU32::new(UNKNOWN_NORM),
             });
         }
         Ok(vectors)
@@ -467,7 +477,7 @@ impl InMemoryStore {
                     continue;
                 }
                 let plan = Plan::new(index, stored(&data, namespace, key), value, put_index);
-                if !plan.slots.is_empty() {
+                if !plan.is_empty() {
                     plans.push((i, plan));
                 }
             }
@@ -507,10 +517,7 @@ impl InMemoryStore {
     /// ([`Embeddings::embed_documents_sync`] says so).
     ///
     /// [`Embeddings::embed_documents_sync`]: super::Embeddings::embed_documents_sync
-    fn put_at_once<'p>(
-        &self,
-        put: Put<'p>,
-    ) -> Result<Option<Awaiting<'p>>, StoreError> {
+    fn put_at_once<'p>(&self, put: Put<'p>) -> Result<Option<Awaiting<'p>>, StoreError> {
         let config = &self.inner.config;
         let (index, value) = match (&config.index, put.value) {
             (Some(index), Some(value)) => (index, value),
@@ -864,8 +871,10 @@ mod tests {
         {
             let data = store.read();
             let entry = &data.namespaces[&ns]["k"];
+            // Kept vectors first (the order means nothing: a search takes
+            // the best score).
             let fields: Vec<&str> = entry.vectors.iter().map(|v| &*v.field).collect();
-            assert_eq!(fields, ["text", "tags[*].0", "tags[*].1"]);
+            assert_eq!(fields, ["tags[*].0", "text", "tags[*].1"]);
         }
         for word in ["omega", "beta", "delta"] {
             let found = store
