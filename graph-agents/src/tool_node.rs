@@ -526,6 +526,28 @@ mod tests {
     use graph_core::{RunConfig, StateGraph, START};
     use serde_json::json;
 
+    #[test]
+    fn a_shared_call_serialises_as_the_call_alone_and_reads_back() {
+        let reply = Arc::new(
+            AiMessage::new("two calls")
+                .with_tool_call(ToolCall::new("c1", "add", json!({"x": 1})))
+                .with_tool_call(ToolCall::new("c2", "add", json!({"x": 2}))),
+        );
+        let shared = SharedToolCall::new(Arc::clone(&reply), 1).expect("call 1");
+        assert!(Arc::ptr_eq(shared.message(), &reply), "shared, not copied");
+        let request = ToolCallRequest::Call(shared);
+        let text = serde_json::to_string(&request).unwrap();
+        let owned = json!({"kind": "call", "id": "c2", "name": "add", "args": {"x": 2}, "type": "tool_call"});
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            owned
+        );
+        let back: ToolCallRequest = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, request);
+        assert_eq!(back, ToolCallRequest::from(reply.tool_calls[1].clone()));
+        assert_ne!(back, ToolCallRequest::from(reply.tool_calls[0].clone()));
+    }
+
     #[derive(Deserialize, schemars::JsonSchema)]
     struct Args {
         x: i64,
