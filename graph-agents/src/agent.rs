@@ -12,7 +12,9 @@ use crate::state::{
     AgentStateWithStructuredResponse, HasMessages, HasStructuredResponse, MessagesState,
 };
 use crate::tool::{IntoTools, ToolErrors, ToolSpec, Toolbox};
-use crate::tool_node::{validate_chat_history, ToolCallNode, ToolCallRequest, ToolNode};
+use crate::tool_node::{
+    validate_chat_history, SharedToolCall, ToolCallNode, ToolCallRequest, ToolNode,
+};
 use graph_core::context::FromContext;
 use graph_core::{
     node_fn, CompileOptions, CompiledGraph, Context, GraphError, Node, NodeFuture, NodeOptions,
@@ -117,27 +119,29 @@ impl<S: HasMessages, C: ?Sized + 'static> Node<S, C> for AgentNode<S> {
                 .map_err(AgentError::into_node_error)?;
             // A tool step and another model call need two more supersteps.
             let reply = if reply.has_tool_calls() && ctx.remaining_steps() < 2 {
-                AiMessage {
-                    id: reply.id,
+                Arc::new(AiMessage {
+                    id: reply.id.clone(),
                     ..AiMessage::new(NEED_MORE_STEPS)
-                }
+                })
             } else {
                 reply
             };
             let mut added = limit::enforce(&node.limits, messages, &reply)?;
-            let sign = |reply: AiMessage| match &node.author {
-                Some(author) => AiMessage {
+            // The reply goes into the history as the model handed it over
+            // (shared), unless it is to be signed.
+            let sign = |reply: Arc<AiMessage>| match &node.author {
+                Some(author) => Arc::new(AiMessage {
                     name: Some(author.to_string()),
-                    ..reply
-                },
+                    ..Arc::unwrap_or_clone(reply)
+                }),
                 None => reply,
             };
             for message in &mut added {
                 if let Message::Ai(ai) = message {
-                    *ai = Arc::new(sign(AiMessage::clone(ai)));
+                    *ai = sign(Arc::clone(ai));
                 }
             }
-            added.insert(0, sign(reply).into());
+            added.insert(0, Message::Ai(sign(reply)));
             Ok(NodeOutput::new().with_update(S::messages_update(added)))
         })
     }
@@ -173,9 +177,12 @@ fn route_tool_calls<S: HasMessages>(
         let Some(at) = messages.iter().rposition(|m| m.as_ai().is_some()) else {
             return vec![Route::To(to.done)];
         };
-        let Some(ai) = messages[at].as_ai().filter(|ai| ai.has_tool_calls()) else {
+        let Message::Ai(ai) = &messages[at] else {
             return vec![Route::To(to.done)];
         };
+        if !ai.has_tool_calls() {
+            return vec![Route::To(to.done)];
+        }
         if ai.tool_calls.iter().any(|c| to.handoff.contains(&c.name)) {
             return vec![Route::To(HANDOFF)];
         }
@@ -185,11 +192,11 @@ fn route_tool_calls<S: HasMessages>(
                 .filter_map(Message::as_tool)
                 .any(|t| t.tool_call_id == id)
         };
-        let valid = ai
-            .tool_calls
-            .iter()
-            .filter(|c| !answered(&c.id))
-            .map(|c| ToolCallRequest::Call(c.clone()));
+        // Each call shares the AI message (no copy of its arguments).
+        let valid = (0..ai.tool_calls.len())
+            .filter(|&i| !answered(&ai.tool_calls[i].id))
+            .filter_map(|i| SharedToolCall::new(Arc::clone(ai), i))
+            .map(ToolCallRequest::Call);
         let invalid = ai
             .invalid_tool_calls
             .iter()

@@ -66,6 +66,6 @@ pub use state::{
 };
 pub use tool::{BoxedTool, IntoTool, IntoTools, Tool, ToolErrors, ToolMarker, ToolSpec, Toolbox};
 pub use tool_node::{
-    tools_condition, validate_chat_history, ToolApproval, ToolApprovalRequest, ToolCallNode,
-    ToolCallRequest, ToolNode, ToolsRoute,
+    tools_condition, validate_chat_history, SharedToolCall, ToolApproval, ToolApprovalRequest,
+    ToolCallNode, ToolCallRequest, ToolNode, ToolsRoute,
 };

@@ -3,7 +3,7 @@
 //! approval), and the [`tools_condition`] router.
 
 use crate::error::AgentError;
-use crate::message::{InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
+use crate::message::{AiMessage, InvalidToolCall, Message, ToolCall, ToolMessage, ToolStatus};
 use crate::multi_agent::handoff::{self, HandoffUpdate};
 use crate::state::HasMessages;
 use crate::tool::{IntoTools, ToolErrors, Toolbox};
@@ -184,13 +184,105 @@ fn publish(mut answer: ToolMessage, ctx: &Context) -> Message {
 
 /// One tool call, as the payload of a `Send` to a [`ToolCallNode`] (LangGraph's
 /// "v2" tool dispatch: one task per call).
+///
+/// Serialised as the call itself with a `kind` tag: `{"kind": "call", "id": ..,
+/// "name": .., "args": .., "type": "tool_call"}` or `{"kind": "invalid", ..}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolCallRequest {
-    /// A call with parsed arguments.
-    Call(ToolCall),
+    /// A call with parsed arguments (shared with the AI message that made it).
+    Call(SharedToolCall),
     /// A call whose arguments were not JSON: answered with an error.
     Invalid(InvalidToolCall),
+}
+
+impl From<ToolCall> for ToolCallRequest {
+    fn from(call: ToolCall) -> Self {
+        ToolCallRequest::Call(call.into())
+    }
+}
+
+/// One tool call of an AI message, sharing the message instead of copying the
+/// call (its arguments can be large, and the agent sends each call of each
+/// reply to a task of its own). Dereferences to the [`ToolCall`]; compares,
+/// prints and serialises as the call alone.
+///
+/// ```
+/// use graph_agents::{AiMessage, SharedToolCall, ToolCall};
+/// use std::sync::Arc;
+///
+/// let reply = Arc::new(AiMessage::new("").with_tool_call(ToolCall::new("c1", "search", serde_json::json!({"q": "rust"}))));
+/// let call = SharedToolCall::new(Arc::clone(&reply), 0).expect("the reply has a call 0");
+/// assert_eq!(call.name, "search");
+/// assert!(SharedToolCall::new(reply, 1).is_none());
+/// let alone = SharedToolCall::from(ToolCall::new("c2", "search", serde_json::json!({})));
+/// assert_eq!(alone.id, "c2");
+/// ```
+#[derive(Clone)]
+pub struct SharedToolCall {
+    /// Holds the call at `index` (checked when made; the message is immutable).
+    message: Arc<AiMessage>,
+    index: usize,
+}
+
+impl SharedToolCall {
+    /// The call at `index` of `message`'s tool calls; `None` when it has no
+    /// such call.
+    pub fn new(message: Arc<AiMessage>, index: usize) -> Option<Self> {
+        (index < message.tool_calls.len()).then_some(SharedToolCall { message, index })
+    }
+
+    /// The AI message the call belongs to.
+    pub fn message(&self) -> &Arc<AiMessage> {
+        &self.message
+    }
+
+    /// The call.
+    pub fn call(&self) -> &ToolCall {
+        &self.message.tool_calls[self.index]
+    }
+}
+
+impl std::ops::Deref for SharedToolCall {
+    type Target = ToolCall;
+
+    fn deref(&self) -> &ToolCall {
+        self.call()
+    }
+}
+
+impl From<ToolCall> for SharedToolCall {
+    /// The call as the only one of an otherwise empty AI message.
+    fn from(call: ToolCall) -> Self {
+        SharedToolCall {
+            message: Arc::new(AiMessage::new("").with_tool_call(call)),
+            index: 0,
+        }
+    }
+}
+
+impl PartialEq for SharedToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.call() == other.call()
+    }
+}
+
+impl std::fmt::Debug for SharedToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.call().fmt(f)
+    }
+}
+
+impl Serialize for SharedToolCall {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.call().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedToolCall {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ToolCall::deserialize(deserializer).map(SharedToolCall::from)
+    }
 }
 
 /// What a human is asked before a tool call runs (the interrupt's value).
@@ -433,6 +525,28 @@ mod tests {
     use crate::tool::Tool;
     use graph_core::{RunConfig, StateGraph, START};
     use serde_json::json;
+
+    #[test]
+    fn a_shared_call_serialises_as_the_call_alone_and_reads_back() {
+        let reply = Arc::new(
+            AiMessage::new("two calls")
+                .with_tool_call(ToolCall::new("c1", "add", json!({"x": 1})))
+                .with_tool_call(ToolCall::new("c2", "add", json!({"x": 2}))),
+        );
+        let shared = SharedToolCall::new(Arc::clone(&reply), 1).expect("call 1");
+        assert!(Arc::ptr_eq(shared.message(), &reply), "shared, not copied");
+        let request = ToolCallRequest::Call(shared);
+        let text = serde_json::to_string(&request).unwrap();
+        let owned = json!({"kind": "call", "id": "c2", "name": "add", "args": {"x": 2}, "type": "tool_call"});
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            owned
+        );
+        let back: ToolCallRequest = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, request);
+        assert_eq!(back, ToolCallRequest::from(reply.tool_calls[1].clone()));
+        assert_ne!(back, ToolCallRequest::from(reply.tool_calls[0].clone()));
+    }
 
     #[derive(Deserialize, schemars::JsonSchema)]
     struct Args {

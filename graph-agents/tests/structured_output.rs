@@ -64,7 +64,7 @@ impl ChatModel for Recording {
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>> {
         self.seen.lock().unwrap().push(Seen {
             system: request.system.map(str::to_owned),
             kinds: request.messages.iter().map(Message::kind).collect(),

@@ -175,9 +175,16 @@ fn same(a: &Item, b: &Item) -> bool {
 
 /// `n` lowercase letters, one pseudo-random draw each (from a generator seeded
 /// once per string, rather than the thread-local one looked up per letter).
+/// Each letter is a 32-bit draw scaled to 26 by a multiply and a shift
+/// (Lemire's reduction without its rejection step: no letter's probability
+/// differs from 1/26 by more than 2^-32): a run's strings took 131 K
+/// instructions with `fastrand`'s range sampling (a fifth of the run), 81 K
+/// with this.
 fn random_string(n: usize) -> String {
     let mut rng = fastrand::Rng::new();
-    let letters: Vec<u8> = (0..n).map(|_| rng.u8(b'a'..=b'z')).collect();
+    let letters: Vec<u8> = (0..n)
+        .map(|_| b'a' + ((u64::from(rng.u32(..)) * 26) >> 32) as u8)
+        .collect();
     String::from_utf8(letters).expect("ASCII letters are UTF-8")
 }
 

@@ -23,6 +23,7 @@ use futures::stream::{BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sse_stream::{Sse, SseByteStream};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[doc(no_inline)]
@@ -569,7 +570,7 @@ impl ChatModel for AnthropicChat {
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>> {
         let body = self.body(&request, false);
         Box::pin(async move {
             let response = self.send(&body).await?;
@@ -581,7 +582,7 @@ impl ChatModel for AnthropicChat {
             chunk.id = Some(reply_id());
             let mut agg = ChunkAggregator::default();
             agg.push(chunk);
-            Ok(agg.finish())
+            Ok(Arc::new(agg.finish()))
         })
     }
 

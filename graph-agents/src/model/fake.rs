@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// A scripted chat model for tests, examples and benchmarks.
 ///
-/// Each call returns a copy of the next scripted reply; after the last one it
+/// Each call returns the next scripted reply (shared, not copied); after the last one it
 /// starts again from the first. It ignores what it is asked, but records how many
 /// messages each call received. Streaming splits the text and each tool call's
 /// arguments into pieces of [`chunk_chars`](FakeChatModel::chunk_chars)
@@ -35,7 +35,7 @@ pub struct FakeChatModel {
 
 #[derive(Debug)]
 struct Inner {
-    responses: Vec<AiMessage>,
+    responses: Vec<Arc<AiMessage>>,
     cursor: AtomicUsize,
     calls: AtomicUsize,
     last_len: AtomicUsize,
@@ -48,7 +48,7 @@ impl FakeChatModel {
     pub fn new(responses: Vec<AiMessage>) -> Self {
         FakeChatModel {
             inner: Arc::new(Inner {
-                responses,
+                responses: responses.into_iter().map(Arc::new).collect(),
                 cursor: AtomicUsize::new(0),
                 calls: AtomicUsize::new(0),
                 last_len: AtomicUsize::new(0),
@@ -99,7 +99,7 @@ impl FakeChatModel {
         self.inner.last_len.load(Ordering::Relaxed)
     }
 
-    fn next(&self, request: &ChatRequest<'_>) -> Result<AiMessage, AgentError> {
+    fn next(&self, request: &ChatRequest<'_>) -> Result<Arc<AiMessage>, AgentError> {
         let i = &self.inner;
         i.calls.fetch_add(1, Ordering::Relaxed);
         i.last_len.store(request.messages.len(), Ordering::Relaxed);
@@ -123,7 +123,7 @@ impl FakeChatModel {
             .cursor
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some((c + 1) % n))
             .unwrap_or(0);
-        Ok(i.responses[at % n].clone())
+        Ok(Arc::clone(&i.responses[at % n]))
     }
 }
 
@@ -137,7 +137,7 @@ impl ChatModel for FakeChatModel {
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>> {
         Box::pin(std::future::ready(self.next(&request)))
     }
 

@@ -77,11 +77,13 @@ impl<'a> ChatRequest<'a> {
 /// Implementations: [`FakeChatModel`] (scripted, for tests and benchmarks) and,
 /// with feature `openai`, `openai::OpenAiChat` for any OpenAI-compatible server.
 pub trait ChatModel: Send + Sync + 'static {
-    /// The whole reply.
+    /// The whole reply, shared: it goes into the history as it is (a
+    /// [`Message::Ai`] holds an `Arc<AiMessage>`), so a model that keeps its
+    /// replies (a cache, a script) hands them over without copying them.
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>>;
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>>;
 
     /// The reply as it is produced: text deltas and tool-call pieces. The default
     /// yields the whole reply of [`generate`](ChatModel::generate) as one chunk.
@@ -89,8 +91,12 @@ pub trait ChatModel: Send + Sync + 'static {
         &'a self,
         request: ChatRequest<'a>,
     ) -> BoxStream<'a, Result<AiMessageChunk, AgentError>> {
-        futures::stream::once(async move { self.generate(request).await.map(AiMessageChunk::from) })
-            .boxed()
+        futures::stream::once(async move {
+            self.generate(request)
+                .await
+                .map(|reply| AiMessageChunk::from(Arc::unwrap_or_clone(reply)))
+        })
+        .boxed()
     }
 
     /// This model answering with a `T`: each request carries `T`'s JSON schema
@@ -110,7 +116,7 @@ impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>> {
         (**self).generate(request)
     }
 
@@ -351,7 +357,7 @@ pub async fn call_model<M: ChatModel + ?Sized, C: ?Sized>(
     model: &M,
     request: ChatRequest<'_>,
     ctx: &Context<C>,
-) -> Result<AiMessage, AgentError> {
+) -> Result<Arc<AiMessage>, AgentError> {
     if !ctx.is_streaming_messages() {
         return model.generate(request).await;
     }
@@ -362,7 +368,7 @@ pub async fn call_model<M: ChatModel + ?Sized, C: ?Sized>(
         ctx.write_message_chunk(&chunk);
         agg.push(chunk);
     }
-    Ok(agg.finish())
+    Ok(Arc::new(agg.finish()))
 }
 
 /// A [`RetryPolicy`] for nodes that call a model: retries the errors

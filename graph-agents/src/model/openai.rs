@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sse_stream::{Sse, SseByteStream};
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A client for an OpenAI-compatible chat completions server.
@@ -547,7 +548,7 @@ impl ChatModel for OpenAiChat {
     fn generate<'a>(
         &'a self,
         request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<AiMessage, AgentError>> {
+    ) -> BoxFuture<'a, Result<Arc<AiMessage>, AgentError>> {
         let body = self.body(&request, false);
         Box::pin(async move {
             let response = self.send(&body).await?;
@@ -556,7 +557,7 @@ impl ChatModel for OpenAiChat {
             chunk.id = Some(reply_id());
             let mut agg = ChunkAggregator::default();
             agg.push(chunk);
-            Ok(agg.finish())
+            Ok(Arc::new(agg.finish()))
         })
     }
 
