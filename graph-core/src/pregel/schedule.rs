@@ -25,9 +25,11 @@ pub(crate) struct Versions {
 }
 
 impl Versions {
-    pub(super) fn new(n: usize, track: bool) -> Self {
+    pub(super) fn new(n: usize, track: bool, mut values: Vec<u64>) -> Self {
+        values.clear();
+        values.resize(n, 0);
         Versions {
-            values: vec![0; n],
+            values,
             max: 0,
             changed: smallvec::SmallVec::new(),
             is_changed: FieldSet::default(),
@@ -93,17 +95,30 @@ impl Schedule {
     /// The schedule of a run that has not started: nothing written, step -1.
     /// `track` records the channels changed since the last stored checkpoint
     /// (only a run with a saver stores checkpoints).
-    pub(super) fn new(channels: usize, nodes: usize, track: bool) -> Self {
+    /// Its vectors are `spare`'s (see `spare`).
+    pub(super) fn new(
+        channels: usize,
+        nodes: usize,
+        track: bool,
+        spare: &mut super::spare::Spare,
+    ) -> Self {
+        let mut seen = std::mem::take(&mut spare.seen);
+        seen.clear();
+        seen.resize(nodes, None);
+        let mut live_branches = std::mem::take(&mut spare.live_branches);
+        live_branches.clear();
+        let mut candidates = std::mem::take(&mut spare.candidates);
+        candidates.clear();
         Schedule {
-            versions: Versions::new(channels, track),
-            seen: vec![None; nodes],
+            versions: Versions::new(channels, track, std::mem::take(&mut spare.versions)),
+            seen,
             updated: FieldSet::with_capacity(channels),
             updated_known: true,
-            live_branches: Vec::new(),
+            live_branches,
             step: -1,
             stop: 0,
             ids: TaskIds::default(),
-            candidates: Vec::new(),
+            candidates,
         }
     }
 
