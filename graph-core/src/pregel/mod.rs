@@ -131,6 +131,8 @@ pub(crate) struct Run<S: State> {
     /// Where a root run of a state without managed fields finds and leaves
     /// its thread's state between runs.
     warm: Option<Arc<WarmStates<S>>>,
+    /// The vector of the last step's tasks, emptied, for the next step's.
+    spare_tasks: Vec<Task<S>>,
     /// A test's hold before each superstep's tasks (`crate::testing::Stepper`).
     #[cfg(feature = "test-util")]
     gate: Option<Arc<gate::Gate<S>>>,
@@ -213,6 +215,7 @@ impl<S: State> Run<S> {
             context: None,
             store: None,
             warm: None,
+            spare_tasks: Vec::new(),
             #[cfg(feature = "test-util")]
             gate: None,
         })
@@ -274,9 +277,12 @@ impl<S: State> Run<S> {
             ),
             None => Default::default(),
         };
+        let mut seen_rows = take(&mut self.schedule.spare_rows);
+        seen_rows.extend(self.schedule.seen.iter_mut().filter_map(Option::take));
         self.graph.spares.keep(spare::Spare {
             versions: take(&mut self.schedule.versions.values),
             seen: take(&mut self.schedule.seen),
+            seen_rows,
             candidates: take(&mut self.schedule.candidates),
             live_branches: take(&mut self.schedule.live_branches),
             restored_versions: take(&mut self.persist.restored_versions),
@@ -384,6 +390,7 @@ impl<S: State> Run<S> {
         let mut tasks = self.prepare()?;
         self.emit_checkpoint(&tasks);
         if tasks.is_empty() {
+            self.spare_tasks = tasks;
             return Ok(Next::Done);
         }
         tracing::trace!(
@@ -462,6 +469,8 @@ impl<S: State> Run<S> {
         if self.should_interrupt(&self.interrupts.after, &tasks) {
             return self.stop_after(&tasks).await.map(Next::Paused);
         }
+        tasks.clear();
+        self.spare_tasks = tasks;
         if self.stream.sent() != sent_before {
             // Hand this step's events to the consumer before the next step
             // mutates the state: a consumer that drops each event then leaves

@@ -19,6 +19,8 @@ pub(crate) struct Spare {
     pub(super) versions: Vec<u64>,
     /// `Schedule::seen`.
     pub(super) seen: Vec<Option<Vec<u64>>>,
+    /// The entries of `Schedule::seen`, for a later run's.
+    pub(super) seen_rows: Vec<Vec<u64>>,
     /// `Schedule::candidates`.
     pub(super) candidates: Vec<usize>,
     /// `Schedule::live_branches`.
