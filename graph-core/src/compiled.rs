@@ -87,6 +87,8 @@ pub(crate) struct Graph<S: State> {
     /// New input is applied by the `input` checkpoint itself, whose next step
     /// runs the nodes after `START` (the Functional API's entrypoints).
     pub(crate) direct_input: bool,
+    /// Buffers of finished runs, for the next (see `pregel::Spares`).
+    pub(crate) spares: crate::pregel::Spares,
 }
 
 impl<S: State> Graph<S> {

@@ -178,33 +178,48 @@ impl std::ops::Deref for IsLastStep {
 }
 
 /// A set of channel indices (a growable bitset).
+///
+/// Its first 64 indices are one word kept inline: a graph of up to 64
+/// channels (nearly every graph) makes, grows and tests its sets without an
+/// allocation or a pointer to follow, and every run makes several (the
+/// channels changed, updated, listed in a checkpoint...).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSet {
-    words: Vec<u64>,
+    /// Indices 0 to 63.
+    first: u64,
+    /// Indices from 64 on: word `k` holds `64 * (k + 1)` to `64 * (k + 2) - 1`.
+    more: Vec<u64>,
 }
 
 impl FieldSet {
     /// An empty set with room for `n` indices.
     pub fn with_capacity(n: usize) -> Self {
         FieldSet {
-            words: vec![0; n.div_ceil(64)],
+            first: 0,
+            more: vec![0; n.div_ceil(64).saturating_sub(1)],
         }
     }
 
     /// Adds `i`.
     #[inline]
     pub fn insert(&mut self, i: usize) {
-        let w = i / 64;
-        if w >= self.words.len() {
-            self.words.resize(w + 1, 0);
+        if i < 64 {
+            self.first |= 1 << i;
+            return;
         }
-        self.words[w] |= 1 << (i % 64);
+        let w = i / 64 - 1;
+        if w >= self.more.len() {
+            self.more.resize(w + 1, 0);
+        }
+        self.more[w] |= 1 << (i % 64);
     }
 
     /// Removes `i`.
     #[inline]
     pub fn remove(&mut self, i: usize) {
-        if let Some(word) = self.words.get_mut(i / 64) {
+        if i < 64 {
+            self.first &= !(1 << i);
+        } else if let Some(word) = self.more.get_mut(i / 64 - 1) {
             *word &= !(1 << (i % 64));
         }
     }
@@ -212,41 +227,91 @@ impl FieldSet {
     /// Whether `i` is in the set.
     #[inline]
     pub fn contains(&self, i: usize) -> bool {
-        self.words
-            .get(i / 64)
+        if i < 64 {
+            return self.first & (1 << i) != 0;
+        }
+        self.more
+            .get(i / 64 - 1)
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|w| *w == 0)
+        self.first == 0 && self.more.iter().all(|w| *w == 0)
     }
 
     /// Removes every index, keeping the allocation.
     pub fn clear(&mut self) {
-        self.words.iter_mut().for_each(|w| *w = 0);
+        self.first = 0;
+        self.more.iter_mut().for_each(|w| *w = 0);
     }
 
     /// The indices in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &word)| {
-            let mut w = word;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let bit = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(wi * 64 + bit)
-            })
-        })
+        FieldSetIter {
+            word: self.first,
+            base: 0,
+            rest: self.more.iter(),
+        }
     }
 
     /// Whether the two sets share an index.
     pub fn intersects(&self, other: &FieldSet) -> bool {
-        self.words
-            .iter()
-            .zip(other.words.iter())
-            .any(|(a, b)| a & b != 0)
+        self.first & other.first != 0
+            || self
+                .more
+                .iter()
+                .zip(other.more.iter())
+                .any(|(a, b)| a & b != 0)
+    }
+}
+
+/// The indices of a [`FieldSet`], in ascending order.
+struct FieldSetIter<'a> {
+    /// The bits of the current word not yet returned.
+    word: u64,
+    /// The index of the current word's first bit.
+    base: usize,
+    /// The words after it.
+    rest: std::slice::Iter<'a, u64>,
+}
+
+impl Iterator for FieldSetIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.word == 0 {
+            self.word = *self.rest.next()?;
+            self.base += 64;
+        }
+        let bit = self.word.trailing_zeros() as usize;
+        self.word &= self.word - 1;
+        Some(self.base + bit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FieldSet;
+
+    #[test]
+    fn field_sets_hold_indices_past_the_inline_word() {
+        let mut set = FieldSet::default();
+        assert!(set.is_empty());
+        for i in [0, 3, 63, 64, 130, 191, 200] {
+            set.insert(i);
+        }
+        set.remove(3);
+        set.remove(500);
+        assert_eq!(set.iter().collect::<Vec<_>>(), [0, 63, 64, 130, 191, 200]);
+        assert!(set.contains(130) && !set.contains(129) && !set.contains(1000));
+        let mut other = FieldSet::with_capacity(256);
+        assert!(!set.intersects(&other));
+        other.insert(191);
+        assert!(set.intersects(&other) && other.intersects(&set));
+        set.clear();
+        assert!(set.is_empty());
+        assert_eq!(set.iter().next(), None);
     }
 }

@@ -396,6 +396,9 @@ impl InMemorySaver {
             let mut store = self.lock();
             store.check_fence(&config.thread_id, fence)?;
             let namespace = store.namespace_mut(&config.thread_id, &config.checkpoint_ns);
+            // Room for every new value at once: a new thread's table is sized
+            // once, not grown (and rehashed) insert by insert.
+            namespace.blobs.reserve(new_versions.len());
             let mut appends = appends.into_iter().peekable();
             for (channel, version) in new_versions {
                 // The maps are sorted by channel: `channel`'s value, if any, is next.
@@ -1018,7 +1021,7 @@ impl InMemorySaver {
             generation,
         });
         // Released when the run ends, or when the guard is dropped unreleased.
-        Ok(super::RunGuard::new(move || async move { drop(held) }).with_writer(writer))
+        Ok(super::RunGuard::dropping(held).with_writer(writer))
     }
 }
 

@@ -151,6 +151,7 @@ pub(crate) fn build<S: State, C: ?Sized + 'static>(graph: StateGraph<S, C>) -> G
         interrupt_before,
         interrupt_after,
         direct_input,
+        spares: Default::default(),
     }
 }
 

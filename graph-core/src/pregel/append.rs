@@ -29,6 +29,23 @@ impl Appends {
         Appends(vec![Field::default(); fields])
     }
 
+    /// [`new`](Self::new), in the vector of `spare` (emptied) when given.
+    pub(crate) fn reusing(spare: Option<Appends>, fields: usize) -> Self {
+        match spare {
+            Some(Appends(mut v)) => {
+                v.clear();
+                v.resize(fields, Field::default());
+                Appends(v)
+            }
+            None => Self::new(fields),
+        }
+    }
+
+    /// Drops every entry, keeping the vector's capacity.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// A step changed the fields in `changed`; `log` holds the prefix each
     /// reducer field among them kept (a field not in it kept nothing).
     pub(crate) fn applied(

@@ -35,9 +35,15 @@ pub(crate) struct Interrupts {
 impl Interrupts {
     /// A run's interrupts: the call's breakpoints, else the graph's; nothing
     /// to resume yet.
-    pub(super) fn new<S: State>(graph: &Graph<S>, config: &RunConfig) -> Result<Self, GraphError> {
+    pub(super) fn new<S: State>(
+        graph: &Graph<S>,
+        config: &RunConfig,
+        spare: &mut super::spare::Spare,
+    ) -> Result<Self, GraphError> {
+        let mut seen = std::mem::take(&mut spare.interrupts_seen);
+        seen.clear();
         Ok(Interrupts {
-            seen: Vec::new(),
+            seen,
             seen_max: 0,
             changed: false,
             before: breakpoints(graph, config.interrupt_before(), true)?,

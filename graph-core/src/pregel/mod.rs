@@ -30,6 +30,7 @@ mod persistence;
 mod resume;
 mod schedule;
 mod snapshot;
+mod spare;
 mod streaming;
 mod update;
 mod warm;
@@ -57,6 +58,7 @@ pub(crate) use crate::scope::StepScope;
 pub(crate) use nested::recast;
 pub(crate) use pause::TaskInterrupt;
 pub(crate) use persistence::VERSION_SALT_LEN;
+pub(crate) use spare::Spares;
 pub(crate) use streaming::EventSink;
 pub(crate) use warm::WarmStates;
 
@@ -129,6 +131,8 @@ pub(crate) struct Run<S: State> {
     /// Where a root run of a state without managed fields finds and leaves
     /// its thread's state between runs.
     warm: Option<Arc<WarmStates<S>>>,
+    /// The vector of the last step's tasks, emptied, for the next step's.
+    spare_tasks: Vec<Task<S>>,
     /// A test's hold before each superstep's tasks (`crate::testing::Stepper`).
     #[cfg(feature = "test-util")]
     gate: Option<Arc<gate::Gate<S>>>,
@@ -183,17 +187,22 @@ impl<S: State> Run<S> {
         if config.recursion_limit() < 1 {
             return Err(GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow));
         }
+        // The buffers of an earlier run of the graph, if one left them.
+        let mut spare = graph.spares.take();
         let saver = match saver {
-            Some(saver) => Some(root_saver(&config, saver, graph.num_fields())?),
+            Some(saver) => Some(root_saver(&config, saver, graph.num_fields(), &mut spare)?),
             None => None,
         };
         let n = graph.num_channels();
+        let mut control = std::mem::take(&mut spare.control);
+        control.clear();
+        control.extend(graph.control.iter().map(ControlChannel::new));
         Ok(Run {
-            schedule: Schedule::new(n, graph.nodes.len(), saver.is_some()),
-            persist: Persist::new(saver),
-            interrupts: Interrupts::new(&graph, &config)?,
+            schedule: Schedule::new(n, graph.nodes.len(), saver.is_some(), &mut spare),
+            persist: Persist::new(saver, &mut spare),
+            interrupts: Interrupts::new(&graph, &config, &mut spare)?,
             stream: Streaming::new(events),
-            control: graph.control.iter().map(ControlChannel::new).collect(),
+            control,
             graph,
             config,
             state: Arc::new(S::default()),
@@ -206,6 +215,7 @@ impl<S: State> Run<S> {
             context: None,
             store: None,
             warm: None,
+            spare_tasks: Vec::new(),
             #[cfg(feature = "test-util")]
             gate: None,
         })
@@ -251,7 +261,37 @@ impl<S: State> Run<S> {
         let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
         // The run stays where it is (in this future): the instrumented future
         // borrows it instead of moving it once more.
-        self.run_held(input).instrument(span).await
+        let result = self.run_held(input).instrument(span).await;
+        self.leave_spare();
+        result
+    }
+
+    /// Leaves the run's buffers to the graph's next run (see `spare`).
+    fn leave_spare(&mut self) {
+        use std::mem::take;
+        let (thread_text, step_writes, appends) = match &mut self.persist.saver {
+            Some(p) => (
+                take(&mut p.config.thread_id),
+                take(&mut p.step_writes),
+                p.appends.take(),
+            ),
+            None => Default::default(),
+        };
+        let mut seen_rows = take(&mut self.schedule.spare_rows);
+        seen_rows.extend(self.schedule.seen.iter_mut().filter_map(Option::take));
+        self.graph.spares.keep(spare::Spare {
+            versions: take(&mut self.schedule.versions.values),
+            seen: take(&mut self.schedule.seen),
+            seen_rows,
+            candidates: take(&mut self.schedule.candidates),
+            live_branches: take(&mut self.schedule.live_branches),
+            restored_versions: take(&mut self.persist.restored_versions),
+            interrupts_seen: take(&mut self.interrupts.seen),
+            control: take(&mut self.control),
+            thread_text,
+            step_writes,
+            appends,
+        });
     }
 
     /// [`run`](Self::run), within its span: holds the thread, runs the steps,
@@ -350,6 +390,7 @@ impl<S: State> Run<S> {
         let mut tasks = self.prepare()?;
         self.emit_checkpoint(&tasks);
         if tasks.is_empty() {
+            self.spare_tasks = tasks;
             return Ok(Next::Done);
         }
         tracing::trace!(
@@ -428,6 +469,8 @@ impl<S: State> Run<S> {
         if self.should_interrupt(&self.interrupts.after, &tasks) {
             return self.stop_after(&tasks).await.map(Next::Paused);
         }
+        tasks.clear();
+        self.spare_tasks = tasks;
         if self.stream.sent() != sent_before {
             // Hand this step's events to the consumer before the next step
             // mutates the state: a consumer that drops each event then leaves
@@ -516,16 +559,23 @@ fn root_saver(
     config: &RunConfig,
     saver: Arc<dyn Checkpointer>,
     num_fields: usize,
+    spare: &mut spare::Spare,
 ) -> Result<Box<Saver>, GraphError> {
     let Some(thread) = config.shared_thread_id() else {
         return Err(GraphError::InvalidConfig(
             ConfigError::NoThreadForCheckpointer,
         ));
     };
+    let mut thread_id = std::mem::take(&mut spare.thread_text);
+    thread_id.clear();
+    thread_id.push_str(thread.as_str());
+    let mut step_writes = std::mem::take(&mut spare.step_writes);
+    step_writes.clear();
+    let spare_appends = spare.appends.take();
     Ok(Box::new(Saver {
         thread: thread.clone(),
         config: crate::checkpoint::CheckpointConfig {
-            thread_id: thread.as_str().to_owned(),
+            thread_id,
             // A root run always uses the root namespace.
             checkpoint_ns: String::new(),
             checkpoint_id: config.checkpoint_id().map(str::to_owned),
@@ -533,10 +583,10 @@ fn root_saver(
         durability: config.durability(),
         parent_id: None,
         book: persist::Book::default(),
-        step_writes: Vec::new(),
+        step_writes,
         appends: saver
             .stores_appends()
-            .then(|| append::Appends::new(num_fields)),
+            .then(|| append::Appends::reusing(spare_appends, num_fields)),
         saver,
     }))
 }

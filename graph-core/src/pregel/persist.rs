@@ -787,7 +787,7 @@ impl<S: State> Run<S> {
                 continue;
             };
             let triggers = &graph.nodes[node].triggers;
-            let entry = self.schedule.seen[node].get_or_insert_with(|| vec![0; triggers.len()]);
+            let entry = self.schedule.seen_of(node, triggers.len());
             for (i, &c) in triggers.iter().enumerate() {
                 if let Some(text) = seen.get(&graph.channel_names[c]) {
                     entry[i] = parse_version(text).unwrap_or(0);

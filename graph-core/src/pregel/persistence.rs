@@ -102,7 +102,9 @@ pub(crate) const VERSION_SALT_LEN: usize = 19;
 impl Persist {
     /// The persistence of a run, storing through `saver` (none: the run
     /// stores nothing).
-    pub(super) fn new(saver: Option<Box<Saver>>) -> Self {
+    pub(super) fn new(saver: Option<Box<Saver>>, spare: &mut super::spare::Spare) -> Self {
+        let mut restored_versions = std::mem::take(&mut spare.restored_versions);
+        restored_versions.clear();
         Persist {
             saver,
             checkpoint: [0; 16],
@@ -110,7 +112,7 @@ impl Persist {
             background_put: None,
             pending_source: CheckpointSource::Input,
             checkpoint_step: -1,
-            restored_versions: Vec::new(),
+            restored_versions,
             version_salt: version_salt(),
         }
     }

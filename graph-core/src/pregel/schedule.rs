@@ -25,9 +25,11 @@ pub(crate) struct Versions {
 }
 
 impl Versions {
-    pub(super) fn new(n: usize, track: bool) -> Self {
+    pub(super) fn new(n: usize, track: bool, mut values: Vec<u64>) -> Self {
+        values.clear();
+        values.resize(n, 0);
         Versions {
-            values: vec![0; n],
+            values,
             max: 0,
             changed: smallvec::SmallVec::new(),
             is_changed: FieldSet::default(),
@@ -70,6 +72,23 @@ impl std::ops::Index<usize> for Versions {
     }
 }
 
+/// An entry of `Schedule::seen`, made (all 0, one per trigger, in one of
+/// `rows` if there is one) if it is `None`.
+pub(super) fn seen_row<'a>(
+    entry: &'a mut Option<Vec<u64>>,
+    rows: &mut Vec<Vec<u64>>,
+    triggers: usize,
+) -> &'a mut Vec<u64> {
+    entry.get_or_insert_with(|| match rows.pop() {
+        Some(mut row) => {
+            row.clear();
+            row.resize(triggers, 0);
+            row
+        }
+        None => vec![0; triggers],
+    })
+}
+
 /// What decides the next superstep's tasks, owned by the run.
 pub(crate) struct Schedule {
     pub(super) versions: Versions,
@@ -87,24 +106,47 @@ pub(crate) struct Schedule {
     pub(super) ids: TaskIds,
     /// `prepare`'s list of nodes to check, kept between steps.
     pub(super) candidates: Vec<usize>,
+    /// Vectors for entries of `seen`, left by an earlier run (see `spare`).
+    pub(super) spare_rows: Vec<Vec<u64>>,
 }
 
 impl Schedule {
     /// The schedule of a run that has not started: nothing written, step -1.
     /// `track` records the channels changed since the last stored checkpoint
     /// (only a run with a saver stores checkpoints).
-    pub(super) fn new(channels: usize, nodes: usize, track: bool) -> Self {
+    /// Its vectors are `spare`'s (see `spare`).
+    pub(super) fn new(
+        channels: usize,
+        nodes: usize,
+        track: bool,
+        spare: &mut super::spare::Spare,
+    ) -> Self {
+        let mut seen = std::mem::take(&mut spare.seen);
+        seen.clear();
+        seen.resize(nodes, None);
+        let mut live_branches = std::mem::take(&mut spare.live_branches);
+        live_branches.clear();
+        let mut candidates = std::mem::take(&mut spare.candidates);
+        candidates.clear();
+        let spare_rows = std::mem::take(&mut spare.seen_rows);
         Schedule {
-            versions: Versions::new(channels, track),
-            seen: vec![None; nodes],
+            versions: Versions::new(channels, track, std::mem::take(&mut spare.versions)),
+            seen,
             updated: FieldSet::with_capacity(channels),
             updated_known: true,
-            live_branches: Vec::new(),
+            live_branches,
             step: -1,
             stop: 0,
             ids: TaskIds::default(),
-            candidates: Vec::new(),
+            candidates,
+            spare_rows,
         }
+    }
+
+    /// Node `node`'s entry of `seen`, made (all 0, one per trigger) if the
+    /// node has none yet.
+    pub(super) fn seen_of(&mut self, node: usize, triggers: usize) -> &mut Vec<u64> {
+        seen_row(&mut self.seen[node], &mut self.spare_rows, triggers)
     }
 
     /// The version every channel written by the next step gets.
@@ -178,7 +220,9 @@ impl<S: State> Run<S> {
     /// tasks for nodes whose triggers have new versions (in node-name order).
     pub(super) fn prepare(&mut self) -> Result<Vec<Task<S>>, GraphError> {
         let graph = Arc::clone(&self.graph);
-        let mut tasks = Vec::with_capacity(self.sends.len() + 1);
+        // The last step's vector when it left one (see `Run::superstep`).
+        let mut tasks = std::mem::take(&mut self.spare_tasks);
+        tasks.reserve_exact(self.sends.len() + 1);
         let mut step = itoa::Buffer::new();
         let step_str = step.format(self.schedule.step);
 

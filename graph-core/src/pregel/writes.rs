@@ -319,11 +319,15 @@ impl<S: State> Run<S> {
         for task in tasks {
             if let TaskOrder::Pull(_) = task.path {
                 let triggers = &graph.nodes[task.node].triggers;
-                let seen =
-                    self.schedule.seen[task.node].get_or_insert_with(|| vec![0; triggers.len()]);
+                let schedule = &mut self.schedule;
+                let seen = super::schedule::seen_row(
+                    &mut schedule.seen[task.node],
+                    &mut schedule.spare_rows,
+                    triggers.len(),
+                );
                 for (i, &c) in triggers.iter().enumerate() {
-                    if self.schedule.versions[c] > 0 {
-                        seen[i] = self.schedule.versions[c];
+                    if schedule.versions[c] > 0 {
+                        seen[i] = schedule.versions[c];
                     }
                 }
                 let latest = seen.iter().copied().max().unwrap_or(0);
