@@ -35,11 +35,12 @@ pub trait Embeddings: Send + Sync + 'static {
     /// awaits [`embed_documents`](Self::embed_documents) only on `None`. An
     /// implementation returns what `embed_documents` would. An answer given
     /// here is not subject to [`IndexConfig::timeout`] (a blocking call
-    /// cannot be cut short), and a store may ask it on a thread of its own
-    /// while it holds its database's write lock (the SQLite store does, so
-    /// that a put is one transaction, as LangGraph's SQLite store embeds
-    /// inside its transaction): a model that may take long, or wait on a
-    /// server, leaves the default.
+    /// cannot be cut short), and a store may ask it while it holds its write
+    /// lock: the SQLite store asks it on its connection's thread inside the
+    /// put's transaction (as LangGraph's SQLite store embeds inside its
+    /// transaction), the in-memory store under its write lock, so that a put
+    /// is one step. A model that may take long, or wait on a server, leaves
+    /// the default; one answering here must not use the store it embeds for.
     fn embed_documents_sync(
         &self,
         texts: &[&str],
