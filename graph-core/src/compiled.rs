@@ -87,9 +87,16 @@ pub(crate) struct Graph<S: State> {
     /// New input is applied by the `input` checkpoint itself, whose next step
     /// runs the nodes after `START` (the Functional API's entrypoints).
     pub(crate) direct_input: bool,
-    /// Buffers of finished runs, for the next (see `pregel::Spares`).
-    pub(crate) spares: crate::pregel::Spares,
+    /// Buffers of finished runs, for the next.
+    pub(crate) spares: RunSpares,
 }
+
+/// The buffers finished runs of a graph leave for its next runs. They are
+/// the engine's own type (`pregel`'s `Spare`), which this module cannot name
+/// (the engine comes after it in the module order), so they are kept as
+/// `Any`: the engine puts in and takes out only its own.
+#[derive(Default)]
+pub(crate) struct RunSpares(pub(crate) std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>);
 
 impl<S: State> Graph<S> {
     pub(crate) fn num_fields(&self) -> usize {

@@ -58,7 +58,6 @@ pub(crate) use crate::scope::StepScope;
 pub(crate) use nested::recast;
 pub(crate) use pause::TaskInterrupt;
 pub(crate) use persistence::VERSION_SALT_LEN;
-pub(crate) use spare::Spares;
 pub(crate) use streaming::EventSink;
 pub(crate) use warm::WarmStates;
 
@@ -188,7 +187,7 @@ impl<S: State> Run<S> {
             return Err(GraphError::InvalidConfig(ConfigError::RecursionLimitTooLow));
         }
         // The buffers of an earlier run of the graph, if one left them.
-        let mut spare = graph.spares.take();
+        let mut spare = spare::take(&graph.spares);
         let saver = match saver {
             Some(saver) => Some(root_saver(&config, saver, graph.num_fields(), &mut spare)?),
             None => None,
@@ -279,19 +278,22 @@ impl<S: State> Run<S> {
         };
         let mut seen_rows = take(&mut self.schedule.spare_rows);
         seen_rows.extend(self.schedule.seen.iter_mut().filter_map(Option::take));
-        self.graph.spares.keep(spare::Spare {
-            versions: take(&mut self.schedule.versions.values),
-            seen: take(&mut self.schedule.seen),
-            seen_rows,
-            candidates: take(&mut self.schedule.candidates),
-            live_branches: take(&mut self.schedule.live_branches),
-            restored_versions: take(&mut self.persist.restored_versions),
-            interrupts_seen: take(&mut self.interrupts.seen),
-            control: take(&mut self.control),
-            thread_text,
-            step_writes,
-            appends,
-        });
+        spare::keep(
+            &self.graph.spares,
+            spare::Spare {
+                versions: take(&mut self.schedule.versions.values),
+                seen: take(&mut self.schedule.seen),
+                seen_rows,
+                candidates: take(&mut self.schedule.candidates),
+                live_branches: take(&mut self.schedule.live_branches),
+                restored_versions: take(&mut self.persist.restored_versions),
+                interrupts_seen: take(&mut self.interrupts.seen),
+                control: take(&mut self.control),
+                thread_text,
+                step_writes,
+                appends,
+            },
+        );
     }
 
     /// [`run`](Self::run), within its span: holds the thread, runs the steps,

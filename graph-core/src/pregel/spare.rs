@@ -6,7 +6,7 @@
 
 use super::control::ControlChannel;
 use crate::checkpoint::{Blob, SharedStr};
-use std::sync::Mutex;
+use crate::compiled::RunSpares;
 
 /// At most this many spares are kept per compiled graph; runs beyond that
 /// (many at once) allocate their own.
@@ -39,24 +39,22 @@ pub(crate) struct Spare {
     pub(super) appends: Option<super::append::Appends>,
 }
 
-/// A compiled graph's spares.
-#[derive(Default)]
-pub(crate) struct Spares(Mutex<Vec<Spare>>);
+/// A spare for a new run of the graph whose spares are `spares` (empty
+/// buffers; new ones when none is kept).
+pub(super) fn take(spares: &RunSpares) -> Spare {
+    let kept = spares.0.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    kept.and_then(|spare| spare.downcast::<Spare>().ok())
+        .map_or_else(Spare::default, |spare| *spare)
+}
 
-impl Spares {
-    /// A spare for a new run (empty buffers, new ones when none is kept).
-    pub(super) fn take(&self) -> Spare {
-        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        kept.pop().unwrap_or_default()
-    }
-
-    /// Keeps `spare` for a later run (emptied first, outside the lock).
-    pub(super) fn keep(&self, mut spare: Spare) {
-        spare.clear();
-        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if kept.len() < KEEP {
-            kept.push(spare);
-        }
+/// Keeps `spare` for a later run (emptied and boxed first, outside the
+/// lock).
+pub(super) fn keep(spares: &RunSpares, mut spare: Spare) {
+    spare.clear();
+    let spare: Box<dyn std::any::Any + Send> = Box::new(spare);
+    let mut kept = spares.0.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.len() < KEEP {
+        kept.push(spare);
     }
 }
 
