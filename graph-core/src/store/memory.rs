@@ -504,7 +504,7 @@ impl InMemoryStore {
     async fn put_one(&self, put: Put<'_>) -> Result<(), StoreError> {
         match self.put_at_once(put)? {
             None => Ok(()),
-            Some((put, value)) => Box::pin(self.put_awaited(put, value)).await,
+            Some(awaiting) => Box::pin(self.put_awaited(awaiting)).await,
         }
     }
 
@@ -517,7 +517,7 @@ impl InMemoryStore {
     /// ([`Embeddings::embed_documents_sync`] says so).
     ///
     /// [`Embeddings::embed_documents_sync`]: super::Embeddings::embed_documents_sync
-    fn put_at_once<'p>(&self, put: Put<'p>) -> Result<Option<Awaiting<'p>>, StoreError> {
+    fn put_at_once<'s, 'p>(&'s self, put: Put<'p>) -> Result<Option<Awaiting<'s, 'p>>, StoreError> {
         let config = &self.inner.config;
         let (index, value) = match (&config.index, put.value) {
             (Some(index), Some(value)) => (index, value),
@@ -551,7 +551,7 @@ impl InMemoryStore {
         };
         let Some(fresh) = answer else {
             drop(plan);
-            return Ok(Some((put, value)));
+            return Ok(Some(Awaiting { index, put, value }));
         };
         let vectors = plan.vectors(fresh?)?;
         let now = SystemTime::now();
@@ -576,12 +576,8 @@ impl InMemoryStore {
     /// lock, embedded without a lock, then written (a write to the key in
     /// between changes nothing: a kept vector is the vector of the same
     /// text).
-    async fn put_awaited(&self, put: Put<'_>, value: Map<String, Value>) -> Result<(), StoreError> {
-        let Some(index) = &self.inner.config.index else {
-            return Err(StoreError::InvalidInput(
-                "a put awaits a model only with an index".into(),
-            ));
-        };
+    async fn put_awaited(&self, awaiting: Awaiting<'_, '_>) -> Result<(), StoreError> {
+        let Awaiting { index, put, value } = awaiting;
         let plan = {
             let data = self.read();
             Plan::new(
@@ -724,8 +720,12 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
     )
 }
 
-/// A put whose model must be awaited, and its value.
-type Awaiting<'p> = (Put<'p>, Map<String, Value>);
+/// A put whose model must be awaited: the index, the put and its value.
+struct Awaiting<'s, 'p> {
+    index: &'s IndexConfig,
+    put: Put<'p>,
+    value: Map<String, Value>,
+}
 
 /// A put's parts, the namespace borrowed: a put through
 /// [`InMemoryStore::put`] clones it only for a namespace the store does not
