@@ -36,6 +36,7 @@ mod error;
 mod fields;
 mod filter;
 mod item;
+mod items;
 mod memory;
 mod namespace;
 mod op;
