@@ -252,17 +252,25 @@ impl<S: State> Run<S> {
 
     /// Runs from `input` until no task is left, or until the run pauses at an
     /// interrupt or a breakpoint; returns the state and why it paused.
-    pub(crate) async fn run(
+    ///
+    /// An `async` block, not an `async fn`: an `async fn` keeps its
+    /// arguments twice in its future (as passed, and moved into its body),
+    /// and the run is 840 bytes.
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn run(
         mut self,
         input: GraphInput<S>,
-    ) -> Result<GraphOutput<Arc<S>>, GraphError> {
-        use tracing::Instrument;
-        let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
-        // The run stays where it is (in this future): the instrumented future
-        // borrows it instead of moving it once more.
-        let result = self.run_held(input).instrument(span).await;
-        self.leave_spare();
-        result
+    ) -> impl std::future::Future<Output = Result<GraphOutput<Arc<S>>, GraphError>> + std::marker::Send
+    {
+        async move {
+            use tracing::Instrument;
+            let span = tracing::debug_span!("graph_run", thread_id = self.config.thread_id());
+            // The run stays where it is (in this future): the instrumented
+            // future borrows it instead of moving it once more.
+            let result = self.run_held(input).instrument(span).await;
+            self.leave_spare();
+            result
+        }
     }
 
     /// Leaves the run's buffers to the graph's next run (see `spare`).
