@@ -119,10 +119,65 @@ fn same_bytes(input: &[u8], a: usize, b: usize, end: usize) -> usize {
 }
 
 /// The equal 64-byte pieces from `a` and `b` on (`b < a`) before `end`, in
-/// bytes: what [`same_bytes`] then goes on from.
+/// bytes: what [`same_bytes`] then goes on from. In AVX2 registers where the
+/// processor has them, SSE2 ones otherwise.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn same_wide(input: &[u8], a: usize, b: usize, end: usize) -> usize {
+    assert!(b < a && end <= input.len());
+    if a + 64 > end {
+        return 0;
+    }
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2 (checked just above), the one
+        // requirement of a `target_feature` function beyond its own.
+        #[allow(unsafe_code)]
+        unsafe {
+            same_wide_avx2(input, a, b, end)
+        }
+    } else {
+        same_wide_sse2(input, a, b, end)
+    }
+}
+
+/// [`same_wide`] in AVX2 registers (`b < a`, `end <= input.len()`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn same_wide_avx2(input: &[u8], a: usize, b: usize, end: usize) -> usize {
+    use std::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
+    };
+    assert!(b < a && end <= input.len());
+    let mut n = 0;
+    let p = input.as_ptr();
+    // SAFETY: AVX2 is enabled for this function (its caller checked the
+    // processor). Each step loads 64 bytes from `a + n` and from `b + n` with
+    // `a + n + 64 <= end <= input.len()` and `b < a`: both inside `input`.
+    #[allow(unsafe_code)]
+    unsafe {
+        let equal = |x: usize, y: usize| {
+            _mm256_cmpeq_epi8(
+                _mm256_loadu_si256(p.add(x).cast::<__m256i>()),
+                _mm256_loadu_si256(p.add(y).cast::<__m256i>()),
+            )
+        };
+        while a + n + 64 <= end {
+            let (x, y) = (a + n, b + n);
+            let both = _mm256_and_si256(equal(x, y), equal(x + 32, y + 32));
+            if _mm256_movemask_epi8(both) != -1 {
+                break;
+            }
+            n += 64;
+        }
+    }
+    n
+}
+
+/// [`same_wide`] in SSE2 registers, the x86_64 baseline (`b < a`, `end <=
+/// input.len()`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn same_wide_sse2(input: &[u8], a: usize, b: usize, end: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
     };
@@ -235,6 +290,34 @@ mod tests {
         out.clear();
         assert!(compress(text.as_bytes(), &mut out, 200));
         assert!(out.len() <= 200);
+    }
+
+    /// Both vector versions of the match extension (the AVX2 one where the
+    /// processor has it) find the same whole pieces as a byte-by-byte count.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vector_extensions_count_the_same() {
+        let text: Vec<u8> = b"0123456789abcdef".repeat(64);
+        for differ in [16, 17, 47, 48, 79, 80, 81, 143, 144, 500, 1000] {
+            let mut input = text.clone();
+            input[differ] = b'x';
+            let (a, b) = (16, 0);
+            let end = input.len();
+            let exact = (a..end).take_while(|&k| input[k] == input[k - 16]).count();
+            let whole = exact / 64 * 64;
+            assert_eq!(
+                same_wide_sse2(&input, a, b, end),
+                whole,
+                "differ at {differ}"
+            );
+            assert_eq!(same_bytes(&input, a, b, end), exact);
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked above).
+                #[allow(unsafe_code)]
+                let avx2 = unsafe { same_wide_avx2(&input, a, b, end) };
+                assert_eq!(avx2, whole);
+            }
+        }
     }
 
     proptest! {
