@@ -18,6 +18,9 @@ const LAST_LITERALS: usize = 5;
 const MF_LIMIT: usize = 12;
 /// The farthest a match may look back.
 const MAX_OFFSET: usize = 65_535;
+/// How fast the search speeds up over bytes that do not repeat (as
+/// `lz4_flex`; the reference LZ4 waits twice as long).
+const SKIP: u32 = 5;
 /// The hash table's size, as a power of two (16 KiB of positions, as LZ4's).
 const HASH_LOG: u32 = 12;
 
@@ -35,21 +38,33 @@ pub(super) fn compress(input: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
         // A match starts before `match_limit` and ends by `end`.
         let match_limit = len - MF_LIMIT;
         let end = len - LAST_LITERALS;
-        // A miss moves on by `misses >> 6` bytes: one byte for the first 64,
-        // then faster over text that does not repeat.
-        let mut misses = 1usize << 6;
+        // A miss moves on by `misses >> SKIP` bytes: one byte for the first
+        // 32, then faster over text that does not repeat.
+        let mut misses = 1usize << SKIP;
         let mut i = 1;
+        // The four bytes at `at`, for `at < match_limit` (every position the
+        // search reads at: `i`, a candidate below it, `i - 2`).
+        let word = |at: usize| {
+            assert!(at < match_limit);
+            // SAFETY: `at + 4 <= match_limit + 4 < len`: the four bytes are
+            // inside `input` (read unaligned).
+            #[allow(unsafe_code)]
+            let word = unsafe { input.as_ptr().add(at).cast::<u32>().read_unaligned() };
+            u32::from_le(word)
+        };
         while i < match_limit {
-            let seq = read_u32(input, i);
+            let seq = word(i);
             let h = hash(seq);
+            // Every position in the table is below `i` (written before `i`
+            // moved past it; 0 to start with).
             let candidate = table[h] as usize;
             table[h] = i as u32;
-            if candidate >= i || i - candidate > MAX_OFFSET || read_u32(input, candidate) != seq {
-                i += misses >> 6;
+            if i - candidate > MAX_OFFSET || word(candidate) != seq {
+                i += misses >> SKIP;
                 misses += 1;
                 continue;
             }
-            misses = 1 << 6;
+            misses = 1 << SKIP;
             // Extended backwards over the pending literals, then forwards.
             let (mut at, mut from) = (i, candidate);
             while at > anchor && from > 0 && input[at - 1] == input[from - 1] {
@@ -67,7 +82,7 @@ pub(super) fn compress(input: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
             // The position just before the next search, as LZ4 does: the next
             // repeat often starts there.
             if i < match_limit {
-                table[hash(read_u32(input, i - 2))] = (i - 2) as u32;
+                table[hash(word(i - 2))] = (i - 2) as u32;
             }
         }
     }
@@ -78,14 +93,6 @@ pub(super) fn compress(input: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
     }
     out.extend_from_slice(literals);
     out.len() - start <= limit
-}
-
-/// The four bytes at `at`, little-endian.
-#[inline(always)]
-fn read_u32(input: &[u8], at: usize) -> u32 {
-    let mut word = [0u8; 4];
-    word.copy_from_slice(&input[at..at + 4]);
-    u32::from_le_bytes(word)
 }
 
 /// The eight bytes at `at`, little-endian.
