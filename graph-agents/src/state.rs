@@ -197,11 +197,31 @@ pub trait HasMessages: graph_core::State + Serialize + serde::de::DeserializeOwn
 /// let update = MessagesState::messages_update(vec![Message::human("hi")]);
 /// assert!(update.messages.is_some());
 /// ```
-#[derive(graph_macros::State, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(graph_macros::State, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MessagesState {
     /// The conversation.
     #[reducer(add_messages)]
     pub messages: Vec<Message>,
+}
+
+impl Clone for MessagesState {
+    fn clone(&self) -> Self {
+        MessagesState {
+            messages: with_room(&self.messages),
+        }
+    }
+}
+
+/// A copy of `messages` with room for a turn's new ones. The engine copies a
+/// state before it applies a step's writes when a consumer of its stream still
+/// holds the last one; the copy of an exactly sized list would be grown (a
+/// second allocation, every message moved again) by the merge that follows.
+fn with_room(messages: &[Message]) -> Vec<Message> {
+    /// The messages a turn usually adds (an AI message, a tool result or two).
+    const TURN: usize = 4;
+    let mut copy = Vec::with_capacity(messages.len() + TURN);
+    copy.extend_from_slice(messages);
+    copy
 }
 
 impl HasMessages for MessagesState {
@@ -226,13 +246,22 @@ pub trait HasStructuredResponse<T>: HasMessages {
 
 /// The messages and the typed answer of an agent asked for a `T`
 /// (LangGraph's `AgentStateWithStructuredResponse`).
-#[derive(graph_macros::State, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(graph_macros::State, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentStateWithStructuredResponse<T: Clone + Send + Sync + 'static> {
     /// The conversation.
     #[reducer(add_messages)]
     pub messages: Vec<Message>,
     /// The answer as a `T`, once the agent is done (`None` before).
     pub structured_response: Option<T>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Clone for AgentStateWithStructuredResponse<T> {
+    fn clone(&self) -> Self {
+        AgentStateWithStructuredResponse {
+            messages: with_room(&self.messages),
+            structured_response: self.structured_response.clone(),
+        }
+    }
 }
 
 impl<T: Clone + Send + Sync + 'static> Default for AgentStateWithStructuredResponse<T> {

@@ -15,6 +15,8 @@ use super::Blob;
 use lz4_flex::block;
 use std::sync::Arc;
 
+mod lz4;
+
 /// A value of at least this many bytes is compressed by default: smaller ones
 /// gain little (a few hundred bytes) and are read more often than written.
 pub(crate) const DEFAULT_MIN_BYTES: usize = 4096;
@@ -87,33 +89,28 @@ impl Packed {
 
 /// `text` compressed, when that saves at least an eighth of it.
 fn compress(text: &[u8]) -> Option<Box<[u8]>> {
-    let bound = block::get_maximum_output_size(text.len());
-    if bound > SCRATCH_MAX {
-        // Written into a reservation of the worst-case size, not zeroed first
-        // (lz4_flex without its `safe-encode` feature), then shrunk.
-        let out = block::compress(text);
-        return (out.len() <= text.len() - text.len() / 8).then(|| out.into_boxed_slice());
-    }
-    // Written into the thread's scratch buffer, then copied out: a fresh
-    // reservation of the worst-case size is a new mapping of megabytes (and a
-    // page fault per page written), unmapped again when shrunk.
+    let limit = text.len() - text.len() / 8;
+    // Written into the thread's scratch buffer, then copied out: a buffer
+    // grown to the text's worst case each time would be fresh memory (a page
+    // fault per page written). Reserved, not zeroed: only the pages the
+    // compression writes are ever touched.
     SCRATCH.with_borrow_mut(|scratch| {
-        if scratch.len() < bound {
-            scratch.resize(bound, 0);
+        scratch.clear();
+        scratch.reserve(limit.min(SCRATCH_MAX));
+        let packed = lz4::compress(text, scratch, limit).then(|| Box::from(&scratch[..]));
+        if scratch.capacity() > SCRATCH_MAX {
+            // A larger value, rarer, does not keep that much reserved.
+            *scratch = Vec::new();
         }
-        let n = block::compress_into(text, &mut scratch[..bound]).ok()?;
-        (n <= text.len() - text.len() / 8).then(|| Box::from(&scratch[..n]))
+        packed
     })
 }
 
-/// The largest compression (by its worst-case size) written into the thread's
-/// scratch buffer, which keeps its size once grown (and is zeroed as it grows:
-/// a larger value, rarer, is compressed into a reservation of its own, as
-/// before, rather than keep that many pages touched).
+/// The most the thread's scratch buffer keeps reserved between values.
 const SCRATCH_MAX: usize = 8 << 20;
 
 thread_local! {
-    /// The thread's buffer to compress into (zeroed once, when it grows).
+    /// The thread's buffer to compress into.
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
