@@ -29,11 +29,11 @@ impl Appends {
         Appends(vec![Field::default(); fields])
     }
 
-    /// [`new`](Self::new), in the vector of `spare` (emptied) when given.
+    /// [`new`](Self::new), in the vector of `spare` (emptied by
+    /// [`clear`](Self::clear)) when given.
     pub(crate) fn reusing(spare: Option<Appends>, fields: usize) -> Self {
         match spare {
             Some(Appends(mut v)) => {
-                v.clear();
                 v.resize(fields, Field::default());
                 Appends(v)
             }

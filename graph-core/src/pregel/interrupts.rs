@@ -40,8 +40,7 @@ impl Interrupts {
         config: &RunConfig,
         spare: &mut super::spare::Spare,
     ) -> Result<Self, GraphError> {
-        let mut seen = std::mem::take(&mut spare.interrupts_seen);
-        seen.clear();
+        let seen = std::mem::take(&mut spare.interrupts_seen);
         Ok(Interrupts {
             seen,
             seen_max: 0,

@@ -194,7 +194,6 @@ impl<S: State> Run<S> {
         };
         let n = graph.num_channels();
         let mut control = std::mem::take(&mut spare.control);
-        control.clear();
         control.extend(graph.control.iter().map(ControlChannel::new));
         Ok(Run {
             schedule: Schedule::new(n, graph.nodes.len(), saver.is_some(), &mut spare),
@@ -577,10 +576,8 @@ fn root_saver(
         ));
     };
     let mut thread_id = std::mem::take(&mut spare.thread_text);
-    thread_id.clear();
     thread_id.push_str(thread.as_str());
-    let mut step_writes = std::mem::take(&mut spare.step_writes);
-    step_writes.clear();
+    let step_writes = std::mem::take(&mut spare.step_writes);
     let spare_appends = spare.appends.take();
     Ok(Box::new(Saver {
         thread: thread.clone(),

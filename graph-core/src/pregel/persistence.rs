@@ -103,8 +103,7 @@ impl Persist {
     /// The persistence of a run, storing through `saver` (none: the run
     /// stores nothing).
     pub(super) fn new(saver: Option<Box<Saver>>, spare: &mut super::spare::Spare) -> Self {
-        let mut restored_versions = std::mem::take(&mut spare.restored_versions);
-        restored_versions.clear();
+        let restored_versions = std::mem::take(&mut spare.restored_versions);
         Persist {
             saver,
             checkpoint: [0; 16],

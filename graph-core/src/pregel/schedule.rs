@@ -25,8 +25,8 @@ pub(crate) struct Versions {
 }
 
 impl Versions {
+    /// `values` is an empty vector to fill (a spare's, see `spare`).
     pub(super) fn new(n: usize, track: bool, mut values: Vec<u64>) -> Self {
-        values.clear();
         values.resize(n, 0);
         Versions {
             values,
@@ -122,12 +122,9 @@ impl Schedule {
         spare: &mut super::spare::Spare,
     ) -> Self {
         let mut seen = std::mem::take(&mut spare.seen);
-        seen.clear();
         seen.resize(nodes, None);
-        let mut live_branches = std::mem::take(&mut spare.live_branches);
-        live_branches.clear();
-        let mut candidates = std::mem::take(&mut spare.candidates);
-        candidates.clear();
+        let live_branches = std::mem::take(&mut spare.live_branches);
+        let candidates = std::mem::take(&mut spare.candidates);
         let spare_rows = std::mem::take(&mut spare.seen_rows);
         Schedule {
             versions: Versions::new(channels, track, std::mem::take(&mut spare.versions)),

@@ -12,7 +12,9 @@ use crate::compiled::RunSpares;
 /// (many at once) allocate their own.
 const KEEP: usize = 4;
 
-/// One run's buffers, empty.
+/// One run's buffers, every one empty ([`keep`] clears them, and a new
+/// spare starts empty), except `seen_rows`, whose rows are cleared as they
+/// are used: a run fills them without clearing them first.
 #[derive(Default)]
 pub(crate) struct Spare {
     /// `Versions::values`.
