@@ -279,12 +279,15 @@ impl<'v> Plan<'v> {
             *hash = text_hash(text);
         }
         let mut kept = Vectors::new();
+        // Which texts keep a stored vector, in order.
+        let mut keeps = SmallVec::<[bool; 1]>::new();
         if let Some(stored) = stored {
             for (field, hash) in &pending {
                 let same = stored
                     .vectors
                     .iter()
                     .find(|v| v.field == *field && v.text_hash == *hash);
+                keeps.push(same.is_some());
                 if let Some(v) = same {
                     kept.push(Vector {
                         field: Arc::clone(field),
@@ -297,13 +300,10 @@ impl<'v> Plan<'v> {
         }
         // Texts whose vector is kept leave `to_embed` and `pending`.
         if !kept.is_empty() {
-            let is_kept = |(field, hash): &(Arc<str>, u64)| {
-                kept.iter()
-                    .any(|v| v.field == *field && v.text_hash == *hash)
-            };
-            let mut each = pending.iter();
-            to_embed.retain(|_| each.next().is_some_and(|p| !is_kept(p)));
-            pending.retain(|p| !is_kept(p));
+            let mut each = keeps.iter();
+            to_embed.retain(|_| each.next().is_some_and(|k| !k));
+            let mut each = keeps.iter();
+            pending.retain(|_| each.next().is_some_and(|k| !k));
         }
         Plan {
             kept,
@@ -592,11 +592,8 @@ impl InMemoryStore {
         match slot {
             Some(Slot::Occupied(item)) => item.replace(entry, now),
             Some(Slot::Vacant(free)) => free.insert(put.key, entry),
-            None => data
-                .namespaces
-                .entry(put.namespace.clone())
-                .or_default()
-                .upsert(put.key, entry, |stored, entry| stored.replace(entry, now)),
+            // A namespace the store does not hold yet: the key is new.
+            None => upsert(data, put.namespace, put.key, entry, now),
         }
         Ok(None)
     }
@@ -804,6 +801,12 @@ fn apply_put(
     };
     data.seq += 1;
     let entry = Entry::new(value, vectors, ttl_config.resolve(ttl), data.seq, now);
+    upsert(data, namespace, key, entry, now);
+}
+
+/// Writes `entry` as `key` in `namespace` (a new namespace made, its name
+/// cloned only then); an update keeps the stored item's creation time.
+fn upsert(data: &mut Data, namespace: &Namespace, key: String, entry: Entry, now: SystemTime) {
     let items = match data.namespaces.get_mut(namespace) {
         Some(items) => items,
         None => data.namespaces.entry(namespace.clone()).or_default(),
