@@ -30,7 +30,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 /// The `type` of a blob row holding appended items.
 pub const APPENDED: &str = "stategraph_append";
@@ -328,7 +327,7 @@ impl Head {
     pub fn assembled(version: ChannelVersion, text: String, items: usize, facts: RowFacts) -> Self {
         Head {
             version,
-            value: Blob(Arc::new(text)),
+            value: Blob::from_text(text),
             facts,
             items,
         }
@@ -351,13 +350,10 @@ impl Head {
                 kept.truncate(append.keep);
                 join_items(kept, self.value.as_str().len())
             };
-            self.value = Blob(Arc::new(text));
+            self.value = Blob::from_text(text);
         }
-        push_items(
-            Arc::make_mut(&mut self.value.0),
-            append.keep,
-            append.items.as_str(),
-        );
+        self.value
+            .edit(|text| push_items(text, append.keep, append.items.as_str()));
         self.items = append.keep + new_items;
         self.version = version;
         Ok(())

@@ -19,35 +19,70 @@ use std::sync::Arc;
 /// struct of this name with one field holding the JSON text).
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
+/// Texts of at most this many bytes are kept in one allocation with their
+/// reference count ([`Written::Short`]); longer ones in the buffer they were
+/// written to.
+pub(crate) const SHORT_BYTES: usize = 4 << 10;
+
+/// The thread's buffer for short values is kept while it has at most this
+/// much room (a value that grew it past this keeps it).
+const SCRATCH_MAX: usize = 16 << 10;
+
+thread_local! {
+    /// The buffer the thread's short values are written into, then copied out
+    /// of: a checkpoint's values and pending writes are mostly a few bytes of
+    /// JSON, and a buffer of their own each (grown from empty, then wrapped
+    /// in an `Arc`) would be two or more allocations where one is needed.
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A value's JSON text, as [`write`] produced it.
+pub(crate) enum Written {
+    /// A short text, copied into its own exactly sized allocation.
+    Short(Arc<str>),
+    /// A long text, in the buffer it was written to.
+    Long(String),
+}
+
 /// Serialises `value` as compact JSON, byte for byte what `serde_json::to_string`
 /// writes.
 ///
 /// A large value is written into one of the thread's spare buffers (see
 /// [`super::spare`]), whose pages are already touched; a small value written
-/// into a large buffer is copied out, and the buffer kept.
-pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
+/// into a large buffer is copied out, and the buffer kept. A short value is
+/// written into the thread's scratch buffer and copied into one allocation.
+pub(crate) fn write<T: Serialize + ?Sized>(value: &T) -> Result<Written, Error> {
     let mut out = super::spare::take();
     if out.capacity() == 0 {
-        out.reserve(64);
+        out = SCRATCH.take();
+        if out.capacity() == 0 {
+            out.reserve(256);
+        }
     }
     let mut writer = Writer {
         out,
         shared: Shared::default(),
     };
     if let Err(e) = writer.value(value) {
-        super::spare::give(writer.out);
+        keep(writer.out);
         return Err(e);
     }
+    let mut out = writer.out;
     // Checked in debug builds (every test, the proptests against serde_json).
-    debug_assert!(std::str::from_utf8(&writer.out).is_ok());
-    if writer.out.capacity() >= super::spare::MIN_BYTES
-        && writer.out.len() < writer.out.capacity() / 2
-    {
+    debug_assert!(std::str::from_utf8(&out).is_ok());
+    if out.len() <= SHORT_BYTES {
+        // SAFETY: as below, the bytes `Writer` wrote are valid UTF-8.
+        #[allow(unsafe_code)]
+        let text: Arc<str> = Arc::from(unsafe { std::str::from_utf8_unchecked(&out) });
+        keep(out);
+        return Ok(Written::Short(text));
+    }
+    if out.capacity() >= super::spare::MIN_BYTES && out.len() < out.capacity() / 2 {
         // At most half of the buffer used: the text gets its own allocation
         // (as Vec growth would have given it), the buffer goes back.
-        let text = writer.out.as_slice().to_vec();
-        super::spare::give(writer.out);
-        writer.out = text;
+        let text = out.as_slice().to_vec();
+        super::spare::give(out);
+        out = text;
     }
     // SAFETY: `Writer` only ever appends whole `&str` contents (a long one in
     // consecutive blocks, which together are the whole), slices of them cut
@@ -56,7 +91,27 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
     // is what `serde_json::to_string` does too; checking megabytes again would cost
     // as much as scanning them for escapes.
     #[allow(unsafe_code)]
-    Ok(unsafe { String::from_utf8_unchecked(writer.out) })
+    Ok(Written::Long(unsafe { String::from_utf8_unchecked(out) }))
+}
+
+/// Takes back a buffer [`write`] is done with: a large one for the spares, a
+/// small one as the thread's scratch buffer.
+fn keep(mut buffer: Vec<u8>) {
+    if buffer.capacity() >= super::spare::MIN_BYTES {
+        super::spare::give(buffer);
+    } else if buffer.capacity() <= SCRATCH_MAX {
+        buffer.clear();
+        SCRATCH.set(buffer);
+    }
+}
+
+/// [`write`]'s text as a `String`.
+#[cfg(test)]
+pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
+    write(value).map(|written| match written {
+        Written::Short(text) => text.to_string(),
+        Written::Long(text) => text,
+    })
 }
 
 struct Writer {

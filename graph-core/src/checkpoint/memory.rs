@@ -164,26 +164,32 @@ impl Checkpoints {
 enum Value {
     /// The whole value (`None`: the channel was empty).
     Whole(Option<Packed>),
-    /// The first `keep` items of version `base`, then `items` (a JSON array).
-    Appended {
-        base: ChannelVersion,
-        keep: usize,
-        items: Packed,
-        /// The bytes of `items` along the chain back to the nearest whole
-        /// value, and that value's bytes (as JSON text, before any
-        /// compression): when the first passes the second,
-        /// the next version is stored whole (so whole copies, each at least
-        /// twice the previous, add up to at most twice the last one).
-        chain_bytes: usize,
-        whole_bytes: usize,
-    },
+    /// The version appends to an earlier one. Boxed: most stored values are
+    /// whole, and every entry of the blob table is as large as its largest
+    /// variant.
+    Appended(Box<Delta>),
+}
+
+/// A version stored as what it appended: the first `keep` items of version
+/// `base`, then `items` (a JSON array).
+struct Delta {
+    base: ChannelVersion,
+    keep: usize,
+    items: Packed,
+    /// The bytes of `items` along the chain back to the nearest whole
+    /// value, and that value's bytes (as JSON text, before any
+    /// compression): when the first passes the second,
+    /// the next version is stored whole (so whole copies, each at least
+    /// twice the previous, add up to at most twice the last one).
+    chain_bytes: usize,
+    whole_bytes: usize,
 }
 
 impl Value {
     fn bytes(&self) -> usize {
         match self {
             Value::Whole(value) => value.as_ref().map_or(0, Packed::bytes),
-            Value::Appended { items, .. } => items.bytes(),
+            Value::Appended(delta) => delta.items.bytes(),
         }
     }
 }
@@ -561,11 +567,9 @@ impl Namespace {
                         "version `{at}` is empty, and a later one appends to it"
                     ))
                 }
-                Some(Value::Appended {
-                    base, keep, items, ..
-                }) => {
-                    chain.push((*keep, items));
-                    at = base;
+                Some(Value::Appended(delta)) => {
+                    chain.push((delta.keep, &delta.items));
+                    at = &delta.base;
                 }
                 None => {
                     return Err(format!(
@@ -595,7 +599,7 @@ impl Namespace {
             items.extend(array_items(more.as_str(), "appended items")?);
             bytes += more.as_str().len();
         }
-        Ok(Blob(Arc::new(join_items(items, bytes))))
+        Ok(Blob::from_text(join_items(items, bytes)))
     }
 
     /// Stores `append` as version `version` of `channel` (its items as
@@ -613,11 +617,7 @@ impl Namespace {
         let new_items = array_items(items.as_str(), "appended items")?.len();
         let (chain_bytes, whole_bytes) = match self.blobs.get(&(channel.as_str(), base.as_str())) {
             Some(Value::Whole(value)) => (0, value.as_ref().map_or(0, Packed::len)),
-            Some(Value::Appended {
-                chain_bytes,
-                whole_bytes,
-                ..
-            }) => (*chain_bytes, *whole_bytes),
+            Some(Value::Appended(delta)) => (delta.chain_bytes, delta.whole_bytes),
             None => {
                 return Err(format!(
                     "version `{base}`, which a put appends to, is not stored"
@@ -648,10 +648,11 @@ impl Namespace {
                 kept.truncate(keep);
                 join_items(kept, head.value.as_str().len())
             };
-            head.value = Blob(Arc::new(text));
+            head.value = Blob::from_text(text);
         }
         // In place when no reader holds the head (the usual case).
-        push_items(Arc::make_mut(&mut head.value.0), keep, items.as_str());
+        head.value
+            .edit(|text| push_items(text, keep, items.as_str()));
         head.items = keep + new_items;
         head.version = version.clone();
         let chain_bytes = chain_bytes + items.as_str().len();
@@ -659,13 +660,13 @@ impl Namespace {
             // Shared with the head, which is kept plain.
             Value::Whole(Some(Packed::Plain(head.value.clone())))
         } else {
-            Value::Appended {
+            Value::Appended(Box::new(Delta {
                 base,
                 keep,
                 items: packed,
                 chain_bytes,
                 whole_bytes,
-            }
+            }))
         };
         self.heads.insert(channel.clone(), head);
         Ok(value)
@@ -689,7 +690,8 @@ impl Namespace {
                 continue;
             }
             let mut at = value;
-            while let Value::Appended { base, .. } = at {
+            while let Value::Appended(delta) = at {
+                let base = &delta.base;
                 if !is_referenced(&key.channel, base) {
                     rewrite.push((key.channel.clone(), key.version.clone()));
                     break;
@@ -734,7 +736,7 @@ impl Namespace {
                 }
                 // The channel was empty at that version.
                 Some(Value::Whole(None)) => {}
-                Some(Value::Appended { .. }) => {
+                Some(Value::Appended(_)) => {
                     let blob = self
                         .resolve(channel, version)
                         .map_err(|why| corrupt(thread, id, channel, why))?;

@@ -31,10 +31,18 @@ use std::time::SystemTime;
 
 /// A serialised value: JSON text, shared cheaply.
 ///
-/// The text is kept in the `String` it was written to (not copied into an
-/// `Arc<str>`): a large state's blob is megabytes, written once.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Blob(Arc<String>);
+/// A short text (up to 4 KiB, what most values and pending writes are) is kept
+/// in one allocation with its reference count. A longer one is kept in the
+/// `String` it was written to (not copied): a large state's blob is
+/// megabytes, written once.
+#[derive(Clone)]
+pub struct Blob(Text);
+
+#[derive(Clone)]
+enum Text {
+    Short(Arc<str>),
+    Long(Arc<String>),
+}
 
 impl Blob {
     /// Serialises `value` to JSON (the same text as `serde_json::to_string`).
@@ -44,43 +52,90 @@ impl Blob {
     /// hold them) is walked once: its text is copied where the same `Arc`
     /// occurs again.
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        json::to_string(value).map(|s| Blob(Arc::new(s)))
+        Ok(match json::write(value)? {
+            json::Written::Short(text) => Blob(Text::Short(text)),
+            json::Written::Long(text) => Blob(Text::Long(Arc::new(text))),
+        })
     }
 
     /// A blob from JSON text that is known to be valid.
     pub fn from_json(text: impl Into<String>) -> Result<Self, serde_json::Error> {
         let text = text.into();
         serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
-        Ok(Blob(Arc::new(text)))
+        Ok(Blob::of_str(&text).unwrap_or_else(|| Blob::from_text(text)))
+    }
+
+    /// A short `text` in one allocation (`None` when it is long).
+    fn of_str(text: &str) -> Option<Self> {
+        (text.len() <= json::SHORT_BYTES).then(|| Blob(Text::Short(Arc::from(text))))
+    }
+
+    /// A blob keeping `text`, valid JSON, in its own buffer (which
+    /// [`edit`](Self::edit) then changes in place).
+    pub(crate) fn from_text(text: String) -> Self {
+        Blob(Text::Long(Arc::new(text)))
     }
 
     /// The JSON text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            Text::Short(text) => text,
+            Text::Long(text) => text,
+        }
+    }
+
+    /// Changes the text in place by `edit`: it is copied first when another
+    /// blob shares it (or it is kept short).
+    pub(crate) fn edit<R>(&mut self, edit: impl FnOnce(&mut String) -> R) -> R {
+        match &mut self.0 {
+            Text::Long(text) => edit(Arc::make_mut(text)),
+            Text::Short(text) => {
+                let mut text = String::from(&**text);
+                let out = edit(&mut text);
+                self.0 = Text::Long(Arc::new(text));
+                out
+            }
+        }
+    }
+
+    /// The text's own buffer, when the text is long and no other blob shares it.
+    pub(crate) fn into_buffer(self) -> Option<String> {
+        match self.0 {
+            Text::Long(text) => Arc::try_unwrap(text).ok(),
+            Text::Short(_) => None,
+        }
     }
 
     /// Deserialises the blob.
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.0)
+        serde_json::from_str(self.as_str())
     }
 
     /// The JSON `null` blob (one shared instance: no allocation).
     pub fn null() -> Self {
         static NULL: std::sync::OnceLock<Blob> = std::sync::OnceLock::new();
-        NULL.get_or_init(|| Blob(Arc::new("null".to_owned())))
+        NULL.get_or_init(|| Blob(Text::Short(Arc::from("null"))))
             .clone()
     }
 }
 
+impl PartialEq for Blob {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Blob {}
+
 impl fmt::Debug for Blob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl Serialize for Blob {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match serde_json::from_str::<&RawValue>(&self.0) {
+        match serde_json::from_str::<&RawValue>(self.as_str()) {
             Ok(raw) => raw.serialize(serializer),
             Err(e) => Err(serde::ser::Error::custom(e)),
         }
@@ -90,7 +145,8 @@ impl Serialize for Blob {
 impl<'de> Deserialize<'de> for Blob {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
-        Ok(Blob(Arc::new(String::from(Box::<str>::from(raw)))))
+        let text = Box::<str>::from(raw);
+        Ok(Blob::of_str(&text).unwrap_or_else(|| Blob::from_text(String::from(text))))
     }
 }
 
@@ -752,6 +808,40 @@ mod tests {
 
     fn at(secs: u64, nanos: u32) -> Option<SystemTime> {
         Some(UNIX_EPOCH + Duration::new(secs, nanos))
+    }
+
+    #[test]
+    fn short_and_long_blobs_read_alike_and_edit_in_place() {
+        let short = Blob::encode(&serde_json::json!({"a": [1, "x"]})).unwrap();
+        assert_eq!(short.as_str(), r#"{"a":[1,"x"]}"#);
+        assert!(matches!(short.0, Text::Short(_)));
+        let long_text = "y".repeat(json::SHORT_BYTES + 1);
+        let long = Blob::encode(&long_text).unwrap();
+        assert!(matches!(long.0, Text::Long(_)));
+        assert_eq!(long.as_str(), serde_json::to_string(&long_text).unwrap());
+        // Equal by text, whatever the form.
+        assert_eq!(short, Blob::from_text(r#"{"a":[1,"x"]}"#.to_owned()));
+        assert_eq!(
+            Blob::from_json("[1]").unwrap(),
+            Blob::from_text("[1]".to_owned())
+        );
+        let read: Blob = serde_json::from_str(r#" {"b": 2} "#).unwrap();
+        assert_eq!(read.as_str(), r#"{"b": 2}"#);
+        // A short text is copied into a buffer of its own to be edited; a
+        // shared long one is copied, and the other blob keeps the old text.
+        let mut edited = short.clone();
+        edited.edit(|text| text.push(' '));
+        assert_eq!(edited.as_str(), r#"{"a":[1,"x"]} "#);
+        assert_eq!(short.as_str(), r#"{"a":[1,"x"]}"#);
+        let mut grown = long.clone();
+        grown.edit(|text| text.push(' '));
+        assert_eq!(grown.as_str().len(), long.as_str().len() + 1);
+        assert!(short.into_buffer().is_none());
+        assert!(long.clone().into_buffer().is_none(), "shared with `long`");
+        assert_eq!(
+            grown.into_buffer().map(|t| t.len()),
+            Some(long.as_str().len() + 1)
+        );
     }
 
     #[test]

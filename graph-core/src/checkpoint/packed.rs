@@ -13,7 +13,6 @@
 
 use super::Blob;
 use lz4_flex::block;
-use std::sync::Arc;
 
 mod lz4;
 
@@ -41,7 +40,7 @@ impl Packed {
             Some(data) => {
                 let len = text.len();
                 // The text's buffer serialises the thread's next large value.
-                if let Ok(text) = Arc::try_unwrap(blob.0) {
+                if let Some(text) = blob.into_buffer() {
                     super::spare::give(text.into_bytes());
                 }
                 Packed::Lz4 { data, len }
@@ -81,7 +80,7 @@ impl Packed {
                 }
                 let text = String::from_utf8(text)
                     .map_err(|e| format!("a compressed value is not UTF-8 text: {e}"))?;
-                Ok(Blob(Arc::new(text)))
+                Ok(Blob::from_text(text))
             }
         }
     }
