@@ -62,8 +62,8 @@ pub struct RunConfig(Arc<Settings>);
 #[derive(Debug, Clone, PartialEq)]
 struct Settings {
     thread_id: Option<SharedStr>,
-    checkpoint_id: Option<String>,
-    checkpoint_ns: String,
+    checkpoint_id: Option<SharedStr>,
+    checkpoint_ns: SharedStr,
     recursion_limit: u64,
     metadata: Map<String, Value>,
     configurable: Map<String, Value>,
@@ -77,7 +77,7 @@ impl Default for Settings {
         Settings {
             thread_id: None,
             checkpoint_id: None,
-            checkpoint_ns: String::new(),
+            checkpoint_ns: SharedStr::default(),
             recursion_limit: process_recursion_limit(),
             metadata: Map::new(),
             configurable: Map::new(),
@@ -129,7 +129,7 @@ impl RunConfig {
     /// returned), to run or read from it.
     pub fn at_checkpoint(checkpoint: &crate::checkpoint::CheckpointConfig) -> Self {
         RunConfig(Arc::new(Settings {
-            thread_id: Some(SharedStr::from(checkpoint.thread_id.as_str())),
+            thread_id: Some(checkpoint.thread_id.clone()),
             checkpoint_id: checkpoint.checkpoint_id.clone(),
             checkpoint_ns: checkpoint.checkpoint_ns.clone(),
             ..Settings::default()
@@ -148,13 +148,13 @@ impl RunConfig {
     }
 
     /// Addresses a specific checkpoint of the thread (time travel).
-    pub fn with_checkpoint_id(mut self, id: impl Into<String>) -> Self {
+    pub fn with_checkpoint_id(mut self, id: impl Into<SharedStr>) -> Self {
         self.settings().checkpoint_id = Some(id.into());
         self
     }
 
     /// Sets the checkpoint namespace (`""` for the root graph).
-    pub fn with_checkpoint_ns(mut self, ns: impl Into<String>) -> Self {
+    pub fn with_checkpoint_ns(mut self, ns: impl Into<SharedStr>) -> Self {
         self.settings().checkpoint_ns = ns.into();
         self
     }
@@ -199,7 +199,7 @@ impl RunConfig {
     /// breakpoints (they address the root graph).
     pub(crate) fn for_nested(&self, ns: &str) -> Self {
         RunConfig(Arc::new(Settings {
-            checkpoint_ns: ns.to_owned(),
+            checkpoint_ns: ns.into(),
             checkpoint_id: None,
             interrupt_before: None,
             interrupt_after: None,
@@ -211,6 +211,16 @@ impl RunConfig {
     /// share it).
     pub(crate) fn shared_thread_id(&self) -> Option<&SharedStr> {
         self.0.thread_id.as_ref()
+    }
+
+    /// The checkpoint id as shared text, if any.
+    pub(crate) fn shared_checkpoint_id(&self) -> Option<&SharedStr> {
+        self.0.checkpoint_id.as_ref()
+    }
+
+    /// The checkpoint namespace as shared text.
+    pub(crate) fn shared_checkpoint_ns(&self) -> &SharedStr {
+        &self.0.checkpoint_ns
     }
 
     /// The call's `interrupt_before`, if set.

@@ -540,7 +540,14 @@ pub(crate) async fn get_tuple(
                 .await
                 .map_err(PgError::query(context()))?;
             client
-                .query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns, id])
+                .query_opt(
+                    &stmt,
+                    &[
+                        &config.thread_id.as_str(),
+                        &config.checkpoint_ns.as_str(),
+                        &id.as_str(),
+                    ],
+                )
                 .await
         }
         None => {
@@ -552,7 +559,10 @@ pub(crate) async fn get_tuple(
                 .await
                 .map_err(PgError::query(context()))?;
             client
-                .query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns])
+                .query_opt(
+                    &stmt,
+                    &[&config.thread_id.as_str(), &config.checkpoint_ns.as_str()],
+                )
                 .await
         }
     }
@@ -583,13 +593,13 @@ pub(crate) async fn list(
         wheres.push(clause.replace('?', &format!("${}", params.len())));
     };
     if let Some(config) = config {
-        bind("c.thread_id = ?", Box::new(config.thread_id.clone()));
+        bind("c.thread_id = ?", Box::new(config.thread_id.to_string()));
         bind(
             "c.checkpoint_ns = ?",
-            Box::new(config.checkpoint_ns.clone()),
+            Box::new(config.checkpoint_ns.to_string()),
         );
         if let Some(id) = &config.checkpoint_id {
-            bind("c.checkpoint_id = ?", Box::new(id.clone()));
+            bind("c.checkpoint_id = ?", Box::new(id.to_string()));
         }
     }
     if let Some(before) = &options.before {
@@ -750,12 +760,12 @@ pub(crate) async fn put(
         .map_err(PgError::query(context()))?;
     // Sent together (tokio-postgres pipelines concurrently polled queries, in the
     // order they are first polled): one round trip for the three.
-    let lock_params: [&(dyn ToSql + Sync); 2] = [&LOCK_CLASS_THREAD_GC, &config.thread_id];
+    let lock_params: [&(dyn ToSql + Sync); 2] = [&LOCK_CLASS_THREAD_GC, &config.thread_id.as_str()];
     let row_params: [&(dyn ToSql + Sync); 7] = [
-        &config.thread_id,
-        &config.checkpoint_ns,
+        &config.thread_id.as_str(),
+        &config.checkpoint_ns.as_str(),
         &put.id,
-        &config.checkpoint_id,
+        &config.checkpoint_id.as_deref(),
         &put.checkpoint,
         &put.metadata,
         &ROW_TYPE,
@@ -768,8 +778,8 @@ pub(crate) async fn put(
         tx.execute(
             &insert_blobs,
             &[
-                &config.thread_id,
-                &config.checkpoint_ns,
+                &config.thread_id.as_str(),
+                &config.checkpoint_ns.as_str(),
                 &channels,
                 &versions,
                 &types,
@@ -804,8 +814,8 @@ pub(crate) async fn put(
             .query_one(
                 &stmt,
                 &[
-                    &config.thread_id,
-                    &config.checkpoint_ns,
+                    &config.thread_id.as_str(),
+                    &config.checkpoint_ns.as_str(),
                     &base_channels,
                     &bases,
                 ],
@@ -945,7 +955,7 @@ pub(crate) async fn put_writes(
     task_id: &str,
     fence: Option<&Fence>,
 ) -> Result<(), PgError> {
-    let Some(checkpoint_id) = &config.checkpoint_id else {
+    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
         return Err(PgError::InvalidInput(format!(
             "put_writes for thread `{}` needs a checkpoint id",
             config.thread_id
@@ -981,9 +991,9 @@ pub(crate) async fn put_writes(
          DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
          WHERE EXCLUDED.idx < 0";
     let params: [&(dyn ToSql + Sync); 7] = [
-        &config.thread_id,
-        &config.checkpoint_ns,
-        checkpoint_id,
+        &config.thread_id.as_str(),
+        &config.checkpoint_ns.as_str(),
+        &checkpoint_id,
         &task_id,
         &idxs,
         &channels,

@@ -914,8 +914,8 @@ impl Shared {
             _ => self
                 .saver
                 .get_tuple(&CheckpointConfig {
-                    thread_id: run.thread_id.clone(),
-                    checkpoint_ns: String::new(),
+                    thread_id: run.thread_id.clone().into(),
+                    checkpoint_ns: graph_core::checkpoint::SharedStr::default(),
                     checkpoint_id: None,
                 })
                 .await
@@ -1124,8 +1124,8 @@ pub(crate) async fn rewrite_thread(
     without: Option<&str>,
 ) -> Result<(), ApiError> {
     let source = CheckpointConfig {
-        thread_id: from.to_owned(),
-        checkpoint_ns: String::new(),
+        thread_id: from.into(),
+        checkpoint_ns: graph_core::checkpoint::SharedStr::default(),
         checkpoint_id: None,
     };
     let mut tuples = saver.list(Some(&source), &ListOptions::default()).await?;
@@ -1137,10 +1137,10 @@ pub(crate) async fn rewrite_thread(
     if from == to {
         saver.delete_thread(from).await?;
     }
-    let mut parent: Option<String> = None;
+    let mut parent: Option<graph_core::checkpoint::SharedStr> = None;
     for tuple in tuples {
         let target = CheckpointConfig {
-            thread_id: to.to_owned(),
+            thread_id: to.into(),
             checkpoint_ns: tuple.config.checkpoint_ns.clone(),
             checkpoint_id: parent.clone(),
         };

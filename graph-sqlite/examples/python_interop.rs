@@ -88,8 +88,8 @@ impl<'a> Writer<'a> {
         Writer {
             saver,
             config: CheckpointConfig {
-                thread_id: thread.to_owned(),
-                checkpoint_ns: ns.to_owned(),
+                thread_id: thread.into(),
+                checkpoint_ns: ns.into(),
                 checkpoint_id: None,
             },
             versions: NameMap::new(),
@@ -278,7 +278,7 @@ async fn write(db: &str, expected_path: &str) -> Result<(), Error> {
     for thread in ["rust-1", "rust-2"] {
         for ns in ["", "agent:7c2b6bd5"] {
             let config = CheckpointConfig {
-                checkpoint_ns: ns.to_owned(),
+                checkpoint_ns: ns.into(),
                 ..CheckpointConfig::thread(thread)
             };
             for t in saver.list(Some(&config), &ListOptions::default()).await? {
@@ -303,9 +303,9 @@ async fn check(db: &str, expected_path: &str) -> Result<(), Error> {
     };
     for row in &expected {
         let config = CheckpointConfig {
-            thread_id: field(row, "thread_id")?,
-            checkpoint_ns: field(row, "checkpoint_ns")?,
-            checkpoint_id: Some(field(row, "checkpoint_id")?),
+            thread_id: field(row, "thread_id")?.into(),
+            checkpoint_ns: field(row, "checkpoint_ns")?.into(),
+            checkpoint_id: Some(field(row, "checkpoint_id")?.into()),
         };
         let Some(tuple) = saver.get_tuple(&config).await? else {
             return Err(format!("{config:?} not found").into());

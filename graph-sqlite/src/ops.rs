@@ -366,7 +366,11 @@ pub(crate) fn get_tuple(
             ))
             .and_then(|mut s| {
                 s.query_row(
-                    params![config.thread_id, config.checkpoint_ns, id],
+                    params![
+                        config.thread_id.as_str(),
+                        config.checkpoint_ns.as_str(),
+                        id.as_str()
+                    ],
                     Row::read,
                 )
                 .optional()
@@ -379,8 +383,11 @@ pub(crate) fn get_tuple(
                 tables.rows
             ))
             .and_then(|mut s| {
-                s.query_row(params![config.thread_id, config.checkpoint_ns], Row::read)
-                    .optional()
+                s.query_row(
+                    params![config.thread_id.as_str(), config.checkpoint_ns.as_str()],
+                    Row::read,
+                )
+                .optional()
             }),
     }
     .map_err(|e| storage(context(), e))?;
@@ -429,12 +436,12 @@ pub(crate) fn list(
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(config) = config {
         wheres.push("thread_id = ?");
-        params.push(SqlValue::Text(config.thread_id.clone()));
+        params.push(SqlValue::Text(config.thread_id.to_string()));
         wheres.push("checkpoint_ns = ?");
-        params.push(SqlValue::Text(config.checkpoint_ns.clone()));
+        params.push(SqlValue::Text(config.checkpoint_ns.to_string()));
         if let Some(id) = &config.checkpoint_id {
             wheres.push("checkpoint_id = ?");
-            params.push(SqlValue::Text(id.clone()));
+            params.push(SqlValue::Text(id.to_string()));
         }
     }
     if let Some(before) = &options.before {
@@ -521,8 +528,8 @@ pub(crate) fn put(
         for (channel, version, value) in &inherited {
             blob_stmt
                 .execute(params![
-                    config.thread_id,
-                    config.checkpoint_ns,
+                    config.thread_id.as_str(),
+                    config.checkpoint_ns.as_str(),
                     channel.as_str(),
                     version.as_str(),
                     rows::JSON,
@@ -544,8 +551,8 @@ pub(crate) fn put(
             .row_for(&tx, heads, version, append)?;
             blob_stmt
                 .execute(params![
-                    config.thread_id,
-                    config.checkpoint_ns,
+                    config.thread_id.as_str(),
+                    config.checkpoint_ns.as_str(),
                     channel.as_str(),
                     version.as_str(),
                     row.type_,
@@ -566,8 +573,8 @@ pub(crate) fn put(
             // JSON text is stored as TEXT, as Python's saver stores it.
             blob_stmt
                 .execute(params![
-                    config.thread_id,
-                    config.checkpoint_ns,
+                    config.thread_id.as_str(),
+                    config.checkpoint_ns.as_str(),
                     blob.channel.as_str(),
                     blob.version.as_str(),
                     blob.type_(),
@@ -582,10 +589,10 @@ pub(crate) fn put(
         )
         .and_then(|mut s| {
             s.execute(params![
-                config.thread_id,
-                config.checkpoint_ns,
+                config.thread_id.as_str(),
+                config.checkpoint_ns.as_str(),
                 put.id,
-                config.checkpoint_id,
+                config.checkpoint_id.as_deref(),
                 put.checkpoint,
                 put.metadata
             ])
@@ -626,7 +633,11 @@ fn python_parent_values(
         .prepare_cached(&sql)
         .and_then(|mut s| {
             s.query_row(
-                params![config.thread_id, config.checkpoint_ns, parent],
+                params![
+                    config.thread_id.as_str(),
+                    config.checkpoint_ns.as_str(),
+                    parent.as_str()
+                ],
                 Row::read,
             )
             .optional()
@@ -653,7 +664,7 @@ pub(crate) fn put_writes(
     task_id: &str,
     fence: Option<&Fence>,
 ) -> Result<(), CheckpointError> {
-    let Some(checkpoint_id) = &config.checkpoint_id else {
+    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
         return Err(CheckpointError::InvalidInput(format!(
             "put_writes for thread `{}` needs a checkpoint id",
             config.thread_id
@@ -703,8 +714,8 @@ pub(crate) fn put_writes(
                 ),
             };
             stmt.execute(params![
-                config.thread_id,
-                config.checkpoint_ns,
+                config.thread_id.as_str(),
+                config.checkpoint_ns.as_str(),
                 checkpoint_id,
                 task_id,
                 row.idx,

@@ -82,9 +82,9 @@ async fn every_checkpoint_reads_as_langgraph_reads_it() {
     let (_dir, saver) = open_copy().await;
     for row in rows {
         let config = CheckpointConfig {
-            thread_id: str_of(row, "thread_id").to_owned(),
-            checkpoint_ns: str_of(row, "checkpoint_ns").to_owned(),
-            checkpoint_id: Some(str_of(row, "checkpoint_id").to_owned()),
+            thread_id: str_of(row, "thread_id").into(),
+            checkpoint_ns: str_of(row, "checkpoint_ns").into(),
+            checkpoint_id: Some(str_of(row, "checkpoint_id").into()),
         };
         let tuple = saver
             .get_tuple(&config)

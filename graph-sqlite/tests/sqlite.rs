@@ -469,9 +469,9 @@ async fn the_view_shows_what_get_tuple_returns() {
         let (type_, text, metadata, parent): (String, String, String, Option<String>) = stmt
             .query_row(
                 [
-                    &t.config.thread_id,
-                    &t.config.checkpoint_ns,
-                    t.config.checkpoint_id.as_ref().expect("id"),
+                    t.config.thread_id.as_str(),
+                    t.config.checkpoint_ns.as_str(),
+                    t.config.checkpoint_id.as_deref().expect("id"),
                 ],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
@@ -500,7 +500,7 @@ async fn the_view_shows_what_get_tuple_returns() {
             parent,
             t.parent_config
                 .as_ref()
-                .and_then(|p| p.checkpoint_id.clone())
+                .and_then(|p| p.checkpoint_id.as_ref().map(ToString::to_string))
         );
     }
 }

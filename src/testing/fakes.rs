@@ -165,8 +165,8 @@ impl Checkpointer for RecordingSaver {
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
         self.record(SaverCall::GetTuple {
-            thread_id: config.thread_id.clone(),
-            checkpoint_id: config.checkpoint_id.clone(),
+            thread_id: config.thread_id.to_string(),
+            checkpoint_id: config.checkpoint_id.as_ref().map(ToString::to_string),
         });
         self.inner.get_tuple(config)
     }
@@ -177,7 +177,7 @@ impl Checkpointer for RecordingSaver {
         options: &'a ListOptions,
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
         self.record(SaverCall::List {
-            thread_id: config.map(|c| c.thread_id.clone()),
+            thread_id: config.map(|c| c.thread_id.to_string()),
         });
         self.inner.list(config, options)
     }
@@ -190,8 +190,8 @@ impl Checkpointer for RecordingSaver {
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         self.record(SaverCall::Put {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
+            thread_id: config.thread_id.to_string(),
+            checkpoint_ns: config.checkpoint_ns.to_string(),
             step: metadata.step,
             source: metadata.source,
         });
@@ -205,7 +205,7 @@ impl Checkpointer for RecordingSaver {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         self.record(SaverCall::PutWrites {
-            thread_id: config.thread_id.clone(),
+            thread_id: config.thread_id.to_string(),
             task_id: task_id.to_owned(),
             channels: writes.iter().map(|(c, _)| c.clone()).collect(),
         });

@@ -142,7 +142,7 @@ async fn nodes_routers_and_subgraphs_read_the_context_of_their_run() {
     let stored = saver
         .get_tuple(&CheckpointConfig {
             thread_id: "t1".into(),
-            checkpoint_ns: String::new(),
+            checkpoint_ns: Default::default(),
             checkpoint_id: None,
         })
         .await

@@ -159,7 +159,7 @@ proptest! {
             parents: BTreeMap::new(),
             extra: Default::default(),
         };
-        let root = CheckpointConfig { thread_id: "t".into(), checkpoint_ns: String::new(), checkpoint_id: None };
+        let root = CheckpointConfig { thread_id: "t".into(), checkpoint_ns: Default::default(), checkpoint_id: None };
         let stored = rt
             .block_on(saver.put(&root, checkpoint, metadata, versions))
             .unwrap();
@@ -204,7 +204,7 @@ fn a_corrupt_field_is_a_checkpoint_error_naming_the_field() {
     };
     let root = CheckpointConfig {
         thread_id: "t".into(),
-        checkpoint_ns: String::new(),
+        checkpoint_ns: Default::default(),
         checkpoint_id: None,
     };
     rt.block_on(saver.put(&root, checkpoint, metadata, versions))

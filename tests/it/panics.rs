@@ -336,7 +336,7 @@ mod deserialize {
             panic!("expected the Deserialize impl's panic, got {err:?}");
         };
         assert_eq!(value, &SerdeValue::StateField("doc".to_owned()));
-        assert_eq!(Some(checkpoint_id), stored.as_ref());
+        assert_eq!(Some(checkpoint_id.as_str()), stored.as_deref());
         assert_eq!(message, "cannot read \"draft\"");
         // The thread is free: the next run fails the same way, not ThreadBusy;
         // reading the state is an error too, not a panic.

@@ -33,7 +33,7 @@ async fn all_checkpoints(saver: &Arc<dyn Checkpointer>, thread: &str) -> Vec<(St
         .into_iter()
         .filter(|t| t.config.thread_id == thread)
     {
-        out.push((t.config.checkpoint_ns.clone(), t.metadata.step));
+        out.push((t.config.checkpoint_ns.to_string(), t.metadata.step));
     }
     out
 }
@@ -452,7 +452,7 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
     let child = saver
         .get_tuple(&CheckpointConfig {
             thread_id: "t".into(),
-            checkpoint_ns: child_ns.clone(),
+            checkpoint_ns: child_ns.clone().into(),
             checkpoint_id: None,
         })
         .await
@@ -463,8 +463,8 @@ async fn a_subgraph_invoked_from_a_node_pauses_and_resumes_with_its_caller() {
         "\"hi! foo\""
     );
     assert_eq!(
-        child.metadata.parents.get(""),
-        snapshot.config.checkpoint_id.as_ref(),
+        child.metadata.parents.get("").map(String::as_str),
+        snapshot.config.checkpoint_id.as_deref(),
         "the child's checkpoint names the parent's"
     );
 

@@ -163,7 +163,7 @@ pub fn build(turns: usize, saver: Saver) -> Workload {
                     .block_on(saver.list(Some(&thread), &options))
                     .map_err(|e| e.to_string())?;
                 let Some(last) = page.last() else { break };
-                before = last.config.checkpoint_id.clone();
+                before = last.config.checkpoint_id.as_ref().map(ToString::to_string);
                 if count <= 3 * turns / 2 && 3 * turns / 2 < count + page.len() {
                     middle_config = Some(page[3 * turns / 2 - count].config.clone());
                 }

@@ -166,8 +166,8 @@ impl<'a> ThreadWriter<'a> {
         ThreadWriter {
             saver,
             config: CheckpointConfig {
-                thread_id: thread_id.to_owned(),
-                checkpoint_ns: ns.to_owned(),
+                thread_id: thread_id.into(),
+                checkpoint_ns: ns.into(),
                 checkpoint_id: None,
             },
             values: NameMap::new(),
@@ -489,7 +489,7 @@ pub async fn missing_thread_and_checkpoint(saver: &dyn Checkpointer) {
         "get_tuple of a checkpoint id that does not exist in an existing thread must be None"
     );
     let other_ns = CheckpointConfig {
-        checkpoint_ns: "never:written".to_owned(),
+        checkpoint_ns: "never:written".into(),
         ..CheckpointConfig::thread(&thread)
     };
     assert!(
@@ -587,7 +587,7 @@ pub async fn namespaces_isolated(saver: &dyn Checkpointer) {
 
     let root_cfg = CheckpointConfig::thread(&thread);
     let child_cfg = CheckpointConfig {
-        checkpoint_ns: "child:6f1c".to_owned(),
+        checkpoint_ns: "child:6f1c".into(),
         ..root_cfg.clone()
     };
     let got_child = must_get(saver, &child_cfg).await;
@@ -712,8 +712,8 @@ pub async fn list_all_threads(saver: &dyn Checkpointer) {
         .iter()
         .map(|t| {
             (
-                t.config.thread_id.clone(),
-                t.config.checkpoint_ns.clone(),
+                t.config.thread_id.to_string(),
+                t.config.checkpoint_ns.to_string(),
                 t.checkpoint.id.clone(),
             )
         })
@@ -1127,7 +1127,7 @@ pub async fn delete_thread_removes_every_namespace(saver: &dyn Checkpointer) {
     }
     let root_cfg = CheckpointConfig::thread(&doomed);
     let child_cfg = CheckpointConfig {
-        checkpoint_ns: "child:1".to_owned(),
+        checkpoint_ns: "child:1".into(),
         ..root_cfg.clone()
     };
     assert!(
@@ -1384,7 +1384,7 @@ pub async fn prune_keep_last(saver: &dyn Checkpointer) {
         "a pruned checkpoint is gone"
     );
     let child_cfg = CheckpointConfig {
-        checkpoint_ns: "child:1".to_owned(),
+        checkpoint_ns: "child:1".into(),
         ..root.clone()
     };
     assert_eq!(

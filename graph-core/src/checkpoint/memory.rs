@@ -719,8 +719,8 @@ impl Namespace {
 
     fn tuple(
         &self,
-        thread: &str,
-        ns: &str,
+        thread: &SharedStr,
+        ns: &SharedStr,
         id: &str,
         stored: &Stored,
     ) -> Result<CheckpointTuple, CheckpointError> {
@@ -744,7 +744,7 @@ impl Namespace {
                 }
                 None => {
                     return Err(CheckpointError::Corrupt {
-                        thread_id: thread.to_owned(),
+                        thread_id: thread.to_string(),
                         checkpoint_id: id.to_owned(),
                         what: format!("the value of channel `{channel}`"),
                         source: format!(
@@ -773,9 +773,9 @@ impl Namespace {
             })
             .unwrap_or_default();
         let config = CheckpointConfig {
-            thread_id: thread.to_owned(),
-            checkpoint_ns: ns.to_owned(),
-            checkpoint_id: Some(id.to_owned()),
+            thread_id: thread.clone(),
+            checkpoint_ns: ns.clone(),
+            checkpoint_id: Some(id.into()),
         };
         let parent_config = stored.parent_id.as_deref().map(|p| config.at(p));
         Ok(CheckpointTuple {
@@ -819,23 +819,26 @@ impl Checkpointer for InMemorySaver {
             let store = self.lock();
             // The matching checkpoints, found before any is read: only those
             // within `limit` have their values assembled.
-            let namespaces: Vec<(&str, &str, &Namespace)> = match config {
+            let namespaces: Vec<(SharedStr, SharedStr, &Namespace)> = match config {
                 // A config always names a namespace; "" is the root's.
                 Some(c) => store
                     .namespace(&c.thread_id, &c.checkpoint_ns)
-                    .map(|n| (c.thread_id.as_str(), c.checkpoint_ns.as_str(), n))
+                    .map(|n| (c.thread_id.clone(), c.checkpoint_ns.clone(), n))
                     .into_iter()
                     .collect(),
                 None => store
                     .threads
                     .iter()
                     .flat_map(|(t, namespaces)| {
-                        namespaces.iter().map(move |(ns, n)| (t.as_str(), ns, n))
+                        let t = SharedStr::from(t.as_str());
+                        namespaces
+                            .iter()
+                            .map(move |(ns, n)| (t.clone(), SharedStr::from(ns), n))
                     })
                     .collect(),
             };
-            let mut found: Vec<(&str, &str, &Namespace, &str, &Stored)> = Vec::new();
-            for (thread, ns, namespace) in namespaces {
+            let mut found: Vec<(&SharedStr, &SharedStr, &Namespace, &str, &Stored)> = Vec::new();
+            for (thread, ns, namespace) in &namespaces {
                 for (id, stored) in namespace.checkpoints.iter().rev() {
                     if let Some(want) = config.and_then(|c| c.checkpoint_id.as_ref())
                         && want != id

@@ -194,6 +194,14 @@ impl SharedStr {
     }
 }
 
+impl Default for SharedStr {
+    /// The empty text (one shared instance: no allocation).
+    fn default() -> Self {
+        static EMPTY: std::sync::OnceLock<SharedStr> = std::sync::OnceLock::new();
+        EMPTY.get_or_init(|| SharedStr(Arc::from(""))).clone()
+    }
+}
+
 impl std::ops::Deref for SharedStr {
     type Target = str;
 
@@ -303,30 +311,43 @@ impl<'de> Deserialize<'de> for SharedStr {
 }
 
 /// Where a checkpoint lives: thread, namespace and (optionally) its id.
+///
+/// The fields are shared text: a run's configs, and those its saver returns,
+/// share one copy of the thread id.
+///
+/// ```
+/// use stategraph::checkpoint::CheckpointConfig;
+///
+/// let latest = CheckpointConfig::thread("thread-1");
+/// let one = latest.at("1ef4f797-8335-6428-8001-8a1503f9b875");
+/// assert_eq!(one.thread_id.as_str(), "thread-1");
+/// assert_eq!(one.checkpoint_id.as_deref(), Some("1ef4f797-8335-6428-8001-8a1503f9b875"));
+/// assert_eq!(&*one.checkpoint_ns, "");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CheckpointConfig {
     /// The thread.
-    pub thread_id: String,
+    pub thread_id: SharedStr,
     /// The namespace (`""` for a root graph).
     #[serde(default)]
-    pub checkpoint_ns: String,
+    pub checkpoint_ns: SharedStr,
     /// The checkpoint; `None` means the latest of the thread and namespace.
     #[serde(default)]
-    pub checkpoint_id: Option<String>,
+    pub checkpoint_id: Option<SharedStr>,
 }
 
 impl CheckpointConfig {
     /// The latest checkpoint of a thread's root namespace.
-    pub fn thread(thread_id: impl Into<String>) -> Self {
+    pub fn thread(thread_id: impl Into<SharedStr>) -> Self {
         CheckpointConfig {
             thread_id: thread_id.into(),
-            checkpoint_ns: String::new(),
+            checkpoint_ns: SharedStr::default(),
             checkpoint_id: None,
         }
     }
 
     /// The same thread and namespace, at checkpoint `id`.
-    pub fn at(&self, id: impl Into<String>) -> Self {
+    pub fn at(&self, id: impl Into<SharedStr>) -> Self {
         CheckpointConfig {
             checkpoint_id: Some(id.into()),
             ..self.clone()

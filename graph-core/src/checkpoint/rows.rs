@@ -285,9 +285,9 @@ impl RowKey {
         pending_writes: Vec<PendingWrite>,
     ) -> CheckpointTuple {
         let config = CheckpointConfig {
-            thread_id: self.thread_id,
-            checkpoint_ns: self.checkpoint_ns,
-            checkpoint_id: Some(self.checkpoint_id),
+            thread_id: self.thread_id.into(),
+            checkpoint_ns: self.checkpoint_ns.into(),
+            checkpoint_id: Some(self.checkpoint_id.into()),
         };
         let parent_config = self
             .parent_checkpoint_id

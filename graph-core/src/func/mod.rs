@@ -769,9 +769,9 @@ async fn save(
     let record = Blob::encode(&record)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     let config = CheckpointConfig {
-        thread_id: thread_id.to_owned(),
-        checkpoint_ns: step.graph_ns.to_string(),
-        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint)),
+        thread_id: thread_id.into(),
+        checkpoint_ns: (*step.graph_ns).into(),
+        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint).into()),
     };
     saver
         .put_writes(
@@ -798,9 +798,9 @@ async fn save_answers(
     let answers = Blob::encode(&answers)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     let config = CheckpointConfig {
-        thread_id: thread_id.to_owned(),
-        checkpoint_ns: step.graph_ns.to_string(),
-        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint)),
+        thread_id: thread_id.into(),
+        checkpoint_ns: (*step.graph_ns).into(),
+        checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint).into()),
     };
     saver
         .put_writes(&config, vec![(RESUME.to_owned(), answers)], id)

@@ -557,9 +557,9 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
             Some(tuple) => run.snapshot_of(&tuple, target.checkpoint_id.is_none()),
             None => match &target.checkpoint_id {
                 Some(id) => Err(GraphError::Checkpoint(CheckpointError::NotFound {
-                    thread_id: target.thread_id.clone(),
-                    checkpoint_ns: target.checkpoint_ns.clone(),
-                    checkpoint_id: id.clone(),
+                    thread_id: target.thread_id.to_string(),
+                    checkpoint_ns: target.checkpoint_ns.to_string(),
+                    checkpoint_id: id.to_string(),
                 })),
                 None => Ok(StateSnapshot {
                     values: S::default(),
@@ -673,13 +673,13 @@ impl<S: State, C: ?Sized + 'static> CompiledGraph<S, C> {
     }
 
     fn target(config: &RunConfig) -> Result<CheckpointConfig, GraphError> {
-        let Some(thread_id) = config.thread_id() else {
+        let Some(thread_id) = config.shared_thread_id() else {
             return Err(GraphError::InvalidConfig(ConfigError::NoThreadToRead));
         };
         Ok(CheckpointConfig {
-            thread_id: thread_id.to_owned(),
-            checkpoint_ns: config.checkpoint_ns().to_owned(),
-            checkpoint_id: config.checkpoint_id().map(str::to_owned),
+            thread_id: thread_id.clone(),
+            checkpoint_ns: config.shared_checkpoint_ns().clone(),
+            checkpoint_id: config.shared_checkpoint_id().cloned(),
         })
     }
 

@@ -36,7 +36,7 @@ mod update;
 mod warm;
 mod writes;
 
-use crate::checkpoint::{CheckpointSource, CheckpointTuple, Checkpointer, PendingWrite};
+use crate::checkpoint::{CheckpointSource, CheckpointTuple, Checkpointer, PendingWrite, SharedStr};
 use crate::command::Send;
 use crate::compiled::Graph;
 use crate::config::{Durability, RunConfig};
@@ -275,12 +275,8 @@ impl<S: State> Run<S> {
     /// Leaves the run's buffers to the graph's next run (see `spare`).
     fn leave_spare(&mut self) {
         use std::mem::take;
-        let (thread_text, step_writes, appends) = match &mut self.persist.saver {
-            Some(p) => (
-                take(&mut p.config.thread_id),
-                take(&mut p.step_writes),
-                p.appends.take(),
-            ),
+        let (step_writes, appends) = match &mut self.persist.saver {
+            Some(p) => (take(&mut p.step_writes), p.appends.take()),
             None => Default::default(),
         };
         let mut seen_rows = take(&mut self.schedule.spare_rows);
@@ -296,7 +292,6 @@ impl<S: State> Run<S> {
                 restored_versions: take(&mut self.persist.restored_versions),
                 interrupts_seen: take(&mut self.interrupts.seen),
                 control: take(&mut self.control),
-                thread_text,
                 step_writes,
                 appends,
             },
@@ -575,17 +570,15 @@ fn root_saver(
             ConfigError::NoThreadForCheckpointer,
         ));
     };
-    let mut thread_id = std::mem::take(&mut spare.thread_text);
-    thread_id.push_str(thread.as_str());
     let step_writes = std::mem::take(&mut spare.step_writes);
     let spare_appends = spare.appends.take();
     Ok(Box::new(Saver {
         thread: thread.clone(),
         config: crate::checkpoint::CheckpointConfig {
-            thread_id,
+            thread_id: thread.clone(),
             // A root run always uses the root namespace.
-            checkpoint_ns: String::new(),
-            checkpoint_id: config.checkpoint_id().map(str::to_owned),
+            checkpoint_ns: SharedStr::default(),
+            checkpoint_id: config.shared_checkpoint_id().cloned(),
         },
         durability: config.durability(),
         parent_id: None,

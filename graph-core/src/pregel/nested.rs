@@ -30,13 +30,13 @@ impl<S: State> Run<S> {
         config: crate::config::RunConfig,
         saver: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Self, GraphError> {
-        let ns = config.checkpoint_ns().to_owned();
+        let ns = config.shared_checkpoint_ns().clone();
         let mut run = Run::new(graph, config, None, saver)?;
         if !ns.is_empty() {
             if let Some(p) = &mut run.persist.saver {
                 p.config.checkpoint_ns = ns.clone();
             }
-            run.ns = Arc::from(ns);
+            run.ns = Arc::from(ns.as_str());
         }
         Ok(run)
     }
@@ -69,7 +69,7 @@ impl<S: State> Run<S> {
         // Subgraphs share the calling graph's store (LangGraph's runtime.store).
         run.store = scope.store.clone();
         if let Some(p) = &mut run.persist.saver {
-            p.config.checkpoint_ns = ns.clone();
+            p.config.checkpoint_ns = ns.as_str().into();
         }
         run.ns = Arc::from(ns);
         run.context = scope.context.clone();

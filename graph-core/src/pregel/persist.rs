@@ -301,7 +301,7 @@ fn encode_channel<T: Serialize + ?Sized>(value: &T) -> Result<Blob, GraphError> 
 
 fn decode_error(tuple: &CheckpointTuple, what: String, e: impl std::fmt::Display) -> GraphError {
     GraphError::Checkpoint(crate::checkpoint::CheckpointError::Corrupt {
-        thread_id: tuple.config.thread_id.clone(),
+        thread_id: tuple.config.thread_id.to_string(),
         checkpoint_id: tuple.checkpoint.id.clone(),
         what,
         source: e.to_string().into(),

@@ -3,7 +3,9 @@
 //! (docs/semantics.md §6). Building and reading checkpoints is `persist`'s.
 
 use super::{lease, persist, Run};
-use crate::checkpoint::{CheckpointConfig, CheckpointSource, CheckpointTuple, Checkpointer};
+use crate::checkpoint::{
+    CheckpointConfig, CheckpointSource, CheckpointTuple, Checkpointer, SharedStr,
+};
 use crate::config::Durability;
 use crate::error::GraphError;
 use crate::ids;
@@ -24,7 +26,7 @@ pub(super) struct Saver {
     /// `config`'s thread and namespace (LangGraph's `prev_checkpoint_config`):
     /// what `checkpoints` events report as their `parent_config`. An id, not
     /// a config: most runs stream no checkpoint events.
-    pub(super) parent_id: Option<String>,
+    pub(super) parent_id: Option<SharedStr>,
     pub(super) durability: Durability,
     pub(super) book: persist::Book,
     /// Pending-write rows (task id, rows) of the current step's tasks that
@@ -225,7 +227,7 @@ impl<S: State> Run<S> {
                 }
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
-                    p.config.checkpoint_id = Some(tuple.checkpoint.id.clone());
+                    p.config.checkpoint_id = Some(tuple.checkpoint.id.as_str().into());
                     // (Copied: `update_state`'s `__copy__` reads the tuple's.)
                     p.parent_id = tuple
                         .parent_config
@@ -240,9 +242,9 @@ impl<S: State> Run<S> {
                 if let Some(id) = &p.config.checkpoint_id {
                     return Err(GraphError::Checkpoint(
                         crate::checkpoint::CheckpointError::NotFound {
-                            thread_id: p.config.thread_id.clone(),
-                            checkpoint_ns: p.config.checkpoint_ns.clone(),
-                            checkpoint_id: id.clone(),
+                            thread_id: p.config.thread_id.to_string(),
+                            checkpoint_ns: p.config.checkpoint_ns.to_string(),
+                            checkpoint_id: id.to_string(),
                         },
                     ));
                 }
@@ -306,11 +308,11 @@ impl<S: State> Run<S> {
             return Ok(());
         };
         let id = ids::format_uuid(&self.persist.checkpoint);
+        let shared_id = SharedStr::from(id.as_str());
         // `update_state` checkpoints record no updated channels (docs/semantics.md
         // §6.1, §7.3): whoever loads one considers every node.
         let with_updated = self.schedule.updated_known && source != CheckpointSource::Update;
-        let (checkpoint, new_versions, appends) =
-            self.create_checkpoint(id.clone(), with_updated)?;
+        let (checkpoint, new_versions, appends) = self.create_checkpoint(id, with_updated)?;
         // The checkpoint holds every change so far: the next one holds only later ones.
         self.schedule.versions.clear_changed();
         let metadata = self.metadata(source, self.persist.checkpoint_step);
@@ -340,7 +342,7 @@ impl<S: State> Run<S> {
                 .await?;
         }
         // The next checkpoint descends from this one.
-        p.parent_id = p.config.checkpoint_id.replace(id);
+        p.parent_id = p.config.checkpoint_id.replace(shared_id);
         self.persist.saved = true;
         Ok(())
     }

@@ -42,7 +42,7 @@ pub(super) fn decode_interrupts(
 ) -> Result<Vec<Interrupt>, GraphError> {
     w.value.decode().map_err(|e| {
         GraphError::Checkpoint(crate::checkpoint::CheckpointError::Corrupt {
-            thread_id: tuple.config.thread_id.clone(),
+            thread_id: tuple.config.thread_id.to_string(),
             checkpoint_id: tuple.checkpoint.id.clone(),
             what: format!("the interrupt of task {}", w.task_id),
             source: e.to_string().into(),

@@ -33,8 +33,6 @@ pub(crate) struct Spare {
     pub(super) interrupts_seen: Vec<u64>,
     /// `Run::control`.
     pub(super) control: Vec<ControlChannel>,
-    /// The text of the saver's `CheckpointConfig::thread_id`.
-    pub(super) thread_text: String,
     /// `Saver::step_writes`.
     pub(super) step_writes: Vec<(String, Vec<(String, Blob)>)>,
     /// The vector of `Saver::appends`.
@@ -70,7 +68,6 @@ impl Spare {
         self.restored_versions.clear();
         self.interrupts_seen.clear();
         self.control.clear();
-        self.thread_text.clear();
         self.step_writes.clear();
         if let Some(appends) = &mut self.appends {
             appends.clear();

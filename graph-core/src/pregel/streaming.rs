@@ -150,7 +150,7 @@ impl<S: State> Run<S> {
             return;
         }
         let config = CheckpointConfig {
-            checkpoint_id: Some(ids::format_uuid(&self.persist.checkpoint)),
+            checkpoint_id: Some(ids::format_uuid(&self.persist.checkpoint).into()),
             ..p.config.clone()
         };
         // As LangGraph: the parent of the checkpoint stored last (or loaded),
