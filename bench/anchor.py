@@ -147,6 +147,10 @@ def make_functional(n: int, parallel: bool, saver: bool):
 
     def check(out):
         expect(out == n * (n + 1) // 2, f"sum {out}")
+
+    return run_once, check
+
+
 # store_put_10k_memory and store_search_10k_memory -------------------------------
 # LangGraph's InMemoryStore with an index of 64 dimensions over `text` (numpy
 # installed, as LangGraph recommends: it computes the cosine similarities). The

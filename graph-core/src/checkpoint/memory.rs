@@ -99,6 +99,60 @@ struct WriteRow {
     value: Blob,
 }
 
+/// A checkpoint's pending write rows, in insertion order.
+///
+/// A row is found by task and index: by a scan while there are few (most
+/// checkpoints have a row or two), through a table of positions once there
+/// are more. (A step of many tasks, or an entrypoint's many task calls, puts
+/// a row set per task against one checkpoint: scanning every earlier row at
+/// each put would cost the square of their number.)
+#[derive(Default)]
+struct Rows {
+    list: Vec<WriteRow>,
+    /// Positions in `list` by (task id, index); built at `INDEXED_FROM` rows.
+    index: hashbrown::HashTable<usize>,
+}
+
+/// Rows from which [`Rows`] keeps its table of positions.
+const INDEXED_FROM: usize = 16;
+
+/// The hash of a row's key (fixed seed: it only spreads positions in one
+/// checkpoint's table).
+fn row_hash(task_id: &str, idx: i64) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one((task_id, idx))
+}
+
+impl Rows {
+    /// The position of task `task_id`'s row `idx`.
+    fn find(&mut self, task_id: &str, idx: i64) -> Option<usize> {
+        if self.list.len() < INDEXED_FROM {
+            return self
+                .list
+                .iter()
+                .position(|r| r.idx == idx && r.task_id == task_id);
+        }
+        // Rows pushed before the table was needed are added now.
+        for at in self.index.len()..self.list.len() {
+            let row = &self.list[at];
+            let hash = row_hash(&row.task_id, row.idx);
+            let list = &self.list;
+            self.index
+                .insert_unique(hash, at, |&i| row_hash(&list[i].task_id, list[i].idx));
+        }
+        let list = &self.list;
+        self.index
+            .find(row_hash(task_id, idx), |&i| {
+                list[i].idx == idx && list[i].task_id == task_id
+            })
+            .copied()
+    }
+
+    fn push(&mut self, row: WriteRow) {
+        self.list.push(row);
+    }
+}
+
 /// The key of a stored value within its thread and namespace: channel and version.
 #[derive(PartialEq, Eq)]
 struct BlobKey {
@@ -218,7 +272,7 @@ struct Namespace {
     /// Channel → its newest appended value, whole.
     heads: HashMap<SharedStr, Head>,
     /// Checkpoint id → its pending writes, in insertion order.
-    writes: HashMap<String, Vec<WriteRow>>,
+    writes: HashMap<String, Rows>,
 }
 
 /// One thread's namespaces: the root graph's inline (most threads have no other),
@@ -360,7 +414,7 @@ impl InMemorySaver {
                 let writes: usize = n
                     .writes
                     .values()
-                    .flatten()
+                    .flat_map(|rows| &rows.list)
                     .map(|w| w.value.as_str().len())
                     .sum();
                 blobs + heads + writes
@@ -454,17 +508,15 @@ impl InMemorySaver {
                 .entry_ref(id)
                 .or_default();
             // Usually one task's writes per checkpoint: no spare slots for more.
-            if rows.is_empty() {
-                rows.reserve_exact(writes.len());
+            if rows.list.is_empty() {
+                rows.list.reserve_exact(writes.len());
             }
             for (position, (channel, value)) in writes.into_iter().enumerate() {
                 let idx = write_index(&channel, position);
                 let special = SPECIAL_WRITES.iter().any(|(c, _)| *c == channel);
-                match rows
-                    .iter_mut()
-                    .find(|r| r.task_id == task_id && r.idx == idx)
-                {
-                    Some(row) if special => {
+                match rows.find(task_id, idx) {
+                    Some(at) if special => {
+                        let row = &mut rows.list[at];
                         row.channel = channel;
                         row.value = value;
                     }
@@ -763,7 +815,8 @@ impl Namespace {
             .writes
             .get(id)
             .map(|rows| {
-                rows.iter()
+                rows.list
+                    .iter()
                     .map(|r| PendingWrite {
                         task_id: r.task_id.clone(),
                         channel: r.channel.clone(),
@@ -1191,6 +1244,49 @@ mod tests {
         )]
         .into_iter()
         .collect()
+    }
+
+    #[tokio::test]
+    async fn many_tasks_writes_to_one_checkpoint_keep_their_first_value_and_order() {
+        let saver = InMemorySaver::new();
+        put(&saver, 1, None, "[1]").await;
+        let at = CheckpointConfig::thread("t").at("001");
+        let one = |v: usize| Blob::from_json(v.to_string()).unwrap();
+        // Past the point where the rows are found through their table.
+        let tasks = 3 * INDEXED_FROM;
+        for t in 0..tasks {
+            let writes = vec![("a".to_owned(), one(t)), ("b".to_owned(), one(t + 1000))];
+            saver
+                .put_writes(&at, writes, &format!("task-{t}"))
+                .await
+                .unwrap();
+        }
+        // A repeated row is ignored; a special one (an error) is replaced.
+        let again = vec![("a".to_owned(), one(9999))];
+        saver.put_writes(&at, again, "task-40").await.unwrap();
+        for v in [7, 8] {
+            let error = vec![("__error__".to_owned(), one(v))];
+            saver.put_writes(&at, error, "task-41").await.unwrap();
+        }
+        let tuple = saver.get_tuple(&at).await.unwrap().unwrap();
+        let got: Vec<(String, String, String)> = tuple
+            .pending_writes
+            .iter()
+            .map(|w| {
+                (
+                    w.task_id.clone(),
+                    w.channel.clone(),
+                    w.value.as_str().to_owned(),
+                )
+            })
+            .collect();
+        let mut want = Vec::new();
+        for t in 0..tasks {
+            want.push((format!("task-{t}"), "a".to_owned(), t.to_string()));
+            want.push((format!("task-{t}"), "b".to_owned(), (t + 1000).to_string()));
+        }
+        want.push(("task-41".to_owned(), "__error__".to_owned(), "8".to_owned()));
+        assert_eq!(got, want);
     }
 
     /// Puts checkpoint `n` (ids "001", "002", ...) with version `n` of `log`.

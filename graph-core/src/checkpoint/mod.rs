@@ -223,20 +223,24 @@ impl AsRef<str> for SharedStr {
 }
 
 impl From<&str> for SharedStr {
+    /// The text copied; the empty text is shared (no allocation).
     fn from(s: &str) -> Self {
+        if s.is_empty() {
+            return SharedStr::default();
+        }
         SharedStr(Arc::from(s))
     }
 }
 
 impl From<String> for SharedStr {
     fn from(s: String) -> Self {
-        SharedStr(Arc::from(s))
+        SharedStr::from(s.as_str())
     }
 }
 
 impl From<&String> for SharedStr {
     fn from(s: &String) -> Self {
-        SharedStr(Arc::from(s.as_str()))
+        SharedStr::from(s.as_str())
     }
 }
 

@@ -44,7 +44,7 @@
 //! ```
 
 use crate::cache::CachePolicy;
-use crate::checkpoint::{Blob, CheckpointConfig, CheckpointError, PendingWrite};
+use crate::checkpoint::{Blob, CheckpointConfig, CheckpointError, PendingWrite, SharedStr};
 use crate::context::{CallEvent, Context};
 use crate::error::NodeError;
 use crate::interrupt::Scratchpad;
@@ -759,7 +759,7 @@ async fn save(
     ret: Blob,
 ) -> Result<(), NodeError> {
     let step = ctx.scope();
-    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.thread_id()) else {
+    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.shared_thread_id()) else {
         return Ok(());
     };
     let record = CallRecord {
@@ -769,8 +769,8 @@ async fn save(
     let record = Blob::encode(&record)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     let config = CheckpointConfig {
-        thread_id: thread_id.into(),
-        checkpoint_ns: (*step.graph_ns).into(),
+        thread_id: thread_id.clone(),
+        checkpoint_ns: SharedStr::from(&step.graph_ns),
         checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint).into()),
     };
     saver
@@ -792,14 +792,14 @@ async fn save_answers(
     answers: &[Blob],
 ) -> Result<(), NodeError> {
     let step = ctx.scope();
-    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.thread_id()) else {
+    let (Some(saver), Some(thread_id)) = (&step.saver, step.config.shared_thread_id()) else {
         return Ok(());
     };
     let answers = Blob::encode(&answers)
         .map_err(|source| FuncError::ResultNotSerializable { task: name, source })?;
     let config = CheckpointConfig {
-        thread_id: thread_id.into(),
-        checkpoint_ns: (*step.graph_ns).into(),
+        thread_id: thread_id.clone(),
+        checkpoint_ns: SharedStr::from(&step.graph_ns),
         checkpoint_id: Some(crate::ids::format_uuid(&step.checkpoint).into()),
     };
     saver
