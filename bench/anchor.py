@@ -464,6 +464,11 @@ def measure(name: str, quick: bool) -> dict:
     # (prepare, run_once, check): prepare builds one run's inputs, untimed,
     # just before that run (harness rule 1; bench/src/harness.rs does the same).
     parts = (WORKLOADS.get(name) or sized(name))()
+    if not isinstance(parts, tuple) or len(parts) not in (2, 3):
+        raise TypeError(
+            f"{name}: its factory returned {parts!r}, "
+            "not (run_once, check) or (prepare, run_once, check)"
+        )
     prepare, run_once, check = parts if len(parts) == 3 else (None, *parts)
     gc.collect()
     base_rss = rss_kb()
