@@ -197,9 +197,9 @@ impl RunConfig {
     /// The config of a graph nested in a task of this run: same thread, limits
     /// and metadata, its own namespace; no checkpoint id and no per-call
     /// breakpoints (they address the root graph).
-    pub(crate) fn for_nested(&self, ns: &str) -> Self {
+    pub(crate) fn for_nested(&self, ns: SharedStr) -> Self {
         RunConfig(Arc::new(Settings {
-            checkpoint_ns: ns.into(),
+            checkpoint_ns: ns,
             checkpoint_id: None,
             interrupt_before: None,
             interrupt_after: None,

@@ -62,12 +62,17 @@ impl Blob {
     pub fn from_json(text: impl Into<String>) -> Result<Self, serde_json::Error> {
         let text = text.into();
         serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
-        Ok(Blob::of_str(&text).unwrap_or_else(|| Blob::from_text(text)))
+        Ok(Blob::owning(text))
     }
 
-    /// A short `text` in one allocation (`None` when it is long).
-    fn of_str(text: &str) -> Option<Self> {
-        (text.len() <= json::SHORT_BYTES).then(|| Blob(Text::Short(Arc::from(text))))
+    /// A blob of `text`, valid JSON: a short text copied into one
+    /// allocation, a long one kept in its own buffer.
+    fn owning(text: String) -> Self {
+        if text.len() <= json::SHORT_BYTES {
+            Blob(Text::Short(Arc::from(text.as_str())))
+        } else {
+            Blob::from_text(text)
+        }
     }
 
     /// A blob keeping `text`, valid JSON, in its own buffer (which
@@ -145,8 +150,7 @@ impl Serialize for Blob {
 impl<'de> Deserialize<'de> for Blob {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
-        let text = Box::<str>::from(raw);
-        Ok(Blob::of_str(&text).unwrap_or_else(|| Blob::from_text(String::from(text))))
+        Ok(Blob::owning(String::from(Box::<str>::from(raw))))
     }
 }
 
@@ -253,6 +257,13 @@ impl From<Arc<str>> for SharedStr {
 impl From<&Arc<str>> for SharedStr {
     fn from(s: &Arc<str>) -> Self {
         SharedStr(Arc::clone(s))
+    }
+}
+
+impl From<SharedStr> for Arc<str> {
+    /// The shared text itself (no copy).
+    fn from(s: SharedStr) -> Self {
+        s.0
     }
 }
 

@@ -2,7 +2,7 @@
 //! §8.4): the namespace, saver and resume values come from the calling task.
 
 use super::{Nested, Run};
-use crate::checkpoint::Checkpointer;
+use crate::checkpoint::{Checkpointer, SharedStr};
 use crate::compiled::Graph;
 use crate::config::SubgraphCheckpoints;
 use crate::context::Context;
@@ -36,7 +36,7 @@ impl<S: State> Run<S> {
             if let Some(p) = &mut run.persist.saver {
                 p.config.checkpoint_ns = ns.clone();
             }
-            run.ns = Arc::from(ns.as_str());
+            run.ns = ns.into();
         }
         Ok(run)
     }
@@ -59,7 +59,10 @@ impl<S: State> Run<S> {
             SubgraphCheckpoints::Off => None,
             _ => scope.saver.clone().or(own_saver),
         };
-        let config = ctx.config().for_nested(&ns);
+        // One copy of the namespace, shared by the run, its config and its
+        // saver's.
+        let ns: Arc<str> = Arc::from(ns);
+        let config = ctx.config().for_nested(SharedStr::from(&ns));
         let events = scope
             .events
             .as_ref()
@@ -69,9 +72,9 @@ impl<S: State> Run<S> {
         // Subgraphs share the calling graph's store (LangGraph's runtime.store).
         run.store = scope.store.clone();
         if let Some(p) = &mut run.persist.saver {
-            p.config.checkpoint_ns = ns.as_str().into();
+            p.config.checkpoint_ns = SharedStr::from(&ns);
         }
-        run.ns = Arc::from(ns);
+        run.ns = ns;
         run.context = scope.context.clone();
         run.interrupts.resume_map = scope
             .resume_map

@@ -227,7 +227,11 @@ impl<S: State> Run<S> {
                 }
                 self.persist.saved = true;
                 if let Some(p) = &mut self.persist.saver {
-                    p.config.checkpoint_id = Some(tuple.checkpoint.id.as_str().into());
+                    // The tuple's config names this checkpoint: its text is shared.
+                    p.config.checkpoint_id = Some(match &tuple.config.checkpoint_id {
+                        Some(id) if *id == tuple.checkpoint.id => id.clone(),
+                        _ => tuple.checkpoint.id.as_str().into(),
+                    });
                     // (Copied: `update_state`'s `__copy__` reads the tuple's.)
                     p.parent_id = tuple
                         .parent_config
