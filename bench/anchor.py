@@ -151,6 +151,48 @@ def make_functional(n: int, parallel: bool, saver: bool):
     return run_once, check
 
 
+# invoke_2000 and invoke_2000_ckpt ----------------------------------------------
+# interrupt_resume_1000's graph (the shared anchor's) without its interrupt:
+# "ask" writes {"reply": "a"} at once, "done" copies it to "answer". 2000
+# invocations (as many as interrupt_resume_1000 has), each on a new thread:
+# without a saver, and with InMemorySaver (durability "exit"). Check: every
+# result is {"reply": "a", "answer": "a"}.
+
+INVOCATIONS = 2000
+
+
+def make_invoke(saver: bool):
+    class Ask(TypedDict, total=False):
+        reply: str
+        answer: str
+
+    builder = StateGraph(Ask)
+    builder.add_node("ask", lambda _s: {"reply": "a"})
+    builder.add_node("done", lambda s: {"answer": s["reply"]})
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "done")
+    builder.add_edge("done", END)
+    graph = builder.compile(checkpointer=InMemorySaver() if saver else None)
+    kwargs = {"durability": "exit"} if saver else {}
+
+    def run_once():
+        bad = []
+        for k in range(INVOCATIONS):
+            config = {
+                "configurable": {"thread_id": str(uuid.uuid4())},
+                "recursion_limit": RECURSION_LIMIT,
+            }
+            out = graph.invoke({}, config, **kwargs)
+            if out != {"reply": "a", "answer": "a"}:
+                bad.append(f"invocation {k}: {out!r}")
+        return bad
+
+    def check(bad):
+        expect(not bad, f"{len(bad)} wrong results, first: {bad[:1]}")
+
+    return run_once, check
+
+
 # store_put_10k_memory and store_search_10k_memory -------------------------------
 # LangGraph's InMemoryStore with an index of 64 dimensions over `text` (numpy
 # installed, as LangGraph recommends: it computes the cosine similarities). The
@@ -443,6 +485,8 @@ def sized(name: str):
 
 
 WORKLOADS = {
+    "invoke_2000": lambda: make_invoke(False),
+    "invoke_2000_ckpt": lambda: make_invoke(True),
     "functional_tasks_1000": lambda: make_functional(1000, False, False),
     "functional_tasks_1000_ckpt_memory": lambda: make_functional(1000, False, True),
     "functional_fanout_1000": lambda: make_functional(1000, True, False),

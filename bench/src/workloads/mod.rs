@@ -6,6 +6,7 @@ mod checkpoint_cost;
 mod fanout;
 mod functional;
 mod interrupt_resume;
+mod invoke;
 mod react_agent;
 mod sendfan;
 mod seq;
@@ -30,6 +31,8 @@ pub const NAMES: &[&str] = &[
     "react_agent_100_ckpt",
     "sendfan_10000",
     "interrupt_resume_1000",
+    "invoke_2000",
+    "invoke_2000_ckpt",
     "checkpoint_cost_memory",
     "checkpoint_cost_sqlite",
     "chain_10000",
@@ -62,6 +65,8 @@ pub fn build(name: &str) -> Option<Workload> {
         "react_agent_100_ckpt_plain" => Some(react_agent::build(100, Some(plain()))),
         "sendfan_10000" => Some(sendfan::build(10_000)),
         "interrupt_resume_1000" => Some(interrupt_resume::build(1000)),
+        "invoke_2000" => Some(invoke::build(false)),
+        "invoke_2000_ckpt" => Some(invoke::build(true)),
         "checkpoint_cost_memory" => Some(checkpoint_cost::build(false)),
         "checkpoint_cost_sqlite" => Some(checkpoint_cost::build(true)),
         "chain_10000" => Some(chain::build(10_000, chain::Saver::None)),
