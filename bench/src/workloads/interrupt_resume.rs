@@ -6,18 +6,25 @@ use serde::{Deserialize, Serialize};
 use stategraph::{node_fn, Command, Context, NodeError, State, StateGraph, END, START};
 
 #[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-struct Ask {
-    reply: Option<String>,
-    answer: Option<String>,
+pub(super) struct Ask {
+    pub(super) reply: Option<String>,
+    pub(super) answer: Option<String>,
 }
 
-pub fn build(threads: usize) -> Workload {
-    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
-    let graph = StateGraph::<Ask>::new()
+/// The workload's graph, `START → ask → done → END`: `ask` pauses at
+/// `interrupt("q")` and replies with the resume value, or (without
+/// `interrupts`, for the `invoke_2000` workloads) replies `"a"` at once;
+/// `done` copies the reply to `answer`.
+pub(super) fn graph(interrupts: bool) -> StateGraph<Ask> {
+    StateGraph::<Ask>::new()
         .add_node(node_fn(
             "ask",
-            |_: &Ask, ctx: &Context| -> Result<AskUpdate, NodeError> {
-                let reply: String = ctx.interrupt("q")?;
+            move |_: &Ask, ctx: &Context| -> Result<AskUpdate, NodeError> {
+                let reply: String = if interrupts {
+                    ctx.interrupt("q")?
+                } else {
+                    "a".to_owned()
+                };
                 Ok(Ask::update().reply(Some(reply)))
             },
         ))
@@ -27,6 +34,11 @@ pub fn build(threads: usize) -> Workload {
         .add_edge(START, "ask")
         .add_edge("ask", "done")
         .add_edge("done", END)
+}
+
+pub fn build(threads: usize) -> Workload {
+    let memory = std::sync::Arc::new(stategraph::checkpoint::InMemorySaver::new());
+    let graph = graph(true)
         .compile_with(std::sync::Arc::clone(&memory)
             as std::sync::Arc<dyn stategraph::checkpoint::Checkpointer>)
         .unwrap_or_else(|e| panic!("interrupt_resume graph: {e}"));

@@ -12,33 +12,17 @@
 //!
 //! bench/anchor.py has the Python side.
 
+use super::interrupt_resume::{graph, Ask};
 use super::{run_config, runtime};
 use crate::harness::{expect, Workload};
-use serde::{Deserialize, Serialize};
 use stategraph::checkpoint::{Checkpointer, InMemorySaver};
-use stategraph::{node_fn, State, StateGraph, END, START};
 use std::sync::Arc;
 
 const INVOCATIONS: usize = 2000;
 
-#[derive(State, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-struct Ask {
-    reply: Option<String>,
-    answer: Option<String>,
-}
-
 pub fn build(saver: bool) -> Workload {
     let memory = Arc::new(InMemorySaver::new());
-    let builder = StateGraph::<Ask>::new()
-        .add_node(node_fn("ask", |_: &Ask| {
-            Ask::update().reply(Some("a".to_owned()))
-        }))
-        .add_node(node_fn("done", |s: &Ask| {
-            Ask::update().answer(s.reply.clone())
-        }))
-        .add_edge(START, "ask")
-        .add_edge("ask", "done")
-        .add_edge("done", END);
+    let builder = graph(false);
     let graph = if saver {
         builder.compile_with(Arc::clone(&memory) as Arc<dyn Checkpointer>)
     } else {
