@@ -135,12 +135,28 @@ BEGIN
 END;
 "#;
 
+/// Makes the connection keep each prepared statement's plan, whatever it is
+/// bound to (SQLite's query planner stability guarantee). The bundled SQLite
+/// is built with STAT4, which otherwise marks a statement whose plan could
+/// depend on a bound key (`thread_id = ?1` on a primary key) to be prepared
+/// again after every use: a cached statement was re-prepared at each call,
+/// three times per `get_tuple`. The tables have no statistics to plan from
+/// anyway (nothing runs ANALYZE).
+pub(crate) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .map(drop)
+}
+
 /// Settings, version check and migrations for a freshly opened connection.
 /// `name` is the path (or `:memory:`) for error messages. A database whose
 /// tables are not this crate's nor LangGraph's is refused untouched.
 pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), CheckpointError> {
     let storage = |what: &str, e: rusqlite::Error| crate::storage(format!("{what} `{name}`"), e);
     conn.busy_timeout(BUSY_TIMEOUT)
+        .and_then(|()| stable_plans(conn))
         .map_err(|e| storage("cannot configure", e))?;
     // Refuse a newer schema, or tables that are not ours, before writing
     // anything, even the journal mode.
@@ -180,6 +196,7 @@ pub(crate) fn prepare(conn: &mut Connection, name: &str) -> Result<(), Checkpoin
 /// schema or tables that are not this crate's nor LangGraph's.
 pub(crate) fn prepare_read_only(conn: &Connection, name: &str) -> Result<Tables, CheckpointError> {
     conn.busy_timeout(BUSY_TIMEOUT)
+        .and_then(|()| stable_plans(conn))
         .map_err(|e| crate::storage(format!("cannot configure `{name}`"), e))?;
     Ok(match consistent_layout(conn, name)? {
         Layout::Ours(_) => Tables::OURS,
@@ -428,4 +445,44 @@ fn migrate_v1(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(V1)?;
     tx.execute("INSERT INTO checkpoint_migrations (v) VALUES (1)", [])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many times the query for a thread's latest checkpoint was prepared
+    /// again over three uses of its cached statement, each for another thread.
+    fn reprepares(conn: &Connection) -> i32 {
+        let sql = "SELECT checkpoint_id FROM checkpoint_rows \
+                   WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
+                   ORDER BY checkpoint_id DESC LIMIT 1";
+        for thread in ["a", "b", "c"] {
+            let mut stmt = conn.prepare_cached(sql).unwrap();
+            let _: Option<String> = stmt
+                .query_row([thread, ""], |row| row.get(0))
+                .optional()
+                .unwrap();
+        }
+        conn.prepare_cached(sql)
+            .unwrap()
+            .get_status(rusqlite::StatementStatus::RePrepare)
+    }
+
+    #[test]
+    fn cached_statements_keep_their_plan() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        prepare(&mut conn, ":memory:").unwrap();
+        assert_eq!(reprepares(&conn), 0, "a cached statement is prepared once");
+        // What `stable_plans` prevents: without it, each use prepares again.
+        let mut unstable = Connection::open_in_memory().unwrap();
+        prepare(&mut unstable, ":memory:").unwrap();
+        unstable
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+                false,
+            )
+            .unwrap();
+        assert!(reprepares(&unstable) > 0);
+    }
 }

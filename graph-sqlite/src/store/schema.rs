@@ -61,6 +61,7 @@ pub(super) fn prepare(
 ) -> Result<bool, StoreError> {
     let fail = |what: &str, e: rusqlite::Error| storage(format!("{what} `{name}`"), e);
     conn.busy_timeout(BUSY_TIMEOUT)
+        .and_then(|()| crate::schema::stable_plans(conn))
         .map_err(|e| fail("cannot configure", e))?;
     {
         // One read transaction, so that the checks see one state of the file
