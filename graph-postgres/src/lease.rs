@@ -147,6 +147,33 @@ impl Checkpointer for LeasedSaver {
                     metadata,
                     new_versions,
                     appends,
+                    &[],
+                    Some(fence),
+                )
+                .await
+        })
+    }
+
+    /// Stores the writes and the checkpoint in one fenced transaction.
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            let fence = self.fence_for(&config.thread_id)?;
+            self.saver
+                .put_fenced(
+                    config,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                    appends,
+                    &writes,
                     Some(fence),
                 )
                 .await

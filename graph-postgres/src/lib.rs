@@ -437,7 +437,9 @@ impl PostgresSaver {
 
 impl PostgresSaver {
     /// `put_appending`, fenced by a run's lease when `fence` is given (see
-    /// `lease.rs`).
+    /// `lease.rs`), storing the step's pending `writes` in the same
+    /// transaction.
+    #[allow(clippy::too_many_arguments)] // one private call path, every argument distinct
     async fn put_fenced(
         &self,
         config: &CheckpointConfig,
@@ -445,10 +447,14 @@ impl PostgresSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
+        writes: &[(String, Vec<(String, Blob)>)],
         fence: Option<&lease::Fence>,
     ) -> Result<CheckpointConfig, CheckpointError> {
         check_config(config)?;
         error::check_id("checkpoint id", &checkpoint.id)?;
+        for (task_id, rows) in writes {
+            check_writes(rows, task_id)?;
+        }
         if !appends.is_empty() && !self.append_layout {
             return Err(CheckpointError::InvalidInput(
                 "this PostgresSaver stores whole values (LangGraph's layout); build it with \
@@ -490,7 +496,7 @@ impl PostgresSaver {
         let (put, typed) = (&put, &typed);
         with_retry(|| async {
             let mut client = self.pool.get().await?;
-            ops::put(&mut client, config, put, typed, fence).await
+            ops::put(&mut client, config, put, typed, writes, fence).await
         })
         .await?;
         let mut heads = ops::lock(&self.heads);
@@ -667,6 +673,7 @@ impl Checkpointer for PostgresSaver {
             metadata,
             new_versions,
             NameMap::new(),
+            &[],
             None,
         ))
     }
@@ -685,7 +692,40 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(self.put_fenced(config, checkpoint, metadata, new_versions, appends, None))
+        Box::pin(self.put_fenced(
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+            &[],
+            None,
+        ))
+    }
+
+    /// Stores the writes and the checkpoint in one transaction, its queries
+    /// sent together: one round trip.
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            self.put_fenced(
+                config,
+                checkpoint,
+                metadata,
+                new_versions,
+                appends,
+                &writes,
+                None,
+            )
+            .await
+        })
     }
 
     fn put_writes<'a>(

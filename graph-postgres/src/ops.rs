@@ -692,11 +692,15 @@ pub(crate) struct TypedRow {
     pub(crate) text: String,
 }
 
+/// Stores a checkpoint: its row and new blobs, and first `writes`, pending
+/// writes of tasks `(task id, writes)` against `config.checkpoint_id`, all in
+/// one transaction, fenced by `fence`.
 pub(crate) async fn put(
     client: &mut Client,
     config: &CheckpointConfig,
     put: &PutRows,
     typed: &[TypedRow],
+    writes: &[(String, Vec<(String, Blob)>)],
     fence: Option<&Fence>,
 ) -> Result<(), PgError> {
     let context = || {
@@ -705,6 +709,10 @@ pub(crate) async fn put(
             config.thread_id, put.id
         )
     };
+    let tasks = writes
+        .iter()
+        .map(|(task_id, rows)| WriteColumns::new(config, rows, task_id))
+        .collect::<Result<Vec<_>, _>>()?;
     // The row keeps everything but the values; each changed channel's value goes to
     // checkpoint_blobs under its new version (an unchanged one is already there).
     let mut channels: Vec<&str> = Vec::with_capacity(put.blobs.len());
@@ -823,9 +831,36 @@ pub(crate) async fn put(
             .await?;
         row.try_get::<_, i64>(0)
     };
-    let (holder, _, _, _, found) =
-        futures::try_join!(fenced, gc_lock, blobs_written, row_written, bases_found)
-            .map_err(PgError::query(context()))?;
+    // The writes' statement, prepared before the pipeline starts; one insert
+    // per task, sent with the others.
+    let insert_writes = match tasks.is_empty() {
+        true => None,
+        false => Some(
+            tx.prepare_cached(INSERT_WRITES)
+                .await
+                .map_err(PgError::query(context()))?,
+        ),
+    };
+    let write_params: Vec<_> = tasks.iter().map(WriteColumns::params).collect();
+    let writes_written = async {
+        match &insert_writes {
+            Some(stmt) => {
+                futures::future::try_join_all(write_params.iter().map(|p| tx.execute(stmt, p)))
+                    .await
+                    .map(drop)
+            }
+            None => Ok(()),
+        }
+    };
+    let (holder, _, _, _, _, found) = futures::try_join!(
+        fenced,
+        gc_lock,
+        writes_written,
+        blobs_written,
+        row_written,
+        bases_found
+    )
+    .map_err(PgError::query(context()))?;
     if let (Some(fence), Some(Err(holder))) = (fence, holder) {
         // Dropping the transaction rolls it back: nothing of this put is kept.
         return Err(fence.lost(holder));
@@ -838,6 +873,106 @@ pub(crate) async fn put(
         )));
     }
     tx.commit().await.map_err(PgError::query(context()))
+}
+
+/// Inserts one task's pending writes (`WriteColumns::params`). Special
+/// writes (negative indices) replace; regular ones are kept if present, so a
+/// retried task cannot change what it wrote.
+const INSERT_WRITES: &str = "INSERT INTO checkpoint_writes
+         (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+     SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
+     FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+     DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+     WHERE EXCLUDED.idx < 0";
+
+/// [`INSERT_WRITES`] for a run holding the thread: one statement that reads
+/// the lease row `FOR SHARE` (held until the statement's transaction ends) and
+/// inserts only if it is the run's grant (`$8`, `$9`).
+const INSERT_WRITES_FENCED: &str = "WITH lease AS (
+         SELECT owner, generation FROM stategraph_thread_leases
+         WHERE thread_id = $1 FOR SHARE
+     ), written AS (
+         INSERT INTO checkpoint_writes
+             (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type,
+              blob)
+         SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
+         FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)
+         WHERE EXISTS (SELECT 1 FROM lease WHERE owner = $8 AND generation = $9)
+         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+         DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+         WHERE EXCLUDED.idx < 0
+     )
+     SELECT owner, generation FROM lease";
+
+/// One task's pending writes as the columns of `checkpoint_writes`: one row
+/// per index, so a special channel written twice in one batch keeps its last
+/// value (one statement cannot update a row twice).
+struct WriteColumns<'a> {
+    thread_id: &'a str,
+    checkpoint_ns: &'a str,
+    checkpoint_id: &'a str,
+    task_id: &'a str,
+    idxs: Vec<i32>,
+    channels: Vec<&'a str>,
+    blobs: Vec<&'a [u8]>,
+}
+
+impl<'a> WriteColumns<'a> {
+    fn new(
+        config: &'a CheckpointConfig,
+        writes: &'a [(String, Blob)],
+        task_id: &'a str,
+    ) -> Result<Self, PgError> {
+        let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
+            return Err(PgError::InvalidInput(format!(
+                "put_writes for thread `{}` needs a checkpoint id",
+                config.thread_id
+            )));
+        };
+        let rows = rows::write_rows(writes);
+        let mut columns = WriteColumns {
+            thread_id: config.thread_id.as_str(),
+            checkpoint_ns: config.checkpoint_ns.as_str(),
+            checkpoint_id,
+            task_id,
+            idxs: Vec::with_capacity(rows.len()),
+            channels: Vec::with_capacity(rows.len()),
+            blobs: Vec::with_capacity(rows.len()),
+        };
+        for row in rows {
+            let idx = i32::try_from(row.idx).map_err(|_| {
+                PgError::InvalidInput(format!(
+                    "{}: too many writes in one call",
+                    columns.context()
+                ))
+            })?;
+            columns.idxs.push(idx);
+            columns.channels.push(row.channel);
+            columns.blobs.push(row.value.as_str().as_bytes());
+        }
+        Ok(columns)
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "put_writes of thread `{}`, checkpoint `{}`, task `{}`",
+            self.thread_id, self.checkpoint_id, self.task_id
+        )
+    }
+
+    /// The parameters of [`INSERT_WRITES`].
+    fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+        [
+            &self.thread_id,
+            &self.checkpoint_ns,
+            &self.checkpoint_id,
+            &self.task_id,
+            &self.idxs,
+            &self.channels,
+            &self.blobs,
+        ]
+    }
 }
 
 /// Reads the lease row of `fence`'s thread `FOR SHARE`: `Ok` when it is the
@@ -955,53 +1090,12 @@ pub(crate) async fn put_writes(
     task_id: &str,
     fence: Option<&Fence>,
 ) -> Result<(), PgError> {
-    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
-        return Err(PgError::InvalidInput(format!(
-            "put_writes for thread `{}` needs a checkpoint id",
-            config.thread_id
-        )));
-    };
-    let context = || {
-        format!(
-            "put_writes of thread `{}`, checkpoint `{checkpoint_id}`, task `{task_id}`",
-            config.thread_id
-        )
-    };
-    // One row per index: a special channel written twice in one batch keeps its
-    // last value (one statement cannot update a row twice).
-    let rows = rows::write_rows(writes);
-    let mut idxs: Vec<i32> = Vec::with_capacity(rows.len());
-    let mut channels: Vec<&str> = Vec::with_capacity(rows.len());
-    let mut blobs: Vec<&[u8]> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let idx = i32::try_from(row.idx).map_err(|_| {
-            PgError::InvalidInput(format!("{}: too many writes in one call", context()))
-        })?;
-        idxs.push(idx);
-        channels.push(row.channel);
-        blobs.push(row.value.as_str().as_bytes());
-    }
-    // Special writes (negative indices) replace; regular ones are kept if present,
-    // so a retried task cannot change what it wrote.
-    const INSERT: &str = "INSERT INTO checkpoint_writes
-             (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-         SELECT $1, $2, $3, $4, '', w.idx, w.channel, 'json', w.blob
-         FROM unnest($5::int4[], $6::text[], $7::bytea[]) AS w(idx, channel, blob)";
-    const ON_CONFLICT: &str = "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-         DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
-         WHERE EXCLUDED.idx < 0";
-    let params: [&(dyn ToSql + Sync); 7] = [
-        &config.thread_id.as_str(),
-        &config.checkpoint_ns.as_str(),
-        &checkpoint_id,
-        &task_id,
-        &idxs,
-        &channels,
-        &blobs,
-    ];
+    let columns = WriteColumns::new(config, writes, task_id)?;
+    let context = || columns.context();
+    let params = columns.params();
     let Some(fence) = fence else {
         let stmt = client
-            .prepare_cached(&format!("{INSERT}\n{ON_CONFLICT}"))
+            .prepare_cached(INSERT_WRITES)
             .await
             .map_err(PgError::query(context()))?;
         client
@@ -1010,20 +1104,8 @@ pub(crate) async fn put_writes(
             .map_err(PgError::query(context()))?;
         return Ok(());
     };
-    // Fenced: one statement that reads the lease row `FOR SHARE` (held until the
-    // statement's transaction ends) and inserts only if it is the run's grant.
     let stmt = client
-        .prepare_cached(&format!(
-            "WITH lease AS (
-                 SELECT owner, generation FROM stategraph_thread_leases
-                 WHERE thread_id = $1 FOR SHARE
-             ), written AS (
-                 {INSERT}
-                 WHERE EXISTS (SELECT 1 FROM lease WHERE owner = $8 AND generation = $9)
-                 {ON_CONFLICT}
-             )
-             SELECT owner, generation FROM lease"
-        ))
+        .prepare_cached(INSERT_WRITES_FENCED)
         .await
         .map_err(PgError::query(context()))?;
     let mut fenced = params.to_vec();

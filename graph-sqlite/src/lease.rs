@@ -198,24 +198,24 @@ pub(crate) fn acquire(
         );
     }
     let me = identity();
-    tx.execute(
-        "DELETE FROM stategraph_thread_leases WHERE thread_id = ?1",
-        [thread_id],
-    )
-    .map_err(|e| storage(context(), e))?;
-    tx.execute(
+    tx.prepare_cached("DELETE FROM stategraph_thread_leases WHERE thread_id = ?1")
+        .and_then(|mut s| s.execute([thread_id]))
+        .map_err(|e| storage(context(), e))?;
+    tx.prepare_cached(
         "INSERT INTO stategraph_thread_leases \
          (thread_id, owner, expires_at, boot_id, pid, process_start) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
+    )
+    .and_then(|mut s| {
+        s.execute(params![
             thread_id,
             owner,
             expiry(ttl),
             me.boot_id,
             i64::from(me.pid),
             me.start
-        ],
-    )
+        ])
+    })
     .map_err(|e| storage(context(), e))?;
     let generation = tx.last_insert_rowid();
     tx.commit().map_err(|e| storage(context(), e))?;
@@ -244,10 +244,10 @@ pub(crate) fn release(
     thread_id: &str,
     generation: i64,
 ) -> Result<(), CheckpointError> {
-    conn.execute(
+    conn.prepare_cached(
         "DELETE FROM stategraph_thread_leases WHERE thread_id = ?1 AND generation = ?2",
-        params![thread_id, generation],
     )
+    .and_then(|mut s| s.execute(params![thread_id, generation]))
     .map_err(|e| storage(format!("release of the lease of thread `{thread_id}`"), e))?;
     Ok(())
 }
@@ -396,10 +396,42 @@ impl Checkpointer for LeasedSaver {
                 &metadata,
                 &new_versions,
                 &appends,
+                &[],
                 Some(&fence?),
             )
         });
         Box::pin(job)
+    }
+
+    /// Stores the writes and the checkpoint in one fenced transaction.
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self.saver.accepts(&appends) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let fence = self.fence_for(&config.thread_id);
+        let config = config.clone();
+        let heads = Arc::clone(&self.saver.heads);
+        Box::pin(self.saver.worker.run(move |conn| {
+            crate::ops::put(
+                conn,
+                &mut crate::append::lock(&heads),
+                &config,
+                checkpoint,
+                &metadata,
+                &new_versions,
+                &appends,
+                &writes,
+                Some(&fence?),
+            )
+        }))
     }
 
     fn put_writes<'a>(

@@ -127,6 +127,14 @@
 //! called, so operations run in call order even if their futures are polled in
 //! another order, and dropping a future does not cancel its operation.
 //!
+//! A run costs few round trips to that thread: taking the thread's lease and
+//! reading its checkpoint are one job ([`Checkpointer::begin_run_and_load`]),
+//! a step's pending writes and its checkpoint one transaction
+//! ([`Checkpointer::put_with_writes`]), and after a job the thread looks for
+//! the next one for 50 µs before it sleeps (on a machine with more than one
+//! CPU), since a run's next call usually follows within that time and waking
+//! a sleeping thread costs more than the wait.
+//!
 //! # One writer per thread
 //!
 //! Several savers may open one file, in one process or in several. Each run
@@ -157,7 +165,8 @@
 //!
 //! # Durability
 //!
-//! Each `put`, `put_writes` and `delete_thread` is one transaction. The database
+//! Each `put`, `put_writes`, `put_with_writes` (a step's writes and its
+//! checkpoint together) and `delete_thread` is one transaction. The database
 //! runs with `synchronous = NORMAL`, the usual setting for WAL: a committed
 //! transaction survives a crash of the process; an OS crash or power cut can lose
 //! the last few commits but never corrupts the file.
@@ -504,6 +513,40 @@ impl Checkpointer for SqliteSaver {
                 &metadata,
                 &new_versions,
                 &appends,
+                &[],
+                None,
+            )
+        }))
+    }
+
+    /// Stores the writes and the checkpoint in one transaction.
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self
+            .writable("store a checkpoint")
+            .and_then(|()| self.accepts(&appends))
+        {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let config = config.clone();
+        let heads = Arc::clone(&self.heads);
+        Box::pin(self.worker.run(move |conn| {
+            ops::put(
+                conn,
+                &mut append::lock(&heads),
+                &config,
+                checkpoint,
+                &metadata,
+                &new_versions,
+                &appends,
+                &writes,
                 None,
             )
         }))
@@ -568,62 +611,104 @@ impl Checkpointer for SqliteSaver {
         thread_id: &'a str,
         _checkpoint_ns: &'a str,
     ) -> BoxFuture<'a, Result<RunGuard, CheckpointError>> {
+        Box::pin(async move { Ok(self.begin(thread_id, None).await?.0) })
+    }
+
+    /// Takes the lease and reads the checkpoint in one job on the saver's
+    /// thread: one round trip.
+    fn begin_run_and_load<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<(RunGuard, Option<CheckpointTuple>), CheckpointError>> {
         Box::pin(async move {
-            self.writable("run a graph")?;
-            let owner = graph_core::checkpoint::lease_owner_id();
-            let ttl = self.lease_ttl;
-            // A run cancelled while it waits here (its future dropped) gives the
-            // lease back: at once, on the saver's thread, when the answer finds
-            // no one waiting; else the answer's `Release` is dropped unreceived
-            // and queues it. Either way the thread is not left held until the
-            // lease expires.
-            let release = {
-                let (thread_id, owner) = (thread_id.to_owned(), owner.clone());
-                let worker = self.worker.clone();
-                self.worker
-                    .run_or_undo(
-                        move |conn| {
-                            let generation = lease::acquire(conn, &thread_id, &owner, ttl)?;
-                            Ok(generation.map(|generation| lease::Release {
-                                worker,
-                                thread_id,
-                                generation,
-                                done: false,
-                            }))
-                        },
-                        |conn, release| {
-                            if let Some(mut release) = release {
-                                release.done = true;
-                                drop(lease::release(conn, &release.thread_id, release.generation));
-                            }
-                        },
-                    )
-                    .await?
-            };
-            let Some(release) = release else {
-                return Err(CheckpointError::ThreadBusy {
-                    thread_id: thread_id.to_owned(),
-                });
-            };
-            let generation = release.generation;
-            let lost = Arc::new(lease::Lost::default());
-            self.worker.hold(lease::Held {
-                thread_id: thread_id.to_owned(),
-                generation,
-                lost: Arc::clone(&lost),
-            });
-            let writer = Arc::new(lease::LeasedSaver {
-                saver: self.handle(),
-                fence: lease::Fence {
-                    thread_id: thread_id.to_owned(),
-                    owner,
-                    generation,
-                    ttl,
-                },
-                lost,
-            });
-            Ok(RunGuard::new(move || release.finish()).with_writer(writer))
+            let (guard, loaded) = self.begin(&config.thread_id, Some(config.clone())).await?;
+            Ok((guard, loaded.flatten()))
         })
+    }
+}
+
+impl SqliteSaver {
+    /// A run's lease on `thread_id` (see [`Checkpointer::begin_run`]), and,
+    /// with `load`, that checkpoint read right after the lease was taken, in
+    /// the same job (`Some(None)`: there is none).
+    async fn begin(
+        &self,
+        thread_id: &str,
+        load: Option<CheckpointConfig>,
+    ) -> Result<(RunGuard, Option<Option<CheckpointTuple>>), CheckpointError> {
+        self.writable("run a graph")?;
+        let owner = graph_core::checkpoint::lease_owner_id();
+        let ttl = self.lease_ttl;
+        let (tables, heads) = (self.tables, Arc::clone(&self.heads));
+        // A run cancelled while it waits here (its future dropped) gives the
+        // lease back: at once, on the saver's thread, when the answer finds
+        // no one waiting; else the answer's `Release` is dropped unreceived
+        // and queues it. Either way the thread is not left held until the
+        // lease expires.
+        let taken = {
+            let (thread_id, owner) = (thread_id.to_owned(), owner.clone());
+            let worker = self.worker.clone();
+            self.worker
+                .run_or_undo(
+                    move |conn| {
+                        let Some(generation) = lease::acquire(conn, &thread_id, &owner, ttl)?
+                        else {
+                            return Ok(None);
+                        };
+                        let mut release = lease::Release {
+                            worker,
+                            thread_id,
+                            generation,
+                            done: false,
+                        };
+                        let Some(config) = load else {
+                            return Ok(Some((release, None)));
+                        };
+                        match ops::get_tuple(conn, tables, &mut append::lock(&heads), &config) {
+                            Ok(tuple) => Ok(Some((release, Some(tuple)))),
+                            Err(e) => {
+                                // The run does not start: its lease goes at once.
+                                release.done = true;
+                                drop(lease::release(conn, &release.thread_id, generation));
+                                Err(e)
+                            }
+                        }
+                    },
+                    |conn, taken| {
+                        if let Some((mut release, _)) = taken {
+                            release.done = true;
+                            drop(lease::release(conn, &release.thread_id, release.generation));
+                        }
+                    },
+                )
+                .await?
+        };
+        let Some((release, loaded)) = taken else {
+            return Err(CheckpointError::ThreadBusy {
+                thread_id: thread_id.to_owned(),
+            });
+        };
+        let generation = release.generation;
+        let lost = Arc::new(lease::Lost::default());
+        self.worker.hold(lease::Held {
+            thread_id: thread_id.to_owned(),
+            generation,
+            lost: Arc::clone(&lost),
+        });
+        let writer = Arc::new(lease::LeasedSaver {
+            saver: self.handle(),
+            fence: lease::Fence {
+                thread_id: thread_id.to_owned(),
+                owner,
+                generation,
+                ttl,
+            },
+            lost,
+        });
+        Ok((
+            RunGuard::new(move || release.finish()).with_writer(writer),
+            loaded,
+        ))
     }
 }
 

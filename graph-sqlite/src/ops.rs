@@ -494,6 +494,7 @@ pub(crate) fn put(
     metadata: &CheckpointMetadata,
     new_versions: &ChannelVersions,
     appends: &NameMap<Append>,
+    writes: &[(String, Vec<(String, Blob)>)],
     fence: Option<&Fence>,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let checkpoint_id = checkpoint.id.clone();
@@ -513,6 +514,10 @@ pub(crate) fn put(
     if let Some(fence) = fence {
         // Dropping the transaction on error rolls it back.
         lease::check(&tx, fence)?;
+    }
+    // The step's pending writes, against the parent, in the same transaction.
+    for (task_id, rows) in writes {
+        store_writes(&tx, config, rows, task_id)?;
     }
     // The appended channels' new whole values, cached once the put is committed.
     let mut new_heads = Vec::with_capacity(appends.len());
@@ -664,6 +669,30 @@ pub(crate) fn put_writes(
     task_id: &str,
     fence: Option<&Fence>,
 ) -> Result<(), CheckpointError> {
+    let context = || {
+        format!(
+            "put_writes of thread `{}`, task `{task_id}`",
+            config.thread_id
+        )
+    };
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| storage(context(), e))?;
+    if let Some(fence) = fence {
+        lease::check(&tx, fence)?;
+    }
+    store_writes(&tx, config, writes, task_id)?;
+    tx.commit().map_err(|e| storage(context(), e))
+}
+
+/// Inserts the pending writes of task `task_id` against `config`'s
+/// checkpoint, inside the caller's write transaction.
+fn store_writes(
+    tx: &Connection,
+    config: &CheckpointConfig,
+    writes: &[(String, Blob)],
+    task_id: &str,
+) -> Result<(), CheckpointError> {
     let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
         return Err(CheckpointError::InvalidInput(format!(
             "put_writes for thread `{}` needs a checkpoint id",
@@ -676,57 +705,48 @@ pub(crate) fn put_writes(
             config.thread_id
         )
     };
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
+    const COLUMNS: &str = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, \
+                           channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8)";
+    let mut replace = tx
+        .prepare_cached(&format!("INSERT OR REPLACE INTO writes {COLUMNS}"))
         .map_err(|e| storage(context(), e))?;
-    if let Some(fence) = fence {
-        lease::check(&tx, fence)?;
+    let mut keep = tx
+        .prepare_cached(&format!("INSERT OR IGNORE INTO writes {COLUMNS}"))
+        .map_err(|e| storage(context(), e))?;
+    for row in rows::write_rows(writes) {
+        let (channel, value) = (row.channel, row.value);
+        let stmt = if row.replaces() {
+            &mut replace
+        } else {
+            &mut keep
+        };
+        // Interrupts and Sends as the Python objects LangGraph resumes from.
+        let python = crate::encode::python_object_write(channel, value.as_str()).map_err(|e| {
+            CheckpointError::InvalidInput(format!(
+                "{}: the write to `{channel}` is not in stategraph's form: {e}",
+                context()
+            ))
+        })?;
+        let (type_, stored) = match &python {
+            Some(bytes) => ("msgpack", ToSqlOutput::Borrowed(ValueRef::Blob(bytes))),
+            None => (
+                rows::JSON,
+                ToSqlOutput::Borrowed(ValueRef::Text(value.as_str().as_bytes())),
+            ),
+        };
+        stmt.execute(params![
+            config.thread_id.as_str(),
+            config.checkpoint_ns.as_str(),
+            checkpoint_id,
+            task_id,
+            row.idx,
+            channel,
+            type_,
+            stored
+        ])
+        .map_err(|e| storage(context(), e))?;
     }
-    {
-        const COLUMNS: &str = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, \
-                               channel, type, value) VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8)";
-        let mut replace = tx
-            .prepare_cached(&format!("INSERT OR REPLACE INTO writes {COLUMNS}"))
-            .map_err(|e| storage(context(), e))?;
-        let mut keep = tx
-            .prepare_cached(&format!("INSERT OR IGNORE INTO writes {COLUMNS}"))
-            .map_err(|e| storage(context(), e))?;
-        for row in rows::write_rows(writes) {
-            let (channel, value) = (row.channel, row.value);
-            let stmt = if row.replaces() {
-                &mut replace
-            } else {
-                &mut keep
-            };
-            // Interrupts and Sends as the Python objects LangGraph resumes from.
-            let python =
-                crate::encode::python_object_write(channel, value.as_str()).map_err(|e| {
-                    CheckpointError::InvalidInput(format!(
-                        "{}: the write to `{channel}` is not in stategraph's form: {e}",
-                        context()
-                    ))
-                })?;
-            let (type_, stored) = match &python {
-                Some(bytes) => ("msgpack", ToSqlOutput::Borrowed(ValueRef::Blob(bytes))),
-                None => (
-                    rows::JSON,
-                    ToSqlOutput::Borrowed(ValueRef::Text(value.as_str().as_bytes())),
-                ),
-            };
-            stmt.execute(params![
-                config.thread_id.as_str(),
-                config.checkpoint_ns.as_str(),
-                checkpoint_id,
-                task_id,
-                row.idx,
-                channel,
-                type_,
-                stored
-            ])
-            .map_err(|e| storage(context(), e))?;
-        }
-    }
-    tx.commit().map_err(|e| storage(context(), e))
+    Ok(())
 }
 
 pub(crate) fn delete_thread(

@@ -546,3 +546,50 @@ async fn a_checkpoint_whose_value_is_missing_is_an_error_not_a_default() {
     let err = app.invoke(Steps::update(), &thread).await.unwrap_err();
     assert!(err.to_string().contains("channel `log`"), "{err}");
 }
+
+/// A run whose checkpoint cannot be read does not start, and leaves its thread
+/// free: `begin_run_and_load` takes the lease and reads in one job, and gives
+/// the lease back in that job when the read fails.
+#[tokio::test]
+async fn a_run_that_cannot_read_its_checkpoint_leaves_the_thread_free() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("unreadable.sqlite");
+    let (started, _) = mpsc::unbounded_channel();
+    let app = looping(
+        SqliteSaver::open(&path).await.expect("open"),
+        "a",
+        1,
+        started,
+        None,
+    );
+    // Another saver of the file, to call directly.
+    let saver = SqliteSaver::open(&path).await.expect("open");
+    let config = RunConfig::thread("t");
+    app.invoke(Steps::update(), &config)
+        .await
+        .expect("first run");
+    raw(&path)
+        .execute(
+            "UPDATE checkpoint_rows SET checkpoint = 'not json' WHERE thread_id = 't'",
+            [],
+        )
+        .expect("corrupt the checkpoints");
+    let loaded = saver
+        .begin_run_and_load(&CheckpointConfig::thread("t"))
+        .await;
+    assert!(
+        matches!(loaded, Err(CheckpointError::Corrupt { ref thread_id, .. }) if thread_id == "t"),
+        "{loaded:?}"
+    );
+    let run = app.invoke(Steps::update(), &config).await;
+    assert!(
+        matches!(
+            run,
+            Err(GraphError::Checkpoint(CheckpointError::Corrupt { .. }))
+        ),
+        "{run:?}"
+    );
+    // Neither attempt kept the lease.
+    let guard = saver.begin_run("t", "").await.expect("the thread is free");
+    guard.release().await;
+}

@@ -68,6 +68,7 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     put_writes_regular_and_special(saver).await;
     pending_writes_ordered(saver).await;
     pending_writes_attached_to_their_checkpoint(saver).await;
+    put_with_writes_stores_the_writes_then_the_checkpoint(saver).await;
     delete_thread_removes_every_namespace(saver).await;
     idempotent_put_and_put_writes(saver).await;
     value_fidelity(saver).await;
@@ -96,6 +97,7 @@ pub async fn run_appends(saver: &dyn Checkpointer) {
 /// of a run that no longer holds its thread.
 pub async fn run_leases(saver: &dyn Checkpointer) {
     a_held_thread_is_busy(saver).await;
+    begin_run_and_load_holds_and_reads_the_thread(saver).await;
     delete_and_prune_refuse_a_held_thread(saver).await;
     writes_of_a_run_that_lost_its_thread_are_fenced(saver).await;
 }
@@ -193,6 +195,71 @@ impl<'a> ThreadWriter<'a> {
         changes: &[(&str, Option<Value>)],
         metadata: CheckpointMetadata,
     ) -> Checkpoint {
+        let (sent, expected, new_versions) = self.next_checkpoint(id.clone(), changes);
+        let stored = self
+            .saver
+            .put(&self.config, sent, metadata, new_versions)
+            .await;
+        self.stored(stored, &id);
+        expected
+    }
+
+    /// [`step`](Self::step) stored with `put_with_writes`: first `writes`
+    /// (task id, writes) against the current checkpoint.
+    async fn step_after_writes(
+        &mut self,
+        writes: &[(&str, Vec<(&str, Value)>)],
+        changes: &[(&str, Option<Value>)],
+        metadata: CheckpointMetadata,
+    ) -> Checkpoint {
+        let id = next_id();
+        let (sent, expected, new_versions) = self.next_checkpoint(id.clone(), changes);
+        let writes = writes
+            .iter()
+            .map(|(task, rows)| {
+                let rows = rows
+                    .iter()
+                    .map(|(c, v)| ((*c).to_owned(), blob(v.clone())))
+                    .collect();
+                ((*task).to_owned(), rows)
+            })
+            .collect();
+        let stored = self
+            .saver
+            .put_with_writes(
+                &self.config,
+                writes,
+                sent,
+                metadata,
+                new_versions,
+                NameMap::new(),
+            )
+            .await;
+        self.stored(stored, &id);
+        expected
+    }
+
+    /// Checks the config a put returned, and continues from it.
+    fn stored(&mut self, stored: Result<CheckpointConfig, CheckpointError>, id: &str) {
+        let stored = match stored {
+            Ok(c) => c,
+            Err(e) => panic!("put of checkpoint {id} failed: {e}"),
+        };
+        assert_eq!(
+            stored,
+            self.config.at(id.to_owned()),
+            "put must return the config of the stored checkpoint (same thread and namespace, its id)"
+        );
+        self.config = stored;
+    }
+
+    /// The checkpoint `id` where `changes` changed, as sent to the saver and
+    /// as expected back, and its new versions.
+    fn next_checkpoint(
+        &mut self,
+        id: String,
+        changes: &[(&str, Option<Value>)],
+    ) -> (Checkpoint, Checkpoint, NameMap<ChannelVersion>) {
         let v = version(self.next_version);
         self.next_version += 1;
         let mut new_versions = NameMap::new();
@@ -219,7 +286,7 @@ impl<'a> ThreadWriter<'a> {
         updated.sort();
         let sent = Checkpoint {
             v: 4,
-            id: id.clone(),
+            id,
             ts: format!("2024-07-31T20:14:19.{:06}+00:00", self.next_version),
             channel_values: changed_values,
             channel_versions: self.versions.clone(),
@@ -230,21 +297,7 @@ impl<'a> ThreadWriter<'a> {
             channel_values: self.values.clone(),
             ..sent.clone()
         };
-        let stored = match self
-            .saver
-            .put(&self.config, sent, metadata, new_versions)
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => panic!("put of checkpoint {id} failed: {e}"),
-        };
-        assert_eq!(
-            stored,
-            self.config.at(id.clone()),
-            "put must return the config of the stored checkpoint (same thread and namespace, its id)"
-        );
-        self.config = stored;
-        expected
+        (sent, expected, new_versions)
     }
 
     /// Continues from `id` (a fork) with the state as it was there.
@@ -1102,6 +1155,65 @@ pub async fn pending_writes_attached_to_their_checkpoint(saver: &dyn Checkpointe
     );
 }
 
+/// `put_with_writes` stores each task's writes against the current checkpoint,
+/// in order, and the new checkpoint as its child, as `put_writes` and `put`
+/// would; with no writes it is a `put`.
+pub async fn put_with_writes_stores_the_writes_then_the_checkpoint(saver: &dyn Checkpointer) {
+    let thread = unique_thread("put-with-writes");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    let parent = w.config.clone();
+    let child = w
+        .step_after_writes(
+            &[
+                ("task-b", vec![("a", json!(2)), ("z", json!("z"))]),
+                ("task-a", vec![("__error__", json!("boom"))]),
+            ],
+            &[("a", Some(json!(2)))],
+            loop_meta(1),
+        )
+        .await;
+    let got = must_get(saver, &parent).await.pending_writes;
+    assert_eq!(
+        sorted(got),
+        sorted(vec![
+            write("task-b", "a", json!(2)),
+            write("task-b", "z", json!("z")),
+            write("task-a", "__error__", json!("boom")),
+        ]),
+        "put_with_writes stores every task's writes against the parent checkpoint"
+    );
+    let b: Vec<String> = writes_of(&must_get(saver, &parent).await.pending_writes, "task-b")
+        .iter()
+        .map(|w| w.channel.clone())
+        .collect();
+    assert_eq!(b, vec!["a", "z"], "a task's writes keep their order");
+    let latest = must_get(saver, &CheckpointConfig::thread(&thread)).await;
+    assert_eq!(
+        latest.checkpoint, child,
+        "put_with_writes stores the checkpoint"
+    );
+    assert_eq!(
+        latest.parent_config,
+        Some(parent),
+        "the checkpoint is the child of the one the writes belong to"
+    );
+    assert!(
+        latest.pending_writes.is_empty(),
+        "the writes belong to the parent, not to the new checkpoint"
+    );
+    let last = w
+        .step_after_writes(&[], &[("b", Some(json!(3)))], loop_meta(2))
+        .await;
+    assert_eq!(
+        must_get(saver, &CheckpointConfig::thread(&thread))
+            .await
+            .checkpoint,
+        last,
+        "put_with_writes without writes is a put"
+    );
+}
+
 /// `delete_thread` removes checkpoints, blobs and writes of every namespace of the
 /// thread, and nothing of other threads.
 pub async fn delete_thread_removes_every_namespace(saver: &dyn Checkpointer) {
@@ -1519,6 +1631,69 @@ pub async fn a_held_thread_is_busy(saver: &dyn Checkpointer) {
     begin(saver, &thread).await.release().await;
 }
 
+/// `begin_run_and_load` holds the thread as `begin_run` does and returns the
+/// checkpoint its config addresses (the latest, or a given one; `None` for a
+/// thread or id with none), with its pending writes.
+pub async fn begin_run_and_load_holds_and_reads_the_thread(saver: &dyn Checkpointer) {
+    let thread = unique_thread("lease-load");
+    let config = CheckpointConfig::thread(&thread);
+    let load = |config: CheckpointConfig| async move {
+        match saver.begin_run_and_load(&config).await {
+            Ok(loaded) => loaded,
+            Err(e) => panic!("begin_run_and_load({config:?}) failed: {e}"),
+        }
+    };
+    let (guard, none) = load(config.clone()).await;
+    assert!(
+        none.is_none(),
+        "leases: begin_run_and_load of a new thread loads nothing"
+    );
+    let writer = writer_of(&guard);
+    let mut w = ThreadWriter::new(&*writer, &thread, "");
+    let first = w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    let first_config = w.config.clone();
+    let second = w
+        .step_after_writes(
+            &[("task", vec![("a", json!(2))])],
+            &[("a", Some(json!(2)))],
+            loop_meta(1),
+        )
+        .await;
+    let busy = saver.begin_run_and_load(&config).await;
+    assert!(
+        is_busy(&busy, &thread),
+        "leases: begin_run_and_load of a held thread must be ThreadBusy, got {busy:?}"
+    );
+    guard.release().await;
+
+    let (guard, latest) = load(config.clone()).await;
+    let latest = latest.unwrap_or_else(|| panic!("leases: begin_run_and_load lost the thread"));
+    assert_eq!(
+        latest.checkpoint, second,
+        "leases: begin_run_and_load loads the latest checkpoint"
+    );
+    assert!(
+        is_busy(&saver.begin_run(&thread, "").await, &thread),
+        "leases: begin_run_and_load holds the thread"
+    );
+    guard.release().await;
+    let (guard, at_first) = load(first_config).await;
+    let at_first = at_first.unwrap_or_else(|| panic!("leases: the first checkpoint is gone"));
+    assert_eq!(
+        (at_first.checkpoint, at_first.pending_writes),
+        (first, vec![write("task", "a", json!(2))]),
+        "leases: begin_run_and_load loads the addressed checkpoint with its writes"
+    );
+    guard.release().await;
+    let (guard, missing) = load(config.at(next_id())).await;
+    assert!(
+        missing.is_none(),
+        "leases: begin_run_and_load of a missing checkpoint id loads nothing"
+    );
+    guard.release().await;
+    begin(saver, &thread).await.release().await;
+}
+
 /// `delete_thread` and `prune` refuse a thread a run holds, and delete nothing.
 pub async fn delete_and_prune_refuse_a_held_thread(saver: &dyn Checkpointer) {
     let thread = unique_thread("lease-delete");
@@ -1590,6 +1765,21 @@ pub async fn writes_of_a_run_that_lost_its_thread_are_fenced(saver: &dyn Checkpo
         is_lost(&writes, &thread),
         "leases: put_writes of a run whose thread another run holds must be LeaseLost, got \
          {writes:?}"
+    );
+    let both = stale
+        .put_with_writes(
+            &config.at(kept.id.clone()),
+            vec![("task".to_owned(), vec![("a".to_owned(), blob(json!(6)))])],
+            checkpoint.clone(),
+            loop_meta(1),
+            NameMap::new(),
+            NameMap::new(),
+        )
+        .await;
+    assert!(
+        is_lost(&both, &thread),
+        "leases: put_with_writes of a run whose thread another run holds must be LeaseLost, \
+         got {both:?}"
     );
     let latest = must_get(saver, &config).await;
     assert_eq!(

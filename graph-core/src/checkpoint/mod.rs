@@ -737,6 +737,34 @@ pub trait Checkpointer: Send + Sync + 'static {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>>;
 
+    /// A step's whole store: each task's pending writes `(task id, writes)`,
+    /// in order, against `config.checkpoint_id` (as
+    /// [`put_writes`](Self::put_writes)), then the step's checkpoint (as
+    /// [`put_appending`](Self::put_appending)). The engine calls this when a
+    /// step ends with tasks whose writes are not stored yet.
+    ///
+    /// The default makes those calls one after the other and stops at the
+    /// first error. A saver may store them all in one transaction (the SQLite
+    /// saver does): a step then costs one round trip to the database, and a
+    /// crash stores either all of it or none of it.
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            for (task_id, rows) in writes {
+                self.put_writes(config, rows, &task_id).await?;
+            }
+            self.put_appending(config, checkpoint, metadata, new_versions, appends)
+                .await
+        })
+    }
+
     /// Deletes every checkpoint, blob and write of a thread, in every namespace.
     fn delete_thread<'a>(
         &'a self,
@@ -784,6 +812,36 @@ pub trait Checkpointer: Send + Sync + 'static {
         let _ = (thread_id, checkpoint_ns);
         Box::pin(std::future::ready(Ok(RunGuard::none())))
     }
+
+    /// [`begin_run`](Self::begin_run) on `config`'s thread and namespace, then
+    /// the checkpoint `config` addresses ([`get_tuple`](Self::get_tuple),
+    /// through the guard's writer when it has one), as one call: the engine
+    /// starts every root run this way. A saver may answer both in one round
+    /// trip to its database (the SQLite saver does).
+    ///
+    /// The default makes the two calls; when the read fails, it releases the
+    /// guard before returning the error.
+    fn begin_run_and_load<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<(RunGuard, Option<CheckpointTuple>), CheckpointError>> {
+        Box::pin(async move {
+            let guard = self
+                .begin_run(&config.thread_id, &config.checkpoint_ns)
+                .await?;
+            let loaded = match guard.writer() {
+                Some(writer) => writer.get_tuple(config).await,
+                None => self.get_tuple(config).await,
+            };
+            match loaded {
+                Ok(tuple) => Ok((guard, tuple)),
+                Err(e) => {
+                    guard.release().await;
+                    Err(e)
+                }
+            }
+        })
+    }
 }
 
 /// A new, unique owner id for a run's lease on a thread, readable in a lease
@@ -792,13 +850,17 @@ pub trait Checkpointer: Send + Sync + 'static {
 /// (see [`Checkpointer::begin_run`]) name the owner with it in
 /// [`CheckpointError::LeaseLost`].
 pub fn lease_owner_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .or_else(|| std::env::var("COMPUTERNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown-host".to_owned());
+    // Read once per process: a run starts with this, and the name is a label.
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let host = HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "unknown-host".to_owned())
+    });
     format!("{host}:{}:{:016x}", std::process::id(), fastrand::u64(..))
 }
 

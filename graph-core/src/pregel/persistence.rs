@@ -59,6 +59,9 @@ pub(crate) struct Persist {
     pub(super) restored_versions: Vec<Option<(u64, crate::checkpoint::SharedStr)>>,
     /// The random fraction of version strings made by this run.
     pub(super) version_salt: [u8; VERSION_SALT_LEN],
+    /// The checkpoint read when the run took its thread
+    /// ([`Run::begin_run`]), until [`Run::load`] takes it.
+    pub(super) preloaded: Option<Option<CheckpointTuple>>,
 }
 
 /// A checkpoint as `put_appending` takes it.
@@ -79,11 +82,15 @@ fn spawn_put(
     (checkpoint, metadata, new_versions, appends): PutArgs,
 ) -> tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>> {
     tokio::spawn(async move {
-        for (task_id, rows) in step_writes {
-            saver.put_writes(&parent, rows, &task_id).await?;
-        }
         saver
-            .put_appending(&parent, checkpoint, metadata, new_versions, appends)
+            .put_with_writes(
+                &parent,
+                step_writes,
+                checkpoint,
+                metadata,
+                new_versions,
+                appends,
+            )
             .await
             .map(drop)
     })
@@ -115,6 +122,7 @@ impl Persist {
             checkpoint_step: -1,
             restored_versions,
             version_salt: version_salt(),
+            preloaded: None,
         }
     }
 
@@ -169,7 +177,10 @@ impl<S: State> Run<S> {
     /// ([`Checkpointer::begin_run`]): across processes, what the lease is within
     /// one. A run at a subgraph's namespace (`update_state` of a subgraph's
     /// state) holds the whole thread too; a nested run is covered by its root's.
-    pub(super) async fn begin_run(&self) -> Result<crate::checkpoint::RunGuard, GraphError> {
+    ///
+    /// The saver reads the run's checkpoint in the same call
+    /// ([`Checkpointer::begin_run_and_load`]); [`load`](Self::load) takes it.
+    pub(super) async fn begin_run(&mut self) -> Result<crate::checkpoint::RunGuard, GraphError> {
         use crate::checkpoint::RunGuard;
         let Some(p) = self
             .persist
@@ -179,9 +190,9 @@ impl<S: State> Run<S> {
         else {
             return Ok(RunGuard::none());
         };
-        Ok(p.saver
-            .begin_run(&p.config.thread_id, &p.config.checkpoint_ns)
-            .await?)
+        let (guard, loaded) = p.saver.begin_run_and_load(&p.config).await?;
+        self.persist.preloaded = Some(loaded);
+        Ok(guard)
     }
 
     /// Stores through the guard's writer when it has one (a saver view that
@@ -208,7 +219,10 @@ impl<S: State> Run<S> {
             self.persist.checkpoint = ids::checkpoint_id(self.schedule.step);
             return Ok(None);
         };
-        let tuple = p.saver.get_tuple(&p.config).await?;
+        let tuple = match self.persist.preloaded.take() {
+            Some(loaded) => loaded,
+            None => p.saver.get_tuple(&p.config).await?,
+        };
         match &tuple {
             Some(tuple) => {
                 let warm = self.warm.as_ref().and_then(|warm| {
@@ -337,12 +351,21 @@ impl<S: State> Run<S> {
                 step_writes,
                 (checkpoint, metadata, new_versions, appends),
             ));
-        } else {
-            for (task_id, rows) in step_writes {
-                p.saver.put_writes(&p.config, rows, &task_id).await?;
-            }
+        } else if step_writes.is_empty() {
             p.saver
                 .put_appending(&p.config, checkpoint, metadata, new_versions, appends)
+                .await?;
+        } else {
+            // One call, so a saver can store the step in one transaction.
+            p.saver
+                .put_with_writes(
+                    &p.config,
+                    step_writes,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                    appends,
+                )
                 .await?;
         }
         // The next checkpoint descends from this one.
