@@ -88,11 +88,16 @@ for round in $(seq 1 "$rounds"); do
     for name in $names; do
         echo "-- $name (round $round of $rounds)" >&2
         # chat_<n>_turns_sync_*: any number of turns, on bench/anchor.py.
-        if grep -qx "$name" <<<"$python_names" ||
-            [[ "$name" =~ ^chat_[1-9][0-9]*_turns_sync_(memory|sqlite)$ ]]; then
+        # LangGraph has one SQLite layout: our opt-in append layout
+        # (`_sqlite_append`) is compared with it, under our name.
+        py_name="$name"
+        [[ "$name" =~ ^(chat_[1-9][0-9]*_turns_sync_sqlite)_append$ ]] && py_name="${BASH_REMATCH[1]}"
+        if grep -qx "$py_name" <<<"$python_names" ||
+            [[ "$py_name" =~ ^chat_[1-9][0-9]*_turns_sync_(memory|sqlite)$ ]]; then
             side="$anchor"
-            grep -qx "$name" <<<"$shared_names" || side="$own_anchor"
-            python3 "$side" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/python /' >>"$results" ||
+            grep -qx "$py_name" <<<"$shared_names" || side="$own_anchor"
+            python3 "$side" --only "$py_name" "${args[@]}" | tail -n 1 |
+                sed -E "s/\"workload\": *\"$py_name\"/\"workload\": \"$name\"/; s/^/python /" >>"$results" ||
                 echo "python {\"workload\": \"$name\", \"check\": \"FAIL: anchor exited non-zero\"}" >>"$results"
         fi
         "$ours" --only "$name" "${args[@]}" | tail -n 1 | sed 's/^/ours /' >>"$results" ||
