@@ -138,20 +138,14 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(async move {
-            let fence = self.fence_for(&config.thread_id)?;
-            self.saver
-                .put_fenced(
-                    config,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                    appends,
-                    &[],
-                    Some(fence),
-                )
-                .await
-        })
+        self.put_with_writes(
+            config,
+            Vec::new(),
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        )
     }
 
     /// Stores the writes and the checkpoint in one fenced transaction.

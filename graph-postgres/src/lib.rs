@@ -692,15 +692,14 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(self.put_fenced(
+        self.put_with_writes(
             config,
+            Vec::new(),
             checkpoint,
             metadata,
             new_versions,
             appends,
-            &[],
-            None,
-        ))
+        )
     }
 
     /// Stores the writes and the checkpoint in one transaction, its queries

@@ -381,26 +381,14 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self.saver.accepts(&appends) {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let fence = self.fence_for(&config.thread_id);
-        let config = config.clone();
-        let heads = Arc::clone(&self.saver.heads);
-        let job = self.saver.worker.run(move |conn| {
-            crate::ops::put(
-                conn,
-                &mut crate::append::lock(&heads),
-                &config,
-                checkpoint,
-                &metadata,
-                &new_versions,
-                &appends,
-                &[],
-                Some(&fence?),
-            )
-        });
-        Box::pin(job)
+        self.put_with_writes(
+            config,
+            Vec::new(),
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        )
     }
 
     /// Stores the writes and the checkpoint in one fenced transaction.

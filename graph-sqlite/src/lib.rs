@@ -496,27 +496,14 @@ impl Checkpointer for SqliteSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self
-            .writable("store a checkpoint")
-            .and_then(|()| self.accepts(&appends))
-        {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let config = config.clone();
-        let heads = Arc::clone(&self.heads);
-        Box::pin(self.worker.run(move |conn| {
-            ops::put(
-                conn,
-                &mut append::lock(&heads),
-                &config,
-                checkpoint,
-                &metadata,
-                &new_versions,
-                &appends,
-                &[],
-                None,
-            )
-        }))
+        self.put_with_writes(
+            config,
+            Vec::new(),
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        )
     }
 
     /// Stores the writes and the checkpoint in one transaction.
