@@ -471,6 +471,14 @@ impl Release {
             .run(move |conn| release(conn, &thread_id, generation))
     }
 
+    /// Releases the lease now, on the saver's thread (`conn` is its
+    /// connection), for a run that never started. An error leaves the lease
+    /// to expire.
+    pub(crate) fn release_on(mut self, conn: &Connection) {
+        self.done = true;
+        drop(release(conn, &self.thread_id, self.generation));
+    }
+
     /// Releases the lease and waits until it is released. An error leaves the
     /// lease to expire.
     pub(crate) async fn finish(mut self) {

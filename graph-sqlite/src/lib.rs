@@ -642,7 +642,7 @@ impl SqliteSaver {
                         else {
                             return Ok(None);
                         };
-                        let mut release = lease::Release {
+                        let release = lease::Release {
                             worker,
                             thread_id,
                             generation,
@@ -655,16 +655,14 @@ impl SqliteSaver {
                             Ok(tuple) => Ok(Some((release, Some(tuple)))),
                             Err(e) => {
                                 // The run does not start: its lease goes at once.
-                                release.done = true;
-                                drop(lease::release(conn, &release.thread_id, generation));
+                                release.release_on(conn);
                                 Err(e)
                             }
                         }
                     },
                     |conn, taken| {
-                        if let Some((mut release, _)) = taken {
-                            release.done = true;
-                            drop(lease::release(conn, &release.thread_id, release.generation));
+                        if let Some((release, _)) = taken {
+                            release.release_on(conn);
                         }
                     },
                 )
