@@ -744,9 +744,11 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// step ends with tasks whose writes are not stored yet.
     ///
     /// The default makes those calls one after the other and stops at the
-    /// first error. A saver may store them all in one transaction (the SQLite
-    /// saver does): a step then costs one round trip to the database, and a
-    /// crash stores either all of it or none of it.
+    /// first error (with no writes, it is `put_appending`'s future itself); a
+    /// saver that keeps it must not make `put_appending` call this. A saver may
+    /// store them all in one transaction (the SQLite saver does): a step then
+    /// costs one round trip to the database, and a crash stores either all of
+    /// it or none of it.
     fn put_with_writes<'a>(
         &'a self,
         config: &'a CheckpointConfig,
@@ -756,6 +758,9 @@ pub trait Checkpointer: Send + Sync + 'static {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if writes.is_empty() {
+            return self.put_appending(config, checkpoint, metadata, new_versions, appends);
+        }
         Box::pin(async move {
             for (task_id, rows) in writes {
                 self.put_writes(config, rows, &task_id).await?;

@@ -351,10 +351,6 @@ impl<S: State> Run<S> {
                 step_writes,
                 (checkpoint, metadata, new_versions, appends),
             ));
-        } else if step_writes.is_empty() {
-            p.saver
-                .put_appending(&p.config, checkpoint, metadata, new_versions, appends)
-                .await?;
         } else {
             // One call, so a saver can store the step in one transaction.
             p.saver
