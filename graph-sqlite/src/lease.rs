@@ -21,7 +21,7 @@ use crate::{storage, Worker};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, StepPut,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -417,6 +417,32 @@ impl Checkpointer for LeasedSaver {
                 &new_versions,
                 &appends,
                 &writes,
+                Some(&fence?),
+            )
+        }))
+    }
+
+    /// Stores the whole chain in one fenced transaction.
+    fn put_chain<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        puts: Vec<StepPut>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = puts
+            .iter()
+            .try_for_each(|put| self.saver.accepts(&put.appends))
+        {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let fence = self.fence_for(&config.thread_id);
+        let config = config.clone();
+        let heads = Arc::clone(&self.saver.heads);
+        Box::pin(self.saver.worker.run(move |conn| {
+            crate::ops::put_chain(
+                conn,
+                &mut crate::append::lock(&heads),
+                &config,
+                puts,
                 Some(&fence?),
             )
         }))

@@ -189,6 +189,7 @@ use graph_core::checkpoint::appended::Heads;
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
+    StepPut,
 };
 use schema::Tables;
 use std::fmt;
@@ -536,6 +537,25 @@ impl Checkpointer for SqliteSaver {
                 &writes,
                 None,
             )
+        }))
+    }
+
+    /// Stores the whole chain in one transaction.
+    fn put_chain<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        puts: Vec<StepPut>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        if let Err(e) = self.writable("store a checkpoint").and_then(|()| {
+            puts.iter()
+                .try_for_each(|put| self.accepts(&put.appends))
+        }) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let config = config.clone();
+        let heads = Arc::clone(&self.heads);
+        Box::pin(self.worker.run(move |conn| {
+            ops::put_chain(conn, &mut append::lock(&heads), &config, puts, None)
         }))
     }
 

@@ -5,11 +5,12 @@ use crate::decode::{typed_to_blob, typed_to_json, DecodeError, Reader, Stored};
 use crate::lease::{self, Fence};
 use crate::schema::Tables;
 use crate::{storage, storage_msg};
-use graph_core::checkpoint::appended::{Heads, APPENDED};
+use graph_core::checkpoint::appended::{Head, Heads, APPENDED};
 use graph_core::checkpoint::rows::{self, RowError, RowKey};
 use graph_core::checkpoint::{
     metadata_matches, Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, ListOptions, NameMap, PendingWrite, Retention, SharedStr,
+    StepPut,
 };
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -497,31 +498,124 @@ pub(crate) fn put(
     writes: &[(String, Vec<(String, Blob)>)],
     fence: Option<&Fence>,
 ) -> Result<CheckpointConfig, CheckpointError> {
-    let checkpoint_id = checkpoint.id.clone();
-    let context = || {
-        format!(
-            "put of thread `{}`, checkpoint `{checkpoint_id}`",
-            config.thread_id
-        )
-    };
-    // Values go to checkpoint_blobs, one row per changed channel; the row keeps the
-    // rest of the checkpoint (versions, versions_seen, ...).
+    let context = put_context(config, &checkpoint.id);
+    // Encoded before the write lock is taken.
     let put = rows::put_rows(checkpoint, metadata, new_versions)
-        .map_err(|e| storage_msg(format!("{}: {e}", context())))?;
+        .map_err(|e| storage_msg(format!("{context}: {e}")))?;
+    let tx = begin_put(conn, fence, &context)?;
+    let mut new_heads = Vec::with_capacity(appends.len());
+    let stored = store_put(
+        &tx,
+        heads,
+        config,
+        &put,
+        new_versions,
+        appends,
+        writes,
+        &mut new_heads,
+        &context,
+    )?;
+    tx.commit().map_err(|e| storage(context, e))?;
+    for (channel, head) in new_heads {
+        heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
+    }
+    Ok(stored)
+}
+
+/// Stores `puts` as a chain (each the child of the one before, the first of
+/// `config.checkpoint_id`) in one transaction: all or none.
+pub(crate) fn put_chain(
+    conn: &mut Connection,
+    heads: &mut Heads,
+    config: &CheckpointConfig,
+    puts: Vec<StepPut>,
+    fence: Option<&Fence>,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let Some(last) = puts.last() else {
+        return Ok(config.clone());
+    };
+    let context = put_context(config, &last.checkpoint.id);
+    // Encoded before the write lock is taken.
+    let mut encoded = Vec::with_capacity(puts.len());
+    for put in puts {
+        let context = put_context(config, &put.checkpoint.id);
+        let rows = rows::put_rows(put.checkpoint, &put.metadata, &put.new_versions)
+            .map_err(|e| storage_msg(format!("{context}: {e}")))?;
+        encoded.push((rows, put.new_versions, put.appends, put.writes, context));
+    }
+    let tx = begin_put(conn, fence, &context)?;
+    let mut parent = config.clone();
+    let mut new_heads = Vec::new();
+    for (rows, new_versions, appends, writes, context) in &encoded {
+        new_heads.clear();
+        let stored = store_put(
+            &tx,
+            heads,
+            &parent,
+            rows,
+            new_versions,
+            appends,
+            writes,
+            &mut new_heads,
+            context,
+        )?;
+        // The next put of the chain appends to these (the cache is keyed by
+        // version: if the transaction rolls back, no put names them).
+        for (channel, head) in new_heads.drain(..) {
+            heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
+        }
+        parent = stored;
+    }
+    tx.commit().map_err(|e| storage(context, e))?;
+    Ok(parent)
+}
+
+fn put_context(config: &CheckpointConfig, checkpoint_id: &str) -> String {
+    format!(
+        "put of thread `{}`, checkpoint `{checkpoint_id}`",
+        config.thread_id
+    )
+}
+
+/// A put's transaction, holding the write lock, its lease checked.
+fn begin_put<'c>(
+    conn: &'c mut Connection,
+    fence: Option<&Fence>,
+    context: &str,
+) -> Result<rusqlite::Transaction<'c>, CheckpointError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| storage(context(), e))?;
+        .map_err(|e| storage(context.to_owned(), e))?;
     if let Some(fence) = fence {
         // Dropping the transaction on error rolls it back.
         lease::check(&tx, fence)?;
     }
+    Ok(tx)
+}
+
+/// One checkpoint's rows, inside the caller's transaction: the step's writes
+/// against the parent, the changed channels' blobs, the checkpoint's row.
+/// The heads of the channels it appended to go to `new_heads`, for the
+/// caller to cache once the transaction commits.
+#[allow(clippy::too_many_arguments)]
+fn store_put(
+    tx: &Connection,
+    heads: &mut Heads,
+    config: &CheckpointConfig,
+    put: &rows::PutRows,
+    new_versions: &ChannelVersions,
+    appends: &NameMap<Append>,
+    writes: &[(String, Vec<(String, Blob)>)],
+    new_heads: &mut Vec<(SharedStr, Head)>,
+    context: &str,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let context = || context.to_owned();
     // The step's pending writes, against the parent, in the same transaction.
     for (task_id, rows) in writes {
-        store_writes(&tx, config, rows, task_id)?;
+        store_writes(tx, config, rows, task_id)?;
     }
     // The appended channels' new whole values, cached once the put is committed.
-    let mut new_heads = Vec::with_capacity(appends.len());
-    let inherited = python_parent_values(&tx, config)?;
+    let inherited = python_parent_values(tx, config)?;
     {
         let mut blob_stmt = tx
             .prepare_cached(
@@ -553,7 +647,7 @@ pub(crate) fn put(
                 checkpoint_ns: &config.checkpoint_ns,
                 channel,
             }
-            .row_for(&tx, heads, version, append)?;
+            .row_for(tx, heads, version, append)?;
             blob_stmt
                 .execute(params![
                     config.thread_id.as_str(),
@@ -604,11 +698,7 @@ pub(crate) fn put(
         })
         .map_err(|e| storage(context(), e))?;
     }
-    tx.commit().map_err(|e| storage(context(), e))?;
-    for (channel, head) in new_heads {
-        heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
-    }
-    Ok(config.at(put.id))
+    Ok(config.at(put.id.as_str()))
 }
 
 /// The values of the put's parent checkpoint when LangGraph's Python saver

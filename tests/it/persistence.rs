@@ -1621,3 +1621,85 @@ mod a_threads_next_run_starts_where_the_last_left_it {
         assert_eq!(lines(&fork), [r#"turn 0 client="""#, r#"turn 1 client="""#]);
     }
 }
+
+/// The sources and steps of a thread's checkpoints, oldest first.
+async fn sources(
+    saver: &InMemorySaver,
+    thread: &str,
+) -> Vec<(CheckpointSource, i64)> {
+    use stategraph::checkpoint::{CheckpointConfig, Checkpointer};
+    let mut listed = saver
+        .list(
+            Some(&CheckpointConfig::thread(thread)),
+            &ListOptions::default(),
+        )
+        .await
+        .unwrap();
+    listed.reverse();
+    listed
+        .iter()
+        .map(|t| (t.metadata.source, t.metadata.step))
+        .collect()
+}
+
+/// Under `sync`, the `input` checkpoint is stored together with the
+/// checkpoint of the `__start__` step after it (no node runs between the
+/// two), and both before the first node runs; a breakpoint before that node
+/// stores both too (docs/semantics.md §2.10).
+#[tokio::test]
+async fn under_sync_the_input_checkpoint_is_stored_before_any_node_runs() {
+    let saver = Arc::new(InMemorySaver::new());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (looking, record) = (Arc::clone(&saver), Arc::clone(&seen));
+    let build = |breakpoint: bool| {
+        let (looking, record) = (Arc::clone(&looking), Arc::clone(&record));
+        let graph = StateGraph::<Value>::new()
+            .add_node(async_node_fn("look", move |_: Arc<Value>, _| {
+                let (saver, record) = (Arc::clone(&looking), Arc::clone(&record));
+                async move {
+                    let stored = sources(&saver, "sync-input").await;
+                    record.lock().unwrap().push(stored);
+                    Value::update().value(1)
+                }
+            }))
+            .add_edge(START, "look");
+        let graph = if breakpoint {
+            graph.interrupt_before("look")
+        } else {
+            graph
+        };
+        graph
+            .compile_with(Arc::clone(&saver) as Arc<dyn stategraph::checkpoint::Checkpointer>)
+            .unwrap()
+    };
+    let config = RunConfig::thread("sync-input").with_durability(Durability::Sync);
+    build(false)
+        .invoke(Value::update().value(1), &config)
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![vec![(CheckpointSource::Input, -1), (CheckpointSource::Loop, 0)]],
+        "the node finds the input checkpoint and `__start__`'s stored"
+    );
+    assert_eq!(
+        sources(&saver, "sync-input").await,
+        vec![
+            (CheckpointSource::Input, -1),
+            (CheckpointSource::Loop, 0),
+            (CheckpointSource::Loop, 1)
+        ]
+    );
+
+    let paused = RunConfig::thread("sync-paused").with_durability(Durability::Sync);
+    let out = build(true)
+        .invoke(Value::update().value(1), &paused)
+        .await
+        .unwrap();
+    assert!(out.breakpoint.is_some(), "{out:?}");
+    assert_eq!(
+        sources(&saver, "sync-paused").await,
+        vec![(CheckpointSource::Input, -1), (CheckpointSource::Loop, 0)],
+        "a run that stops before its first node stores both"
+    );
+}

@@ -44,7 +44,7 @@
 use super::{
     Append, Blob, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointSource, CheckpointTuple, Checkpointer, ListOptions, NameMap,
-    PendingWrite, Retention, SharedStr,
+    PendingWrite, Retention, SharedStr, StepPut,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -69,6 +69,7 @@ pub async fn run_all(saver: &dyn Checkpointer) {
     pending_writes_ordered(saver).await;
     pending_writes_attached_to_their_checkpoint(saver).await;
     put_with_writes_stores_the_writes_then_the_checkpoint(saver).await;
+    put_chain_stores_each_checkpoint_as_the_child_of_the_one_before(saver).await;
     delete_thread_removes_every_namespace(saver).await;
     idempotent_put_and_put_writes(saver).await;
     value_fidelity(saver).await;
@@ -1211,6 +1212,76 @@ pub async fn put_with_writes_stores_the_writes_then_the_checkpoint(saver: &dyn C
             .checkpoint,
         last,
         "put_with_writes without writes is a put"
+    );
+}
+
+/// `put_chain` stores its checkpoints in order, each the child of the one
+/// before, each step's writes against its parent; an empty chain stores
+/// nothing and answers the config it was given.
+pub async fn put_chain_stores_each_checkpoint_as_the_child_of_the_one_before(
+    saver: &dyn Checkpointer,
+) {
+    let thread = unique_thread("put-chain");
+    let mut w = ThreadWriter::new(saver, &thread, "");
+    w.step(&[("a", Some(json!(1)))], loop_meta(0)).await;
+    let start = w.config.clone();
+    let (first_id, second_id) = (next_id(), next_id());
+    let (first_sent, first, first_versions) =
+        w.next_checkpoint(first_id.clone(), &[("a", Some(json!(2)))]);
+    let (second_sent, second, second_versions) =
+        w.next_checkpoint(second_id.clone(), &[("b", Some(json!("b")))]);
+    let puts = vec![
+        StepPut {
+            writes: vec![("task-0".to_owned(), vec![("a".to_owned(), blob(json!(2)))])],
+            checkpoint: first_sent,
+            metadata: meta(CheckpointSource::Input, 1, Value::Null),
+            new_versions: first_versions,
+            appends: NameMap::new(),
+        },
+        StepPut {
+            writes: vec![("task-1".to_owned(), vec![("b".to_owned(), blob(json!("b")))])],
+            checkpoint: second_sent,
+            metadata: loop_meta(2),
+            new_versions: second_versions,
+            appends: NameMap::new(),
+        },
+    ];
+    let stored = match saver.put_chain(&start, puts).await {
+        Ok(c) => c,
+        Err(e) => panic!("put_chain failed: {e}"),
+    };
+    let (first_config, second_config) = (start.at(first_id), start.at(second_id));
+    assert_eq!(stored, second_config, "put_chain answers the last checkpoint's config");
+    let latest = must_get(saver, &CheckpointConfig::thread(&thread)).await;
+    assert_eq!(latest.checkpoint, second, "the last of the chain is the latest");
+    assert_eq!(latest.parent_config, Some(first_config.clone()));
+    assert!(latest.pending_writes.is_empty());
+    let middle = must_get(saver, &first_config).await;
+    assert_eq!(middle.checkpoint, first, "every checkpoint of the chain is stored");
+    assert_eq!(
+        middle.parent_config,
+        Some(start.clone()),
+        "the first is the child of the config put_chain was given"
+    );
+    assert_eq!(
+        middle.pending_writes,
+        vec![write("task-1", "b", json!("b"))],
+        "a step's writes belong to its parent"
+    );
+    assert_eq!(
+        must_get(saver, &start).await.pending_writes,
+        vec![write("task-0", "a", json!(2))]
+    );
+    let empty = match saver.put_chain(&second_config, Vec::new()).await {
+        Ok(c) => c,
+        Err(e) => panic!("an empty put_chain failed: {e}"),
+    };
+    assert_eq!(empty, second_config, "an empty chain answers its config");
+    assert_eq!(
+        must_get(saver, &CheckpointConfig::thread(&thread))
+            .await
+            .checkpoint,
+        second
     );
 }
 

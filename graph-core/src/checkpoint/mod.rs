@@ -370,6 +370,24 @@ impl CheckpointConfig {
     }
 }
 
+/// One checkpoint of [`Checkpointer::put_chain`], with what
+/// [`Checkpointer::put_with_writes`] takes for it.
+#[derive(Debug, Clone)]
+pub struct StepPut {
+    /// Each task's pending writes `(task id, writes)`, stored against the
+    /// checkpoint's parent.
+    pub writes: Vec<(String, Vec<(String, Blob)>)>,
+    /// The checkpoint.
+    pub checkpoint: Checkpoint,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The channels whose version changed since the parent.
+    pub new_versions: ChannelVersions,
+    /// The channels that only grew, by what they appended (see
+    /// [`Checkpointer::put_appending`]).
+    pub appends: NameMap<Append>,
+}
+
 /// A snapshot of every channel at the end of a superstep (LangGraph's format v4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -767,6 +785,41 @@ pub trait Checkpointer: Send + Sync + 'static {
             }
             self.put_appending(config, checkpoint, metadata, new_versions, appends)
                 .await
+        })
+    }
+
+    /// Several checkpoints in a row, each the child of the one before (the
+    /// first of `config.checkpoint_id`), each stored as
+    /// [`put_with_writes`](Self::put_with_writes) stores one: its
+    /// [`StepPut::writes`] against its parent, then the checkpoint. Returns
+    /// the config of the last (`config` itself when `puts` is empty).
+    ///
+    /// The engine calls this under durability `sync` for a run's `input`
+    /// checkpoint and the checkpoint of the `__start__` step that follows it
+    /// (no node runs between the two). The default makes the calls one after
+    /// the other and stops at the first error; a saver may store them all in
+    /// one transaction (the SQLite saver does): the pair then costs one round
+    /// trip to the database, and a crash stores all of them or none.
+    fn put_chain<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        puts: Vec<StepPut>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(async move {
+            let mut parent = config.clone();
+            for put in puts {
+                parent = self
+                    .put_with_writes(
+                        &parent,
+                        put.writes,
+                        put.checkpoint,
+                        put.metadata,
+                        put.new_versions,
+                        put.appends,
+                    )
+                    .await?;
+            }
+            Ok(parent)
         })
     }
 

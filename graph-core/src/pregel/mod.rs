@@ -320,7 +320,10 @@ impl<S: State> Run<S> {
             match self.superstep(&mut start).await? {
                 Next::Continue => {}
                 Next::Done => return self.finish().await,
-                Next::Paused(output) => return Ok(output),
+                Next::Paused(output) => {
+                    self.persist.flush_puts().await?;
+                    return Ok(output);
+                }
             }
         }
     }
@@ -392,6 +395,10 @@ impl<S: State> Run<S> {
         }
         self.set_managed();
         let mut tasks = self.prepare()?;
+        if self.persist.deferred.is_some() && tasks.iter().any(|t| t.node != 0) {
+            // A node is about to run: the input checkpoint is stored first.
+            self.persist.flush_puts().await?;
+        }
         self.emit_checkpoint(&tasks);
         if tasks.is_empty() {
             self.spare_tasks = tasks;

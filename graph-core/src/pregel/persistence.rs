@@ -62,6 +62,12 @@ pub(crate) struct Persist {
     /// The checkpoint read when the run took its thread
     /// ([`Run::begin_run`]), until [`Run::load`] takes it.
     pub(super) preloaded: Option<Option<CheckpointTuple>>,
+    /// Under durability `sync`, the run's `input` checkpoint (with its
+    /// parent's config), held back to be stored with the checkpoint of the
+    /// `__start__` step after it in one call (`Checkpointer::put_chain`): no
+    /// node runs between the two. Whatever else touches the saver first
+    /// stores it ([`flush_puts`](Self::flush_puts)).
+    pub(super) deferred: Option<Box<(CheckpointConfig, crate::checkpoint::StepPut)>>,
 }
 
 /// A checkpoint as `put_appending` takes it.
@@ -123,6 +129,7 @@ impl Persist {
             restored_versions,
             version_salt: version_salt(),
             preloaded: None,
+            deferred: None,
         }
     }
 
@@ -139,8 +146,27 @@ impl Persist {
         self.saver.as_ref().map(|p| p.durability)
     }
 
-    /// Waits for the checkpoint being stored in the background (durability `async`).
+    /// Stores the held-back `input` checkpoint, if any, and waits for the
+    /// checkpoint being stored in the background (durability `async`).
     pub(super) async fn flush_puts(&mut self) -> Result<(), GraphError> {
+        if let (Some(p), Some(deferred)) = (&self.saver, self.deferred.take()) {
+            let (parent, put) = *deferred;
+            p.saver
+                .put_with_writes(
+                    &parent,
+                    put.writes,
+                    put.checkpoint,
+                    put.metadata,
+                    put.new_versions,
+                    put.appends,
+                )
+                .await?;
+        }
+        self.flush_background().await
+    }
+
+    /// Waits for the checkpoint being stored in the background (durability `async`).
+    async fn flush_background(&mut self) -> Result<(), GraphError> {
         if let Some(handle) = self.background_put.take() {
             match handle.await {
                 Ok(result) => result?,
@@ -302,6 +328,11 @@ impl<S: State> Run<S> {
         self.persist.new_checkpoint(self.schedule.step, source);
         match self.persist.durability() {
             Some(Durability::Exit) | None => Ok(()),
+            // No node runs before the next checkpoint (`__start__`'s step):
+            // the two are stored together (see `Persist::deferred`).
+            Some(Durability::Sync) if source == CheckpointSource::Input => {
+                self.put_checkpoint(source, true).await
+            }
             Some(_) => self.put_current(source).await,
         }
     }
@@ -319,6 +350,13 @@ impl<S: State> Run<S> {
 
     /// Stores the current checkpoint (if not stored yet).
     pub(super) async fn put_current(&mut self, source: CheckpointSource) -> Result<(), GraphError> {
+        self.put_checkpoint(source, false).await
+    }
+
+    /// Stores the current checkpoint (if not stored yet), with the held-back
+    /// `input` checkpoint before it if there is one; `defer`: holds this one
+    /// back instead (see `Persist::deferred`).
+    async fn put_checkpoint(&mut self, source: CheckpointSource, defer: bool) -> Result<(), GraphError> {
         if self.persist.saved {
             return Ok(());
         }
@@ -338,12 +376,36 @@ impl<S: State> Run<S> {
             && source == CheckpointSource::Loop
             && tokio::runtime::Handle::try_current().is_ok();
         // Puts are ordered: the previous one finishes before the next starts.
-        self.persist.flush_puts().await?;
+        if in_background {
+            self.persist.flush_puts().await?;
+        } else {
+            self.persist.flush_background().await?;
+        }
+        let deferred = self.persist.deferred.take();
         let Some(p) = &mut self.persist.saver else {
             return Ok(());
         };
         let step_writes = std::mem::take(&mut p.step_writes);
-        if in_background {
+        if defer && deferred.is_none() {
+            let put = crate::checkpoint::StepPut {
+                writes: step_writes,
+                checkpoint,
+                metadata,
+                new_versions,
+                appends,
+            };
+            self.persist.deferred = Some(Box::new((p.config.clone(), put)));
+        } else if let Some(first) = deferred {
+            let (parent, first) = *first;
+            let second = crate::checkpoint::StepPut {
+                writes: step_writes,
+                checkpoint,
+                metadata,
+                new_versions,
+                appends,
+            };
+            p.saver.put_chain(&parent, vec![first, second]).await?;
+        } else if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
             self.persist.background_put = Some(spawn_put(
                 saver,
