@@ -546,17 +546,19 @@ impl Checkpointer for SqliteSaver {
         config: &'a CheckpointConfig,
         puts: Vec<StepPut>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self.writable("store a checkpoint").and_then(|()| {
-            puts.iter()
-                .try_for_each(|put| self.accepts(&put.appends))
-        }) {
+        if let Err(e) = self
+            .writable("store a checkpoint")
+            .and_then(|()| puts.iter().try_for_each(|put| self.accepts(&put.appends)))
+        {
             return Box::pin(std::future::ready(Err(e)));
         }
         let config = config.clone();
         let heads = Arc::clone(&self.heads);
-        Box::pin(self.worker.run(move |conn| {
-            ops::put_chain(conn, &mut append::lock(&heads), &config, puts, None)
-        }))
+        Box::pin(
+            self.worker.run(move |conn| {
+                ops::put_chain(conn, &mut append::lock(&heads), &config, puts, None)
+            }),
+        )
     }
 
     fn put_writes<'a>(

@@ -139,8 +139,8 @@ fn poll_for(rx: &mpsc::Receiver<Message>, spin: Duration) -> Option<Message> {
 /// microseconds. A caller that sleeps at once must be woken when the answer
 /// comes, which on a virtual machine costs about as much as a small job: a
 /// 1 000-turn chat (`chat_1000_turns_sync_sqlite_append` in bench/) took
-/// 0.51–0.61 ms per turn sleeping at once and 0.44–0.52 ms looking for up to
-/// 300 µs first. The caller yields to its executor between looks, so other
+/// 0.56–0.61 ms per turn sleeping at once and 0.49–0.51 ms looking for up to
+/// 300 µs first (3 alternating 5-run medians each). The caller yields to its executor between looks, so other
 /// tasks of its thread run meanwhile.
 fn answer_spin() -> Option<Duration> {
     static SPIN: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();

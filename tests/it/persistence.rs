@@ -1623,10 +1623,7 @@ mod a_threads_next_run_starts_where_the_last_left_it {
 }
 
 /// The sources and steps of a thread's checkpoints, oldest first.
-async fn sources(
-    saver: &InMemorySaver,
-    thread: &str,
-) -> Vec<(CheckpointSource, i64)> {
+async fn sources(saver: &InMemorySaver, thread: &str) -> Vec<(CheckpointSource, i64)> {
     use stategraph::checkpoint::{CheckpointConfig, Checkpointer};
     let mut listed = saver
         .list(
@@ -1679,7 +1676,10 @@ async fn under_sync_the_input_checkpoint_is_stored_before_any_node_runs() {
         .unwrap();
     assert_eq!(
         seen.lock().unwrap().clone(),
-        vec![vec![(CheckpointSource::Input, -1), (CheckpointSource::Loop, 0)]],
+        vec![vec![
+            (CheckpointSource::Input, -1),
+            (CheckpointSource::Loop, 0)
+        ]],
         "the node finds the input checkpoint and `__start__`'s stored"
     );
     assert_eq!(

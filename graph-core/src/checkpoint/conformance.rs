@@ -1239,7 +1239,10 @@ pub async fn put_chain_stores_each_checkpoint_as_the_child_of_the_one_before(
             appends: NameMap::new(),
         },
         StepPut {
-            writes: vec![("task-1".to_owned(), vec![("b".to_owned(), blob(json!("b")))])],
+            writes: vec![(
+                "task-1".to_owned(),
+                vec![("b".to_owned(), blob(json!("b")))],
+            )],
             checkpoint: second_sent,
             metadata: loop_meta(2),
             new_versions: second_versions,
@@ -1251,13 +1254,22 @@ pub async fn put_chain_stores_each_checkpoint_as_the_child_of_the_one_before(
         Err(e) => panic!("put_chain failed: {e}"),
     };
     let (first_config, second_config) = (start.at(first_id), start.at(second_id));
-    assert_eq!(stored, second_config, "put_chain answers the last checkpoint's config");
+    assert_eq!(
+        stored, second_config,
+        "put_chain answers the last checkpoint's config"
+    );
     let latest = must_get(saver, &CheckpointConfig::thread(&thread)).await;
-    assert_eq!(latest.checkpoint, second, "the last of the chain is the latest");
+    assert_eq!(
+        latest.checkpoint, second,
+        "the last of the chain is the latest"
+    );
     assert_eq!(latest.parent_config, Some(first_config.clone()));
     assert!(latest.pending_writes.is_empty());
     let middle = must_get(saver, &first_config).await;
-    assert_eq!(middle.checkpoint, first, "every checkpoint of the chain is stored");
+    assert_eq!(
+        middle.checkpoint, first,
+        "every checkpoint of the chain is stored"
+    );
     assert_eq!(
         middle.parent_config,
         Some(start.clone()),

@@ -356,7 +356,11 @@ impl<S: State> Run<S> {
     /// Stores the current checkpoint (if not stored yet), with the held-back
     /// `input` checkpoint before it if there is one; `defer`: holds this one
     /// back instead (see `Persist::deferred`).
-    async fn put_checkpoint(&mut self, source: CheckpointSource, defer: bool) -> Result<(), GraphError> {
+    async fn put_checkpoint(
+        &mut self,
+        source: CheckpointSource,
+        defer: bool,
+    ) -> Result<(), GraphError> {
         if self.persist.saved {
             return Ok(());
         }
