@@ -151,16 +151,7 @@ impl Persist {
     pub(super) async fn flush_puts(&mut self) -> Result<(), GraphError> {
         if let (Some(p), Some(deferred)) = (&self.saver, self.deferred.take()) {
             let (parent, put) = *deferred;
-            p.saver
-                .put_with_writes(
-                    &parent,
-                    put.writes,
-                    put.checkpoint,
-                    put.metadata,
-                    put.new_versions,
-                    put.appends,
-                )
-                .await?;
+            p.saver.put_chain(&parent, vec![put]).await?;
         }
         self.flush_background().await
     }
