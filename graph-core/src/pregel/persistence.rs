@@ -381,7 +381,7 @@ impl<S: State> Run<S> {
             return Ok(());
         };
         let step_writes = std::mem::take(&mut p.step_writes);
-        if defer && deferred.is_none() {
+        if defer || deferred.is_some() {
             let put = crate::checkpoint::StepPut {
                 writes: step_writes,
                 checkpoint,
@@ -389,17 +389,13 @@ impl<S: State> Run<S> {
                 new_versions,
                 appends,
             };
-            self.persist.deferred = Some(Box::new((p.config.clone(), put)));
-        } else if let Some(first) = deferred {
-            let (parent, first) = *first;
-            let second = crate::checkpoint::StepPut {
-                writes: step_writes,
-                checkpoint,
-                metadata,
-                new_versions,
-                appends,
-            };
-            p.saver.put_chain(&parent, vec![first, second]).await?;
+            match deferred {
+                None => self.persist.deferred = Some(Box::new((p.config.clone(), put))),
+                Some(first) => {
+                    let (parent, first) = *first;
+                    p.saver.put_chain(&parent, vec![first, put]).await?;
+                }
+            }
         } else if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
             self.persist.background_put = Some(spawn_put(
