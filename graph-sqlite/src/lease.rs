@@ -444,6 +444,7 @@ impl Checkpointer for LeasedSaver {
                 &config,
                 puts,
                 Some(&fence?),
+                false,
             )
         }))
     }
@@ -509,6 +510,44 @@ impl Release {
     /// lease to expire.
     pub(crate) async fn finish(mut self) {
         drop(self.queue().await);
+    }
+
+    /// The run's end (see `RunGuard::storing`): stores `last`, the run's
+    /// held-back checkpoints, through `writer` (fenced), and releases the
+    /// lease in the same transaction: one job on the saver's thread, one
+    /// commit. If the puts fail, the lease is released on its own, and their
+    /// error returned.
+    pub(crate) async fn finish_storing(
+        mut self,
+        writer: Arc<LeasedSaver>,
+        last: Option<graph_core::checkpoint::LastPuts>,
+    ) -> Result<(), CheckpointError> {
+        let Some((config, puts)) = last.filter(|(_, puts)| !puts.is_empty()) else {
+            self.finish().await;
+            return Ok(());
+        };
+        let fence = puts
+            .iter()
+            .try_for_each(|put| writer.saver.accepts(&put.appends))
+            .and_then(|()| writer.fence_for(&config.thread_id));
+        self.done = true;
+        self.worker.unhold(self.generation);
+        let (thread_id, generation) = (std::mem::take(&mut self.thread_id), self.generation);
+        let heads = Arc::clone(&writer.saver.heads);
+        // Queued now: a run cancelled while it waits still stores and releases.
+        let job = self.worker.run(move |conn| {
+            let stored = fence.and_then(|fence| {
+                let mut heads = crate::append::lock(&heads);
+                crate::ops::put_chain(conn, &mut heads, &config, puts, Some(&fence), true)
+            });
+            if stored.is_err() {
+                // Rolled back with the puts: released on its own (an error
+                // leaves it to expire).
+                drop(release(conn, &thread_id, generation));
+            }
+            stored.map(drop)
+        });
+        job.await
     }
 }
 

@@ -130,7 +130,10 @@
 //! A run costs few round trips to that thread: taking the thread's lease and
 //! reading its checkpoint are one job ([`Checkpointer::begin_run_and_load`]),
 //! a step's pending writes and its checkpoint one transaction
-//! ([`Checkpointer::put_with_writes`]), and after a job the thread looks for
+//! ([`Checkpointer::put_with_writes`]), checkpoints with no node run between
+//! them one transaction ([`Checkpointer::put_chain`]: under durability `sync`
+//! a run's `input` and `__start__` checkpoints, and its last checkpoint with
+//! the end of its lease, see [`RunGuard::release_after`]), and after a job the thread looks for
 //! the next one for 50 µs before it sleeps (on a machine with more than one
 //! CPU), since a run's next call usually follows within that time and waking
 //! a sleeping thread costs more than the wait.
@@ -554,11 +557,9 @@ impl Checkpointer for SqliteSaver {
         }
         let config = config.clone();
         let heads = Arc::clone(&self.heads);
-        Box::pin(
-            self.worker.run(move |conn| {
-                ops::put_chain(conn, &mut append::lock(&heads), &config, puts, None)
-            }),
-        )
+        Box::pin(self.worker.run(move |conn| {
+            ops::put_chain(conn, &mut append::lock(&heads), &config, puts, None, false)
+        }))
     }
 
     fn put_writes<'a>(
@@ -712,8 +713,9 @@ impl SqliteSaver {
             },
             lost,
         });
+        let end = Arc::clone(&writer);
         Ok((
-            RunGuard::new(move || release.finish()).with_writer(writer),
+            RunGuard::storing(move |last| release.finish_storing(end, last)).with_writer(writer),
             loaded,
         ))
     }

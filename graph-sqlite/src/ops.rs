@@ -523,13 +523,16 @@ pub(crate) fn put(
 }
 
 /// Stores `puts` as a chain (each the child of the one before, the first of
-/// `config.checkpoint_id`) in one transaction: all or none.
+/// `config.checkpoint_id`) in one transaction: all or none. With `end_lease`,
+/// the same transaction ends the run's lease (`fence`'s): the run's last
+/// checkpoints and its release in one commit.
 pub(crate) fn put_chain(
     conn: &mut Connection,
     heads: &mut Heads,
     config: &CheckpointConfig,
     puts: Vec<StepPut>,
     fence: Option<&Fence>,
+    end_lease: bool,
 ) -> Result<CheckpointConfig, CheckpointError> {
     let Some(last) = puts.last() else {
         return Ok(config.clone());
@@ -565,6 +568,9 @@ pub(crate) fn put_chain(
             heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
         }
         parent = stored;
+    }
+    if let (true, Some(fence)) = (end_lease, fence) {
+        lease::release(&tx, &fence.thread_id, fence.generation)?;
     }
     tx.commit().map_err(|e| storage(context, e))?;
     Ok(parent)

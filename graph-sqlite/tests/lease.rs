@@ -593,3 +593,114 @@ async fn a_run_that_cannot_read_its_checkpoint_leaves_the_thread_free() {
     let guard = saver.begin_run("t", "").await.expect("the thread is free");
     guard.release().await;
 }
+
+/// The lease holders of `thread` in the file: (owner, generation).
+fn holders(path: &Path, thread: &str) -> Vec<(String, i64)> {
+    let conn = raw(path);
+    let mut stmt = conn
+        .prepare("SELECT owner, generation FROM stategraph_thread_leases WHERE thread_id = ?1")
+        .expect("prepare");
+    stmt.query_map([thread], |row| Ok((row.get(0)?, row.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+/// Under durability `sync` a run's last checkpoint is stored with the release
+/// of its lease, in one transaction. A put that fails there still lets the
+/// thread go (a run right after takes it at once) and returns its error; the
+/// checkpoints stored before the node ran stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_last_checkpoint_that_cannot_be_stored_fails_the_run_and_frees_the_thread() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("last.sqlite");
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let app = looping(
+        SqliteSaver::open(&path).await.expect("open"),
+        "a",
+        1,
+        started_tx,
+        Some(Arc::clone(&gate)),
+    );
+    let config = RunConfig::thread("last").with_durability(Durability::Sync);
+    let run = tokio::spawn({
+        let (app, config) = (app.clone(), config.clone());
+        async move { app.invoke(Steps::update(), &config).await }
+    });
+    started.recv().await.expect("the step started");
+    // The node runs: the run's `input` and `__start__` checkpoints are stored,
+    // and the lease is held. From now on the file refuses new checkpoints.
+    let other = SqliteSaver::open(&path).await.expect("open");
+    assert_eq!(assert_linear_history(&other, "last").await, 2);
+    assert_eq!(holders(&path, "last").len(), 1);
+    raw(&path)
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON checkpoint_rows \
+             BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
+        )
+        .expect("trigger");
+    gate.add_permits(1);
+    let failed = run.await.expect("join");
+    assert!(
+        matches!(
+            &failed,
+            Err(GraphError::Checkpoint(CheckpointError::Storage(e))) if e.to_string().contains("the disk is full")
+        ),
+        "{failed:?}"
+    );
+    // Nothing of the failed put was stored, and the lease went with it.
+    assert_eq!(assert_linear_history(&other, "last").await, 2);
+    assert!(holders(&path, "last").is_empty());
+    raw(&path)
+        .execute_batch("DROP TRIGGER refuse;")
+        .expect("drop trigger");
+    let guard = other
+        .begin_run("last", "")
+        .await
+        .expect("the thread is free");
+    guard.release().await;
+}
+
+/// A run whose lease was taken over while its last node ran: the last
+/// checkpoint, stored with the release, is refused (`LeaseLost`), and the
+/// release leaves the new holder's lease alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_lost_its_lease_in_its_last_step_leaves_the_new_holder_alone() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("taken.sqlite");
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let app = looping(
+        SqliteSaver::open(&path).await.expect("open"),
+        "a",
+        1,
+        started_tx,
+        Some(Arc::clone(&gate)),
+    );
+    let config = RunConfig::thread("taken").with_durability(Durability::Sync);
+    let run = tokio::spawn({
+        let (app, config) = (app.clone(), config.clone());
+        async move { app.invoke(Steps::update(), &config).await }
+    });
+    started.recv().await.expect("the step started");
+    // Its lease expired (its process stalled, on another machine) and a run
+    // elsewhere took the thread.
+    raw(&path)
+        .execute_batch(
+            "DELETE FROM stategraph_thread_leases WHERE thread_id = 'taken'; \
+             INSERT INTO stategraph_thread_leases (thread_id, owner, expires_at, boot_id) \
+             VALUES ('taken', 'elsewhere', 9223372036854775807, 'another-boot');",
+        )
+        .expect("take the thread over");
+    let new_holder = holders(&path, "taken");
+    gate.add_permits(1);
+    let lost = run.await.expect("join");
+    assert!(
+        matches!(&lost, Err(GraphError::LeaseLost { thread_id, .. }) if thread_id == "taken"),
+        "{lost:?}"
+    );
+    let other = SqliteSaver::open(&path).await.expect("open");
+    assert_eq!(assert_linear_history(&other, "taken").await, 2);
+    assert_eq!(holders(&path, "taken"), new_holder);
+}

@@ -19,7 +19,7 @@ mod spare;
 
 pub use memory::InMemorySaver;
 pub use name_map::{NameMap, NameMapIter};
-pub use run_guard::RunGuard;
+pub use run_guard::{LastPuts, RunGuard};
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -794,9 +794,10 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// [`StepPut::writes`] against its parent, then the checkpoint. Returns
     /// the config of the last (`config` itself when `puts` is empty).
     ///
-    /// The engine calls this under durability `sync` for a run's `input`
-    /// checkpoint and the checkpoint of the `__start__` step that follows it
-    /// (no node runs between the two). The default makes the calls one after
+    /// The engine calls this under durability `sync` for checkpoints with no
+    /// node run between them: a run's `input` checkpoint and that of the
+    /// `__start__` step after it; a run's last checkpoint, when its guard does
+    /// not store it itself ([`RunGuard::release_after`]). The default makes the calls one after
     /// the other and stops at the first error; a saver may store them all in
     /// one transaction (the SQLite saver does): the pair then costs one round
     /// trip to the database, and a crash stores all of them or none.

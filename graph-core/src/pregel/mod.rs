@@ -305,12 +305,7 @@ impl<S: State> Run<S> {
         let guard = self.begin_run().await?;
         self.write_through(&guard);
         let result = unwind::contain(self.run_steps(input)).await;
-        match &result {
-            Ok(_) => self.keep_warm(),
-            Err(e) => self.settle_puts(e).await,
-        }
-        guard.release().await;
-        result
+        self.end_run(guard, result).await
     }
 
     /// The superstep loop.
@@ -321,7 +316,7 @@ impl<S: State> Run<S> {
                 Next::Continue => {}
                 Next::Done => return self.finish().await,
                 Next::Paused(output) => {
-                    self.persist.flush_puts().await?;
+                    self.persist.flush_at_end().await?;
                     return Ok(output);
                 }
             }
@@ -396,7 +391,7 @@ impl<S: State> Run<S> {
         self.set_managed();
         let mut tasks = self.prepare()?;
         if self.persist.deferred.is_some() && tasks.iter().any(|t| t.node != 0) {
-            // A node is about to run: the input checkpoint is stored first.
+            // A node is about to run: the checkpoints before it are stored first.
             self.persist.flush_puts().await?;
         }
         self.emit_checkpoint(&tasks);

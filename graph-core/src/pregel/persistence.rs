@@ -62,12 +62,17 @@ pub(crate) struct Persist {
     /// The checkpoint read when the run took its thread
     /// ([`Run::begin_run`]), until [`Run::load`] takes it.
     pub(super) preloaded: Option<Option<CheckpointTuple>>,
-    /// Under durability `sync`, the run's `input` checkpoint (with its
-    /// parent's config), held back to be stored with the checkpoint of the
-    /// `__start__` step after it in one call (`Checkpointer::put_chain`): no
-    /// node runs between the two. Whatever else touches the saver first
-    /// stores it ([`flush_puts`](Self::flush_puts)).
-    pub(super) deferred: Option<Box<(CheckpointConfig, crate::checkpoint::StepPut)>>,
+    /// Under durability `sync`, the checkpoints made since the last put (with
+    /// the config of that put), held back until a node is about to run: the
+    /// run's `input` checkpoint is then stored with the `__start__` step's in
+    /// one call (`Checkpointer::put_chain`), and a run's last checkpoint with
+    /// the release of its thread (`RunGuard::release_after`). Whatever else
+    /// touches the saver first stores them ([`flush_puts`](Self::flush_puts)).
+    pub(super) deferred: Option<Box<crate::checkpoint::LastPuts>>,
+    /// Whether the run's end stores the held-back checkpoints, with the
+    /// release of its thread (a root run with a saver): its last steps then
+    /// leave them held back.
+    pub(super) stored_at_release: bool,
 }
 
 /// A checkpoint as `put_appending` takes it.
@@ -130,6 +135,7 @@ impl Persist {
             version_salt: version_salt(),
             preloaded: None,
             deferred: None,
+            stored_at_release: false,
         }
     }
 
@@ -150,10 +156,21 @@ impl Persist {
     /// checkpoint being stored in the background (durability `async`).
     pub(super) async fn flush_puts(&mut self) -> Result<(), GraphError> {
         if let (Some(p), Some(deferred)) = (&self.saver, self.deferred.take()) {
-            let (parent, put) = *deferred;
-            p.saver.put_chain(&parent, vec![put]).await?;
+            let (parent, puts) = *deferred;
+            p.saver.put_chain(&parent, puts).await?;
         }
         self.flush_background().await
+    }
+
+    /// [`flush_puts`](Self::flush_puts) where the run's steps end: the
+    /// held-back checkpoints stay held back when the run's end stores them
+    /// ([`stored_at_release`](Self::stored_at_release)).
+    pub(super) async fn flush_at_end(&mut self) -> Result<(), GraphError> {
+        if self.stored_at_release {
+            self.flush_background().await
+        } else {
+            self.flush_puts().await
+        }
     }
 
     /// Waits for the checkpoint being stored in the background (durability `async`).
@@ -209,7 +226,36 @@ impl<S: State> Run<S> {
         };
         let (guard, loaded) = p.saver.begin_run_and_load(&p.config).await?;
         self.persist.preloaded = Some(loaded);
+        self.persist.stored_at_release = true;
         Ok(guard)
+    }
+
+    /// The end of a run that holds its thread: the checkpoints still held
+    /// back are stored with the guard's release (one call when the saver can),
+    /// and the run keeps its state warm once they are. A run that failed has
+    /// stored what it could ([`settle_puts`](Self::settle_puts)).
+    pub(super) async fn end_run(
+        &mut self,
+        guard: crate::checkpoint::RunGuard,
+        result: Result<super::GraphOutput<Arc<S>>, GraphError>,
+    ) -> Result<super::GraphOutput<Arc<S>>, GraphError> {
+        let output = match result {
+            Ok(output) => output,
+            Err(e) => {
+                self.settle_puts(&e).await;
+                guard.release().await;
+                return Err(e);
+            }
+        };
+        match (&self.persist.saver, self.persist.deferred.take()) {
+            (Some(p), Some(deferred)) => {
+                let (parent, puts) = *deferred;
+                guard.release_after(&*p.saver, &parent, puts).await?;
+            }
+            _ => guard.release().await,
+        }
+        self.keep_warm();
+        Ok(output)
     }
 
     /// Stores through the guard's writer when it has one (a saver view that
@@ -319,9 +365,9 @@ impl<S: State> Run<S> {
         self.persist.new_checkpoint(self.schedule.step, source);
         match self.persist.durability() {
             Some(Durability::Exit) | None => Ok(()),
-            // No node runs before the next checkpoint (`__start__`'s step):
-            // the two are stored together (see `Persist::deferred`).
-            Some(Durability::Sync) if source == CheckpointSource::Input => {
+            // Stored before the next node runs, or with the thread's release
+            // (see `Persist::deferred`).
+            Some(Durability::Sync) if source != CheckpointSource::Update => {
                 self.put_checkpoint(source, true).await
             }
             Some(_) => self.put_current(source).await,
@@ -389,12 +435,13 @@ impl<S: State> Run<S> {
                 new_versions,
                 appends,
             };
-            match deferred {
-                None => self.persist.deferred = Some(Box::new((p.config.clone(), put))),
-                Some(first) => {
-                    let (parent, first) = *first;
-                    p.saver.put_chain(&parent, vec![first, put]).await?;
-                }
+            let mut chain = deferred.unwrap_or_else(|| Box::new((p.config.clone(), Vec::new())));
+            chain.1.push(put);
+            if defer {
+                self.persist.deferred = Some(chain);
+            } else {
+                let (parent, puts) = *chain;
+                p.saver.put_chain(&parent, puts).await?;
             }
         } else if in_background {
             let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
@@ -448,8 +495,10 @@ impl<S: State> Run<S> {
     /// every background put has completed.
     pub(super) async fn save_on_exit(&mut self) -> Result<(), GraphError> {
         let source = self.persist.pending_source;
-        self.put_current(source).await?;
-        self.persist.flush_puts().await
+        // Held back for the thread's release when the run's end stores it.
+        let defer = self.persist.stored_at_release;
+        self.put_checkpoint(source, defer).await?;
+        self.persist.flush_at_end().await
     }
 
     pub(super) fn current_config(&self) -> Result<CheckpointConfig, GraphError> {
