@@ -606,6 +606,34 @@ fn holders(path: &Path, thread: &str) -> Vec<(String, i64)> {
         .expect("rows")
 }
 
+/// A run of one step (durability `sync`) on `thread`, started and waiting in
+/// its node until the returned gate gets a permit.
+async fn one_step_run_waiting_in_its_node(
+    path: &Path,
+    thread: &str,
+) -> (
+    tokio::task::JoinHandle<Result<Steps, GraphError>>,
+    Arc<Semaphore>,
+) {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let app = looping(
+        SqliteSaver::open(path).await.expect("open"),
+        "a",
+        1,
+        started_tx,
+        Some(Arc::clone(&gate)),
+    );
+    let config = RunConfig::thread(thread).with_durability(Durability::Sync);
+    let run = tokio::spawn(async move {
+        app.invoke(Steps::update(), &config)
+            .await
+            .map(|out| out.into_state())
+    });
+    started.recv().await.expect("the step started");
+    (run, gate)
+}
+
 /// Under durability `sync` a run's last checkpoint is stored with the release
 /// of its lease, in one transaction. A put that fails there still lets the
 /// thread go (a run right after takes it at once) and returns its error; the
@@ -614,21 +642,7 @@ fn holders(path: &Path, thread: &str) -> Vec<(String, i64)> {
 async fn a_last_checkpoint_that_cannot_be_stored_fails_the_run_and_frees_the_thread() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("last.sqlite");
-    let (started_tx, mut started) = mpsc::unbounded_channel();
-    let gate = Arc::new(Semaphore::new(0));
-    let app = looping(
-        SqliteSaver::open(&path).await.expect("open"),
-        "a",
-        1,
-        started_tx,
-        Some(Arc::clone(&gate)),
-    );
-    let config = RunConfig::thread("last").with_durability(Durability::Sync);
-    let run = tokio::spawn({
-        let (app, config) = (app.clone(), config.clone());
-        async move { app.invoke(Steps::update(), &config).await }
-    });
-    started.recv().await.expect("the step started");
+    let (run, gate) = one_step_run_waiting_in_its_node(&path, "last").await;
     // The node runs: the run's `input` and `__start__` checkpoints are stored,
     // and the lease is held. From now on the file refuses new checkpoints.
     let other = SqliteSaver::open(&path).await.expect("open");
@@ -669,21 +683,7 @@ async fn a_last_checkpoint_that_cannot_be_stored_fails_the_run_and_frees_the_thr
 async fn a_run_that_lost_its_lease_in_its_last_step_leaves_the_new_holder_alone() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("taken.sqlite");
-    let (started_tx, mut started) = mpsc::unbounded_channel();
-    let gate = Arc::new(Semaphore::new(0));
-    let app = looping(
-        SqliteSaver::open(&path).await.expect("open"),
-        "a",
-        1,
-        started_tx,
-        Some(Arc::clone(&gate)),
-    );
-    let config = RunConfig::thread("taken").with_durability(Durability::Sync);
-    let run = tokio::spawn({
-        let (app, config) = (app.clone(), config.clone());
-        async move { app.invoke(Steps::update(), &config).await }
-    });
-    started.recv().await.expect("the step started");
+    let (run, gate) = one_step_run_waiting_in_its_node(&path, "taken").await;
     // Its lease expired (its process stalled, on another machine) and a run
     // elsewhere took the thread.
     raw(&path)

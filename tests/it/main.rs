@@ -28,6 +28,7 @@ mod fuzz_decoding;
 mod generic_nodes;
 mod generic_state;
 mod graph_macro;
+mod hooked_saver;
 mod interrupts;
 mod no_copy;
 mod overwrite;

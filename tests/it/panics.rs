@@ -6,13 +6,10 @@
 
 use serde::{Deserializer, Serializer};
 use stategraph::cache::{CachePolicy, InMemoryCache};
-use stategraph::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, InMemorySaver, ListOptions, Retention,
-};
+use stategraph::checkpoint::{Checkpointer, InMemorySaver, ListOptions};
 use stategraph::prelude::*;
-use stategraph::{BoxFuture, Durability, PanicSite, RetryPolicy, SerdeValue, StateSnapshot};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use stategraph::{Durability, PanicSite, RetryPolicy, SerdeValue, StateSnapshot};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -442,68 +439,7 @@ mod retry {
 
 mod checkpointer {
     use super::*;
-
-    /// An `InMemorySaver` whose `put` panics once `armed`.
-    struct Explosive {
-        inner: InMemorySaver,
-        armed: AtomicBool,
-        puts: AtomicU32,
-    }
-
-    impl Checkpointer for Explosive {
-        fn get_tuple<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-        ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
-            self.inner.get_tuple(config)
-        }
-
-        fn list<'a>(
-            &'a self,
-            config: Option<&'a CheckpointConfig>,
-            options: &'a ListOptions,
-        ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
-            self.inner.list(config, options)
-        }
-
-        fn put<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            checkpoint: Checkpoint,
-            metadata: CheckpointMetadata,
-            new_versions: ChannelVersions,
-        ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-            if self.armed.load(Ordering::SeqCst) {
-                panic!("the disk is on fire");
-            }
-            self.puts.fetch_add(1, Ordering::SeqCst);
-            self.inner.put(config, checkpoint, metadata, new_versions)
-        }
-
-        fn put_writes<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            writes: Vec<(String, stategraph::checkpoint::Blob)>,
-            task_id: &'a str,
-        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-            self.inner.put_writes(config, writes, task_id)
-        }
-
-        fn delete_thread<'a>(
-            &'a self,
-            thread_id: &'a str,
-        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-            self.inner.delete_thread(thread_id)
-        }
-
-        fn prune<'a>(
-            &'a self,
-            thread_id: &'a str,
-            retention: Retention,
-        ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
-            self.inner.prune(thread_id, retention)
-        }
-    }
+    use crate::hooked_saver::HookedSaver;
 
     #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
     struct Steps {
@@ -512,11 +448,16 @@ mod checkpointer {
 
     #[tokio::test]
     async fn any_other_panic_in_a_run_is_contained_too() {
-        let saver = Arc::new(Explosive {
-            inner: InMemorySaver::new(),
-            armed: AtomicBool::new(false),
-            puts: AtomicU32::new(0),
-        });
+        // A saver whose puts panic once `armed`.
+        let armed = Arc::new(AtomicBool::new(false));
+        let fuse = Arc::clone(&armed);
+        let saver = Arc::new(
+            HookedSaver::new(Arc::new(InMemorySaver::new())).on_put(move |_| {
+                if fuse.load(Ordering::SeqCst) {
+                    panic!("the disk is on fire");
+                }
+            }),
+        );
         let app = StateGraph::<Steps>::new()
             .add_node(node_fn("step", |s: &Steps| Steps::update().n(s.n + 1)))
             .add_edge(START, "step")
@@ -525,13 +466,13 @@ mod checkpointer {
         let config = RunConfig::thread("saver").with_durability(Durability::Sync);
         app.invoke(Steps::update(), &config).await.unwrap();
 
-        saver.armed.store(true, Ordering::SeqCst);
+        armed.store(true, Ordering::SeqCst);
         let err = app.invoke(Steps::update(), &config).await.unwrap_err();
         assert!(
             matches!(&err, GraphError::Panicked { site: PanicSite::Run, message } if message == "the disk is on fire"),
             "{err:?}"
         );
-        saver.armed.store(false, Ordering::SeqCst);
+        armed.store(false, Ordering::SeqCst);
         let snapshot = app.get_state(&config).await.unwrap();
         assert_eq!(snapshot.values.n, 1);
         let out = app.invoke(Steps::update(), &config).await.unwrap();

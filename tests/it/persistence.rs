@@ -1703,3 +1703,95 @@ async fn under_sync_the_input_checkpoint_is_stored_before_any_node_runs() {
         "a run that stops before its first node stores both"
     );
 }
+
+/// What a run hands to its guard's release (`RunGuard::storing`): the
+/// `(source, step)` of each checkpoint, or `None` when it hands nothing.
+mod handed_to_the_release {
+    use super::*;
+    use crate::hooked_saver::HookedSaver;
+    use stategraph::checkpoint::{Checkpointer, RunGuard};
+    use std::sync::Mutex;
+
+    type Handed = Arc<Mutex<Vec<Option<Vec<(CheckpointSource, i64)>>>>>;
+
+    fn app(fails: bool) -> (CompiledGraph<Value>, Arc<InMemorySaver>, Handed) {
+        let inner = Arc::new(InMemorySaver::new());
+        let handed = Handed::default();
+        let record = Arc::clone(&handed);
+        // The guard records what it is handed and stores it.
+        let saver = HookedSaver::new(Arc::clone(&inner)).guard(move |inner| {
+            let handed = Arc::clone(&record);
+            RunGuard::storing(move |last| async move {
+                let Some((parent, puts)) = last else {
+                    handed.lock().unwrap().push(None);
+                    return Ok(());
+                };
+                let steps = puts
+                    .iter()
+                    .map(|p| (p.metadata.source, p.metadata.step))
+                    .collect();
+                handed.lock().unwrap().push(Some(steps));
+                inner.put_chain(&parent, puts).await.map(drop)
+            })
+        });
+        let app = StateGraph::<Value>::new()
+            .add_node(node_fn(
+                "one",
+                move |_: &Value| -> Result<ValueUpdate, ConnectionError> {
+                    if fails {
+                        Err(ConnectionError)
+                    } else {
+                        Ok(Value::update().value(1))
+                    }
+                },
+            ))
+            .add_edge(START, "one")
+            .compile_with(saver)
+            .unwrap();
+        (app, inner, handed)
+    }
+
+    /// Under `sync` the run's last checkpoint is stored by the release (one
+    /// call for a saver that can); under `exit` the one checkpoint too; under
+    /// `async` everything was stored in the run (docs/semantics.md §2.10).
+    #[tokio::test]
+    async fn a_runs_last_checkpoint_is_stored_with_the_release_of_its_thread() {
+        use CheckpointSource::{Input, Loop};
+        for (durability, handed_last, history) in [
+            (
+                Durability::Sync,
+                Some(vec![(Loop, 1)]),
+                vec![(Input, -1), (Loop, 0), (Loop, 1)],
+            ),
+            (Durability::Exit, Some(vec![(Loop, 1)]), vec![(Loop, 1)]),
+            (
+                Durability::Async,
+                None,
+                vec![(Input, -1), (Loop, 0), (Loop, 1)],
+            ),
+        ] {
+            let (app, saver, handed) = app(false);
+            let config = RunConfig::thread("t").with_durability(durability);
+            let out = app.invoke(Value::update().value(1), &config).await.unwrap();
+            assert_eq!(out.value, 2);
+            assert_eq!(*handed.lock().unwrap(), vec![handed_last], "{durability:?}");
+            assert_eq!(sources(&saver, "t").await, history, "{durability:?}");
+            assert_eq!(app.get_state(&config).await.unwrap().values.value, 2);
+        }
+    }
+
+    /// A run that fails stores what it has before it lets the thread go: the
+    /// release is handed nothing.
+    #[tokio::test]
+    async fn a_failed_run_stores_its_checkpoints_before_the_release() {
+        let (app, saver, handed) = app(true);
+        let config = RunConfig::thread("t").with_durability(Durability::Sync);
+        let failed = app.invoke(Value::update().value(1), &config).await;
+        assert!(failed.is_err());
+        assert_eq!(*handed.lock().unwrap(), vec![None]);
+        assert_eq!(
+            sources(&saver, "t").await,
+            vec![(CheckpointSource::Input, -1), (CheckpointSource::Loop, 0)]
+        );
+    }
+}
