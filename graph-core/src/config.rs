@@ -28,7 +28,9 @@ fn process_recursion_limit() -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Durability {
-    /// Every checkpoint is stored before the next superstep starts.
+    /// Every checkpoint is stored before a node of a later superstep runs, and
+    /// the last one before the run returns (with the release of the thread,
+    /// in one call when the saver can).
     Sync,
     /// Checkpoints are stored in the background while the next superstep runs,
     /// in order; the run waits for the last one before it returns.
