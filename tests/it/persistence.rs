@@ -1780,6 +1780,48 @@ mod handed_to_the_release {
         }
     }
 
+    /// Under `sync`, a `checkpoints` event of a checkpoint that a node follows
+    /// or that ends the run comes once that checkpoint is stored (as
+    /// LangGraph's, whose event follows the put it waited for), also when the
+    /// release stores it and takes its time (here: it yields once first).
+    #[tokio::test]
+    async fn under_sync_the_last_checkpoints_event_follows_its_put() {
+        use futures::StreamExt;
+        let inner = Arc::new(InMemorySaver::new());
+        let saver = HookedSaver::new(Arc::clone(&inner)).guard(|inner| {
+            RunGuard::storing(move |last| async move {
+                tokio::task::yield_now().await;
+                match last {
+                    Some((parent, puts)) => inner.put_chain(&parent, puts).await.map(drop),
+                    None => Ok(()),
+                }
+            })
+        });
+        let app = StateGraph::<Value>::new()
+            .add_node(node_fn("one", |_: &Value| Value::update().value(1)))
+            .add_edge(START, "one")
+            .compile_with(saver)
+            .unwrap();
+        let config = RunConfig::thread("events").with_durability(Durability::Sync);
+        let mut stream = app.stream(Value::update().value(1), &config, StreamMode::Checkpoints);
+        let mut steps = Vec::new();
+        while let Some(event) = stream.next().await {
+            let StreamEvent::Checkpoint(c) = event.unwrap() else {
+                panic!("only checkpoint events")
+            };
+            steps.push(c.metadata.step);
+            if c.metadata.step >= 0 {
+                let stored = inner.get_tuple(&c.config).await.unwrap();
+                assert!(
+                    stored.is_some(),
+                    "step {}: event before its put",
+                    c.metadata.step
+                );
+            }
+        }
+        assert_eq!(steps, [-1, 0, 1]);
+    }
+
     /// A run that fails stores what it has before it lets the thread go: the
     /// release is handed nothing.
     #[tokio::test]

@@ -394,7 +394,13 @@ impl<S: State> Run<S> {
             // A node is about to run: the checkpoints before it are stored first.
             self.persist.flush_puts().await?;
         }
-        self.emit_checkpoint(&tasks);
+        if tasks.is_empty() && self.persist.deferred.is_some() && self.persist.stored_at_release {
+            // The run's last checkpoint is stored with the thread's release,
+            // and its event follows it there (see `Persist::event_at_release`).
+            self.persist.event_at_release = true;
+        } else {
+            self.emit_checkpoint(&tasks);
+        }
         if tasks.is_empty() {
             self.spare_tasks = tasks;
             return Ok(Next::Done);

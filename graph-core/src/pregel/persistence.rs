@@ -73,6 +73,10 @@ pub(crate) struct Persist {
     /// release of its thread (a root run with a saver): its last steps then
     /// leave them held back.
     pub(super) stored_at_release: bool,
+    /// The `checkpoints` event of the run's last checkpoint, held back until
+    /// the release has stored it (durability `sync`: as LangGraph, whose
+    /// event follows the put it waited for).
+    pub(super) event_at_release: bool,
 }
 
 /// A checkpoint as `put_appending` takes it.
@@ -136,6 +140,7 @@ impl Persist {
             preloaded: None,
             deferred: None,
             stored_at_release: false,
+            event_at_release: false,
         }
     }
 
@@ -253,6 +258,9 @@ impl<S: State> Run<S> {
                 guard.release_after(&*p.saver, &parent, puts).await?;
             }
             _ => guard.release().await,
+        }
+        if std::mem::take(&mut self.persist.event_at_release) {
+            self.emit_checkpoint(&[]);
         }
         self.keep_warm();
         Ok(output)
