@@ -325,6 +325,29 @@ pub(crate) struct LeasedSaver {
 }
 
 impl LeasedSaver {
+    /// The job that stores `puts` as a chain in one fenced transaction (with
+    /// `end_lease`, ending the run's lease in it too); checked here, failing
+    /// in the job.
+    fn chain_job(
+        &self,
+        config: &CheckpointConfig,
+        puts: Vec<StepPut>,
+        end_lease: bool,
+    ) -> impl FnOnce(&mut Connection) -> Result<CheckpointConfig, CheckpointError> + Send + 'static
+    {
+        let fence = puts
+            .iter()
+            .try_for_each(|put| self.saver.accepts(&put.appends))
+            .and_then(|()| self.fence_for(&config.thread_id));
+        let config = config.clone();
+        let heads = Arc::clone(&self.saver.heads);
+        move |conn| {
+            let fence = fence?;
+            let mut heads = crate::append::lock(&heads);
+            crate::ops::put_chain(conn, &mut heads, &config, puts, Some(&fence), end_lease)
+        }
+    }
+
     fn fence_for(&self, thread_id: &str) -> Result<Fence, CheckpointError> {
         if thread_id != self.fence.thread_id {
             return Err(CheckpointError::InvalidInput(format!(
@@ -401,25 +424,14 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self.saver.accepts(&appends) {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let fence = self.fence_for(&config.thread_id);
-        let config = config.clone();
-        let heads = Arc::clone(&self.saver.heads);
-        Box::pin(self.saver.worker.run(move |conn| {
-            crate::ops::put(
-                conn,
-                &mut crate::append::lock(&heads),
-                &config,
-                checkpoint,
-                &metadata,
-                &new_versions,
-                &appends,
-                &writes,
-                Some(&fence?),
-            )
-        }))
+        let put = StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        };
+        self.put_chain(config, vec![put])
     }
 
     /// Stores the whole chain in one fenced transaction.
@@ -428,25 +440,7 @@ impl Checkpointer for LeasedSaver {
         config: &'a CheckpointConfig,
         puts: Vec<StepPut>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = puts
-            .iter()
-            .try_for_each(|put| self.saver.accepts(&put.appends))
-        {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let fence = self.fence_for(&config.thread_id);
-        let config = config.clone();
-        let heads = Arc::clone(&self.saver.heads);
-        Box::pin(self.saver.worker.run(move |conn| {
-            crate::ops::put_chain(
-                conn,
-                &mut crate::append::lock(&heads),
-                &config,
-                puts,
-                Some(&fence?),
-                false,
-            )
-        }))
+        Box::pin(self.saver.worker.run(self.chain_job(config, puts, false)))
     }
 
     fn put_writes<'a>(
@@ -526,20 +520,13 @@ impl Release {
             self.finish().await;
             return Ok(());
         };
-        let fence = puts
-            .iter()
-            .try_for_each(|put| writer.saver.accepts(&put.appends))
-            .and_then(|()| writer.fence_for(&config.thread_id));
+        let store = writer.chain_job(&config, puts, true);
         self.done = true;
         self.worker.unhold(self.generation);
         let (thread_id, generation) = (std::mem::take(&mut self.thread_id), self.generation);
-        let heads = Arc::clone(&writer.saver.heads);
         // Queued now: a run cancelled while it waits still stores and releases.
         let job = self.worker.run(move |conn| {
-            let stored = fence.and_then(|fence| {
-                let mut heads = crate::append::lock(&heads);
-                crate::ops::put_chain(conn, &mut heads, &config, puts, Some(&fence), true)
-            });
+            let stored = store(conn);
             if stored.is_err() {
                 // Rolled back with the puts: released on its own (an error
                 // leaves it to expire).

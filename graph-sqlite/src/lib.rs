@@ -520,27 +520,15 @@ impl Checkpointer for SqliteSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        if let Err(e) = self
-            .writable("store a checkpoint")
-            .and_then(|()| self.accepts(&appends))
-        {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let config = config.clone();
-        let heads = Arc::clone(&self.heads);
-        Box::pin(self.worker.run(move |conn| {
-            ops::put(
-                conn,
-                &mut append::lock(&heads),
-                &config,
-                checkpoint,
-                &metadata,
-                &new_versions,
-                &appends,
-                &writes,
-                None,
-            )
-        }))
+        // A chain of one: the same transaction and checks.
+        let put = StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        };
+        self.put_chain(config, vec![put])
     }
 
     /// Stores the whole chain in one transaction.

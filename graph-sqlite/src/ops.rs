@@ -486,42 +486,6 @@ pub(crate) fn list(
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn put(
-    conn: &mut Connection,
-    heads: &mut Heads,
-    config: &CheckpointConfig,
-    checkpoint: Checkpoint,
-    metadata: &CheckpointMetadata,
-    new_versions: &ChannelVersions,
-    appends: &NameMap<Append>,
-    writes: &[(String, Vec<(String, Blob)>)],
-    fence: Option<&Fence>,
-) -> Result<CheckpointConfig, CheckpointError> {
-    let context = put_context(config, &checkpoint.id);
-    // Encoded before the write lock is taken.
-    let put = rows::put_rows(checkpoint, metadata, new_versions)
-        .map_err(|e| storage_msg(format!("{context}: {e}")))?;
-    let tx = begin_put(conn, fence, &context)?;
-    let mut new_heads = Vec::with_capacity(appends.len());
-    let stored = store_put(
-        &tx,
-        heads,
-        config,
-        &put,
-        new_versions,
-        appends,
-        writes,
-        &mut new_heads,
-        &context,
-    )?;
-    tx.commit().map_err(|e| storage(context, e))?;
-    for (channel, head) in new_heads {
-        heads.insert(&config.thread_id, &config.checkpoint_ns, &channel, head);
-    }
-    Ok(stored)
-}
-
 /// Stores `puts` as a chain (each the child of the one before, the first of
 /// `config.checkpoint_id`) in one transaction: all or none. With `end_lease`,
 /// the same transaction ends the run's lease (`fence`'s): the run's last
