@@ -1837,3 +1837,136 @@ mod handed_to_the_release {
         );
     }
 }
+
+/// A caller that stops reading a run's stream (drops it: the run is
+/// cancelled) keeps what the stream showed it: the thread then reads the
+/// state of the last values event it got, whatever the durability, as
+/// LangGraph's does (its loop stores the current checkpoint on exit, or
+/// waits for the save it started).
+mod a_dropped_stream {
+    use super::*;
+    use futures::StreamExt;
+    use stategraph::checkpoint::Checkpointer;
+    use std::time::Duration;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Count {
+        #[reducer(std::ops::Add::add)]
+        n: u32,
+    }
+
+    /// `one` then `two`, each adding 1; `ones` counts the runs of `one`.
+    fn app(saver: Arc<dyn Checkpointer>, ones: Arc<AtomicUsize>) -> CompiledGraph<Count> {
+        StateGraph::<Count>::new()
+            .add_node(node_fn("one", move |_: &Count| {
+                ones.fetch_add(1, Ordering::SeqCst);
+                Count::update().n(1)
+            }))
+            .add_node(node_fn("two", |_: &Count| Count::update().n(1)))
+            .add_edge(START, "one")
+            .add_edge("one", "two")
+            .compile_with(saver)
+            .unwrap()
+    }
+
+    /// Streams a run of `app` on thread `t` and drops its stream at the
+    /// values event with `n == stop_at`.
+    async fn drop_at(app: &CompiledGraph<Count>, thread: &RunConfig, stop_at: u32) {
+        let mut stream = app.stream(Count::update(), thread, StreamMode::Values);
+        loop {
+            match stream.next().await {
+                Some(Ok(StreamEvent::Values(state))) if state.n == stop_at => break,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => panic!("the run failed: {e}"),
+                None => panic!("the run ended before n = {stop_at}"),
+            }
+        }
+        drop(stream);
+    }
+
+    /// [`drop_at`], then what the thread reads (`n`, `next`) once the saver
+    /// has stored what the run handed it (within 20 s).
+    async fn read_after_dropping_at(
+        saver: Arc<dyn Checkpointer>,
+        durability: Durability,
+        stop_at: u32,
+    ) -> (u32, Vec<String>) {
+        let app = app(saver, Arc::default());
+        let thread = RunConfig::thread("t").with_durability(durability);
+        drop_at(&app, &thread, stop_at).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let state = app.get_state(&thread).await.unwrap();
+            let read = (
+                state.values.n,
+                state.next.iter().map(|n| n.to_string()).collect(),
+            );
+            if state.values.n == stop_at || tokio::time::Instant::now() >= deadline {
+                return read;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn keeps_what_it_showed(saver: impl Fn() -> Arc<dyn Checkpointer>) {
+        for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+            assert_eq!(
+                read_after_dropping_at(saver(), durability, 1).await,
+                (1, vec!["two".to_owned()]),
+                "{durability:?}, dropped after the first step"
+            );
+            assert_eq!(
+                read_after_dropping_at(saver(), durability, 2).await,
+                (2, vec![]),
+                "{durability:?}, dropped after the last step"
+            );
+        }
+    }
+
+    /// A run of the thread started right after the drop (resuming it) waits
+    /// for the cancelled run to finish storing, rather than failing with
+    /// `ThreadBusy`, and continues from what the stream showed: `one` is not
+    /// run again.
+    async fn the_next_run_continues_from_it(saver: impl Fn() -> Arc<dyn Checkpointer>) {
+        for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+            let ones = Arc::new(AtomicUsize::new(0));
+            let app = app(saver(), Arc::clone(&ones));
+            let thread = RunConfig::thread("t").with_durability(durability);
+            drop_at(&app, &thread, 1).await;
+            let out = app.invoke(None, &thread).await.unwrap();
+            assert_eq!(out.n, 2, "{durability:?}");
+            assert_eq!(
+                ones.load(Ordering::SeqCst),
+                1,
+                "{durability:?}: `one` ran again"
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_memory() {
+        keeps_what_it_showed(|| Arc::new(InMemorySaver::new())).await;
+        the_next_run_continues_from_it(|| Arc::new(InMemorySaver::new())).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = AtomicUsize::new(0);
+        let path = |i: usize| dir.path().join(format!("dropped-{i}.sqlite"));
+        let mut savers = Vec::new();
+        for i in 0..9 {
+            savers.push(Arc::new(
+                stategraph::sqlite::SqliteSaver::open(&path(i))
+                    .await
+                    .unwrap(),
+            ));
+        }
+        let saver = || {
+            let i = count.fetch_add(1, Ordering::Relaxed);
+            Arc::clone(&savers[i]) as Arc<dyn Checkpointer>
+        };
+        keeps_what_it_showed(saver).await;
+        the_next_run_continues_from_it(saver).await;
+    }
+}

@@ -686,6 +686,12 @@ pub enum CheckpointError {
 /// Storage for checkpoints and pending writes (LangGraph's `BaseCheckpointSaver`).
 ///
 /// Implementations must be safe to share between runs (`Send + Sync`).
+///
+/// A write whose future is dropped once polled should still complete (the
+/// savers of this workspace do: in memory it is done at once, SQLite runs a
+/// queued job, PostgreSQL runs it on a task of its own): a cancelled run
+/// relies on it to keep the steps its caller was shown (docs/semantics.md
+/// §2.10).
 pub trait Checkpointer: Send + Sync + 'static {
     /// The checkpoint addressed by `config` (its id, or the latest in its thread and
     /// namespace), with its pending writes; `None` if there is none.

@@ -5,26 +5,52 @@
 //! first's. Across processes, the saver's own lock does the same: a root run
 //! also calls `Checkpointer::begin_run`, where `PostgresSaver` takes the
 //! thread's advisory lock without waiting (see `Run::begin_run`).
+//!
+//! A run cancelled while it still stores what it made (see
+//! `Run::store_when_cancelled`) keeps its lease until that is done, marked
+//! *closing*: a run of the thread started meanwhile in this process waits for
+//! it, rather than failing, and then reads what it stored.
 
 use crate::checkpoint::{Checkpointer, SharedStr};
 use crate::error::GraphError;
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use tokio::sync::watch;
 
 /// Saver address, thread, namespace; the lease and the active set each hold
 /// one (the texts are shared: no allocation per run).
 type Key = (usize, SharedStr, Arc<str>);
 
-fn active() -> &'static Mutex<HashSet<Key>> {
-    static ACTIVE: OnceLock<Mutex<HashSet<Key>>> = OnceLock::new();
-    ACTIVE.get_or_init(Default::default)
+/// The held leases, and the threads (saver address, thread) of cancelled
+/// runs still storing, each with the sender its waiters watch (dropped, which
+/// they see, with the closing run's lease). A thread's saver guard covers all
+/// its namespaces: so does its closing.
+#[derive(Default)]
+struct Active {
+    held: HashSet<Key>,
+    closing: HashMap<(usize, SharedStr), watch::Sender<()>>,
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Active> {
+    static ACTIVE: OnceLock<Mutex<Active>> = OnceLock::new();
+    ACTIVE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The right to write a thread's checkpoints in one namespace; released on drop.
-pub(crate) struct ThreadLease(Key);
+pub(crate) struct ThreadLease {
+    key: Key,
+    /// Marked by [`closing`](Self::closing).
+    closing: bool,
+}
 
 impl ThreadLease {
-    pub(crate) fn acquire(
+    /// The lease, or [`GraphError::ThreadBusy`] while another run holds it;
+    /// while a cancelled run of the thread is still storing
+    /// ([`closing`](Self::closing)), that run is waited for first.
+    pub(crate) async fn acquire(
         saver: &Arc<dyn Checkpointer>,
         thread_id: &SharedStr,
         checkpoint_ns: &Arc<str>,
@@ -33,22 +59,61 @@ impl ThreadLease {
         // share its threads; two savers never do.
         let saver = Arc::as_ptr(saver).cast::<()>() as usize;
         let key = (saver, thread_id.clone(), Arc::clone(checkpoint_ns));
-        let mut active = active().lock().unwrap_or_else(PoisonError::into_inner);
-        if !active.insert(key.clone()) {
-            return Err(GraphError::ThreadBusy {
-                thread_id: thread_id.to_string(),
-                checkpoint_ns: checkpoint_ns.to_string(),
-            });
+        loop {
+            let mut closed = {
+                let mut active = lock();
+                let closing = match active.closing.is_empty() {
+                    true => None,
+                    false => active
+                        .closing
+                        .get(&(saver, thread_id.clone()))
+                        .map(watch::Sender::subscribe),
+                };
+                match closing {
+                    Some(closed) => closed,
+                    None if active.held.insert(key.clone()) => {
+                        return Ok(ThreadLease {
+                            key,
+                            closing: false,
+                        })
+                    }
+                    None => {
+                        return Err(GraphError::ThreadBusy {
+                            thread_id: thread_id.to_string(),
+                            checkpoint_ns: checkpoint_ns.to_string(),
+                        })
+                    }
+                }
+            };
+            // Ends when the closing run's lease is dropped.
+            while closed.changed().await.is_ok() {}
         }
-        Ok(ThreadLease(key))
+    }
+
+    /// Marks the lease's thread as held by a cancelled run that is still
+    /// storing, until the lease is dropped: runs of the thread in this
+    /// process wait for it instead of failing.
+    pub(crate) fn closing(&mut self) {
+        let (saver, thread, _) = &self.key;
+        lock()
+            .closing
+            .entry((*saver, thread.clone()))
+            .or_insert_with(|| watch::channel(()).0);
+        self.closing = true;
     }
 }
 
 impl Drop for ThreadLease {
     fn drop(&mut self) {
-        active()
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.0);
+        let closing = {
+            let mut active = lock();
+            active.held.remove(&self.key);
+            let (saver, thread, _) = &self.key;
+            self.closing
+                .then(|| active.closing.remove(&(*saver, thread.clone())))
+                .flatten()
+        };
+        // Dropped after the lock: its waiters wake and look again.
+        drop(closing);
     }
 }

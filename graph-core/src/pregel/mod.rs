@@ -137,6 +137,23 @@ pub(crate) struct Run<S: State> {
     gate: Option<Arc<gate::Gate<S>>>,
 }
 
+/// A run of [`Run::run_held`] holding its thread, with the saver's guard and
+/// the lease: dropped before [`Run::end_run`] took them (the run's future
+/// dropped: cancelled), it stores what the run made (see
+/// [`Run::store_when_cancelled`]).
+struct OnCancel<'r, S: State> {
+    run: &'r mut Run<S>,
+    held: Option<(crate::checkpoint::RunGuard, Option<lease::ThreadLease>)>,
+}
+
+impl<S: State> Drop for OnCancel<'_, S> {
+    fn drop(&mut self) {
+        if let Some((guard, lease)) = self.held.take() {
+            self.run.store_when_cancelled(guard, lease);
+        }
+    }
+}
+
 /// What a subgraph's run knows about the task that runs it.
 pub(crate) struct Nested {
     /// The calling run is resuming (its first superstep): continue this graph's
@@ -301,11 +318,20 @@ impl<S: State> Run<S> {
     /// [`run`](Self::run), within its span: holds the thread, runs the steps,
     /// and lets the thread go.
     async fn run_held(&mut self, input: GraphInput<S>) -> Result<GraphOutput<Arc<S>>, GraphError> {
-        let _lease = self.lease()?;
+        let lease = self.lease().await?;
         let guard = self.begin_run().await?;
         self.write_through(&guard);
-        let result = unwind::contain(self.run_steps(input)).await;
-        self.end_run(guard, result).await
+        let mut run = OnCancel {
+            run: self,
+            held: Some((guard, lease)),
+        };
+        let result = unwind::contain(run.run.run_steps(input)).await;
+        let Some((guard, lease)) = run.held.take() else {
+            unreachable!("only the run's end takes its guard")
+        };
+        let output = run.run.end_run(guard, result).await;
+        drop(lease);
+        output
     }
 
     /// The superstep loop.

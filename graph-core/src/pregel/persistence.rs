@@ -49,8 +49,7 @@ pub(crate) struct Persist {
     /// Whether the current checkpoint has been stored (or is being stored).
     pub(super) saved: bool,
     /// The put running in the background (durability `async`).
-    pub(super) background_put:
-        Option<tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>>,
+    pub(super) background_put: Option<BackgroundPut>,
     /// Source and step of the current checkpoint (stored later under `exit`).
     pub(super) pending_source: CheckpointSource,
     pub(super) checkpoint_step: i64,
@@ -79,37 +78,32 @@ pub(crate) struct Persist {
     pub(super) event_at_release: bool,
 }
 
-/// A checkpoint as `put_appending` takes it.
-pub(super) type PutArgs = (
-    crate::checkpoint::Checkpoint,
-    crate::checkpoint::CheckpointMetadata,
-    crate::checkpoint::ChannelVersions,
-    crate::checkpoint::NameMap<crate::checkpoint::Append>,
-);
-
-/// Stores `step_writes` and then the checkpoint in a tokio task (durability
+/// Stores `put` (the writes, then the checkpoint) in a tokio task (durability
 /// `async`). A function of its own, not generic over the state, so that tokio's
 /// task code for it is compiled once rather than for every state type.
 fn spawn_put(
     saver: Arc<dyn crate::checkpoint::Checkpointer>,
     parent: crate::checkpoint::CheckpointConfig,
-    step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
-    (checkpoint, metadata, new_versions, appends): PutArgs,
-) -> tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>> {
+    put: crate::checkpoint::StepPut,
+) -> BackgroundPut {
     tokio::spawn(async move {
         saver
             .put_with_writes(
                 &parent,
-                step_writes,
-                checkpoint,
-                metadata,
-                new_versions,
-                appends,
+                put.writes,
+                put.checkpoint,
+                put.metadata,
+                put.new_versions,
+                put.appends,
             )
             .await
             .map(drop)
     })
 }
+
+/// A put (or a step's early writes) going on in a tokio task.
+pub(super) type BackgroundPut =
+    tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>;
 
 /// The random fraction of the version strings a run makes, LangGraph's
 /// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
@@ -180,8 +174,12 @@ impl Persist {
 
     /// Waits for the checkpoint being stored in the background (durability `async`).
     async fn flush_background(&mut self) -> Result<(), GraphError> {
-        if let Some(handle) = self.background_put.take() {
-            match handle.await {
+        // Kept until it has finished: a run cancelled while it waits lets its
+        // thread go only after (`Run::store_when_cancelled`).
+        if let Some(handle) = &mut self.background_put {
+            let joined = handle.await;
+            self.background_put = None;
+            match joined {
                 Ok(result) => result?,
                 Err(e) => {
                     return Err(GraphError::Checkpoint(
@@ -266,6 +264,99 @@ impl<S: State> Run<S> {
         Ok(output)
     }
 
+    /// A run dropped while it holds its thread (cancelled: a stream whose
+    /// reader stopped reading, an `invoke` under a timeout): the checkpoints
+    /// it made and has not stored (held back under `sync`; under `exit`, the
+    /// current one) are handed to its guard's release, as LangGraph's loop
+    /// stores its current checkpoint when it exits, however it exits. What
+    /// the reader was shown is then what the thread reads.
+    ///
+    /// The release starts here: a saver that answers at once (in memory) has
+    /// stored and let the thread go before the run's drop returns; one that
+    /// must wait for its database goes on in a tokio task (its thread is busy
+    /// until then, as while the run ran). Without a tokio runtime, or while
+    /// panicking, nothing more is stored and the guard is dropped, which lets
+    /// the thread go.
+    pub(super) fn store_when_cancelled(
+        &mut self,
+        guard: crate::checkpoint::RunGuard,
+        mut lease: Option<lease::ThreadLease>,
+    ) {
+        if std::thread::panicking() {
+            return;
+        }
+        let puts = match self.unstored_puts() {
+            Ok(puts) => puts,
+            Err(e) => {
+                tracing::warn!(error = %e, "a cancelled run could not make its last checkpoint");
+                None
+            }
+        };
+        let background = self.persist.background_put.take();
+        let (Some(p), Ok(runtime)) = (&self.persist.saver, tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        if puts.is_none() && background.is_none() {
+            return;
+        }
+        // A run of the thread started meanwhile in this process waits for
+        // this one to finish storing, rather than failing with `ThreadBusy`.
+        if let Some(lease) = &mut lease {
+            lease.closing();
+        }
+        let saver = Arc::clone(&p.saver);
+        let mut release = Box::pin(async move {
+            // The put still going on in the background first (durability
+            // `async`): the thread is let go once it is stored. What was made
+            // after a put that failed is not stored: it names values that put
+            // held.
+            let mut puts = puts;
+            if let Some(background) = background {
+                let failed = match background.await {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(e) => Some(e.to_string()),
+                };
+                if let Some(error) = failed {
+                    tracing::warn!(%error, "a cancelled run's last put failed");
+                    puts = None;
+                }
+            }
+            let stored = match puts {
+                Some((parent, puts)) => guard.release_after(&*saver, &parent, puts).await,
+                None => {
+                    guard.release().await;
+                    Ok(())
+                }
+            };
+            drop(lease);
+            if let Err(e) = stored {
+                tracing::warn!(error = %e, "a cancelled run could not store its last checkpoint");
+            }
+        });
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if release.as_mut().poll(&mut cx).is_pending() {
+            runtime.spawn(release);
+        }
+    }
+
+    /// The checkpoints a cancelled run made and has not stored, as a chain
+    /// (see [`store_when_cancelled`](Self::store_when_cancelled)).
+    fn unstored_puts(&mut self) -> Result<Option<crate::checkpoint::LastPuts>, GraphError> {
+        let mut chain = self.persist.deferred.take();
+        if self.persist.durability() == Some(Durability::Exit) && !self.persist.saved {
+            let (put, _) = self.step_put(self.persist.pending_source)?;
+            if let Some(p) = &self.persist.saver {
+                chain
+                    .get_or_insert_with(|| Box::new((p.config.clone(), Vec::new())))
+                    .1
+                    .push(put);
+            }
+        }
+        Ok(chain.map(|chain| *chain))
+    }
+
     /// Stores through the guard's writer when it has one (a saver view that
     /// fences this run's writes; see `RunGuard::with_writer`). Graphs nested in
     /// the run use it too: they take the saver from the run.
@@ -276,12 +367,13 @@ impl<S: State> Run<S> {
     }
 
     /// The lease on this run's thread and namespace (none without a saver).
-    pub(super) fn lease(&self) -> Result<Option<lease::ThreadLease>, GraphError> {
-        self.persist
-            .saver
-            .as_ref()
-            .map(|p| lease::ThreadLease::acquire(&p.saver, &p.thread, &self.ns))
-            .transpose()
+    pub(super) async fn lease(&self) -> Result<Option<lease::ThreadLease>, GraphError> {
+        match &self.persist.saver {
+            Some(p) => lease::ThreadLease::acquire(&p.saver, &p.thread, &self.ns)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Loads the thread's checkpoint (the addressed one, or the latest).
@@ -412,6 +504,91 @@ impl<S: State> Run<S> {
         let Some(durability) = self.persist.durability() else {
             return Ok(());
         };
+        let in_background = durability == Durability::Async
+            && source == CheckpointSource::Loop
+            && tokio::runtime::Handle::try_current().is_ok();
+        let (put, shared_id) = self.step_put(source)?;
+        let Some(p) = &self.persist.saver else {
+            return Ok(());
+        };
+        let must_wait = self.persist.background_put.is_some();
+        let to_store = if defer || must_wait || self.persist.deferred.is_some() {
+            // Held back while the puts before it finish: a run cancelled
+            // meanwhile stores it with the release of its thread
+            // (`store_when_cancelled`).
+            let parent = &p.config;
+            self.persist
+                .deferred
+                .get_or_insert_with(|| Box::new((parent.clone(), Vec::new())))
+                .1
+                .push(put);
+            // Puts are ordered: the previous one finishes before the next starts.
+            if let Err(e) = self.persist.flush_background().await {
+                // Never stored after a put that failed: it names values that
+                // put held.
+                if let Some(chain) = &mut self.persist.deferred {
+                    chain.1.pop();
+                    if chain.1.is_empty() {
+                        self.persist.deferred = None;
+                    }
+                }
+                return Err(e);
+            }
+            match self.persist.deferred.take() {
+                Some(chain) if defer => {
+                    self.persist.deferred = Some(chain);
+                    None
+                }
+                Some(chain) if chain.1.len() == 1 => {
+                    let (parent, mut puts) = *chain;
+                    puts.pop().map(|put| (Some(parent), put))
+                }
+                Some(chain) => {
+                    let (parent, puts) = *chain;
+                    if let Some(p) = &self.persist.saver {
+                        p.saver.put_chain(&parent, puts).await?;
+                    }
+                    None
+                }
+                None => None,
+            }
+        } else {
+            Some((None, put))
+        };
+        let Some(p) = &mut self.persist.saver else {
+            return Ok(());
+        };
+        if let Some((parent, put)) = to_store {
+            let parent = parent.as_ref().unwrap_or(&p.config);
+            if in_background {
+                let (saver, parent) = (Arc::clone(&p.saver), parent.clone());
+                self.persist.background_put = Some(spawn_put(saver, parent, put));
+            } else {
+                // One call, so a saver can store the step in one transaction.
+                p.saver
+                    .put_with_writes(
+                        parent,
+                        put.writes,
+                        put.checkpoint,
+                        put.metadata,
+                        put.new_versions,
+                        put.appends,
+                    )
+                    .await?;
+            }
+        }
+        // The next checkpoint descends from this one.
+        p.parent_id = p.config.checkpoint_id.replace(shared_id);
+        self.persist.saved = true;
+        Ok(())
+    }
+
+    /// The current checkpoint as a put (with the step's pending writes), and
+    /// its id.
+    fn step_put(
+        &mut self,
+        source: CheckpointSource,
+    ) -> Result<(crate::checkpoint::StepPut, SharedStr), GraphError> {
         let id = ids::format_uuid(&self.persist.checkpoint);
         let shared_id = SharedStr::from(id.as_str());
         // `update_state` checkpoints record no updated channels (docs/semantics.md
@@ -421,61 +598,20 @@ impl<S: State> Run<S> {
         // The checkpoint holds every change so far: the next one holds only later ones.
         self.schedule.versions.clear_changed();
         let metadata = self.metadata(source, self.persist.checkpoint_step);
-        let in_background = durability == Durability::Async
-            && source == CheckpointSource::Loop
-            && tokio::runtime::Handle::try_current().is_ok();
-        // Puts are ordered: the previous one finishes before the next starts.
-        if in_background {
-            self.persist.flush_puts().await?;
-        } else {
-            self.persist.flush_background().await?;
-        }
-        let deferred = self.persist.deferred.take();
-        let Some(p) = &mut self.persist.saver else {
-            return Ok(());
+        let writes = self
+            .persist
+            .saver
+            .as_mut()
+            .map(|p| std::mem::take(&mut p.step_writes))
+            .unwrap_or_default();
+        let put = crate::checkpoint::StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
         };
-        let step_writes = std::mem::take(&mut p.step_writes);
-        if defer || deferred.is_some() {
-            let put = crate::checkpoint::StepPut {
-                writes: step_writes,
-                checkpoint,
-                metadata,
-                new_versions,
-                appends,
-            };
-            let mut chain = deferred.unwrap_or_else(|| Box::new((p.config.clone(), Vec::new())));
-            chain.1.push(put);
-            if defer {
-                self.persist.deferred = Some(chain);
-            } else {
-                let (parent, puts) = *chain;
-                p.saver.put_chain(&parent, puts).await?;
-            }
-        } else if in_background {
-            let (saver, parent) = (Arc::clone(&p.saver), p.config.clone());
-            self.persist.background_put = Some(spawn_put(
-                saver,
-                parent,
-                step_writes,
-                (checkpoint, metadata, new_versions, appends),
-            ));
-        } else {
-            // One call, so a saver can store the step in one transaction.
-            p.saver
-                .put_with_writes(
-                    &p.config,
-                    step_writes,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                    appends,
-                )
-                .await?;
-        }
-        // The next checkpoint descends from this one.
-        p.parent_id = p.config.checkpoint_id.replace(shared_id);
-        self.persist.saved = true;
-        Ok(())
+        Ok((put, shared_id))
     }
 
     /// Stores the rows of [`Saver::step_writes`] against the current

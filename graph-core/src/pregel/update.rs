@@ -39,7 +39,7 @@ impl<S: State> Run<S> {
         if supersteps.iter().any(Vec::is_empty) {
             return Err(GraphError::InvalidConfig(ConfigError::NoUpdates));
         }
-        let _lease = self.lease()?;
+        let _lease = self.lease().await?;
         let guard = self.begin_run().await?;
         self.write_through(&guard);
         let result = unwind::contain(self.bulk_update_steps(supersteps)).await;
