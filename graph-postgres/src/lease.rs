@@ -13,11 +13,11 @@
 //! believes about its lock. The run's release removes its row.
 
 use crate::lock::LockState;
-use crate::{PgError, PostgresSaver};
+use crate::{to_the_end, PgError, PostgresSaver};
 use futures::future::BoxFuture;
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, StepPut,
 };
 use std::sync::Arc;
 
@@ -100,6 +100,19 @@ impl LeasedSaver {
     }
 }
 
+impl LeasedSaver {
+    /// What a write of `config` takes onto its own task ([`to_the_end`]): the
+    /// saver, the fence (checked now, before anything is written) and the
+    /// config.
+    fn fenced(
+        &self,
+        config: &CheckpointConfig,
+    ) -> Result<(PostgresSaver, Fence, CheckpointConfig), CheckpointError> {
+        let fence = self.fence_for(&config.thread_id)?.clone();
+        Ok((self.saver.clone(), fence, config.clone()))
+    }
+}
+
 impl Checkpointer for LeasedSaver {
     fn get_tuple<'a>(
         &'a self,
@@ -158,20 +171,37 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(async move {
-            let fence = self.fence_for(&config.thread_id)?;
-            self.saver
-                .put_fenced(
-                    config,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                    appends,
-                    &writes,
-                    Some(fence),
-                )
-                .await
-        })
+        let write = self
+            .fenced(config)
+            .map(|(saver, fence, config)| async move {
+                saver
+                    .put_fenced(
+                        &config,
+                        checkpoint,
+                        metadata,
+                        new_versions,
+                        appends,
+                        &writes,
+                        Some(&fence),
+                    )
+                    .await
+            });
+        Box::pin(async move { to_the_end(write?).await })
+    }
+
+    /// The checkpoints one after the other, fenced, on one task (see
+    /// [`to_the_end`]).
+    fn put_chain<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        puts: Vec<StepPut>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        let write = self
+            .fenced(config)
+            .map(|(saver, fence, config)| async move {
+                saver.put_chain_fenced(config, puts, Some(&fence)).await
+            });
+        Box::pin(async move { to_the_end(write?).await })
     }
 
     fn put_writes<'a>(
@@ -180,12 +210,15 @@ impl Checkpointer for LeasedSaver {
         writes: Vec<(String, Blob)>,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move {
-            let fence = self.fence_for(&config.thread_id)?;
-            self.saver
-                .put_writes_fenced(config, writes, task_id, Some(fence))
-                .await
-        })
+        let task_id = task_id.to_owned();
+        let write = self
+            .fenced(config)
+            .map(|(saver, fence, config)| async move {
+                saver
+                    .put_writes_fenced(&config, writes, &task_id, Some(&fence))
+                    .await
+            });
+        Box::pin(async move { to_the_end(write?).await })
     }
 
     fn delete_thread<'a>(

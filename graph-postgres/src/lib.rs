@@ -95,6 +95,10 @@
 //! graph run that does fail that way resumes from its last checkpoint when invoked
 //! again on the thread, like any failed run.
 //!
+//! Each write (`put`, `put_writes`, `put_chain`) runs on a tokio task of its
+//! own that the caller awaits: a caller that stops waiting (a cancelled run)
+//! does not roll back a write it started, whose step would be lost.
+//!
 //! # Many workers
 //!
 //! Any number of processes can use the same database. Two runs of *different*
@@ -167,7 +171,7 @@ use graph_core::checkpoint::appended::{self, AppendError, Heads, NewRow};
 use graph_core::checkpoint::{
     Append, Blob, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, RunGuard,
-    SharedStr,
+    SharedStr, StepPut,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -564,6 +568,30 @@ impl PostgresSaver {
     }
 
     /// `put_writes`, fenced by a run's lease when `fence` is given.
+    /// [`Checkpointer::put_chain`]'s puts, each a child of the one before,
+    /// each fenced by `fence` when given.
+    async fn put_chain_fenced(
+        &self,
+        mut parent: CheckpointConfig,
+        puts: Vec<StepPut>,
+        fence: Option<&lease::Fence>,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        for put in puts {
+            parent = self
+                .put_fenced(
+                    &parent,
+                    put.checkpoint,
+                    put.metadata,
+                    put.new_versions,
+                    put.appends,
+                    &put.writes,
+                    fence,
+                )
+                .await?;
+        }
+        Ok(parent)
+    }
+
     async fn put_writes_fenced(
         &self,
         config: &CheckpointConfig,
@@ -605,6 +633,26 @@ pub(crate) fn check_writes(writes: &[(String, Blob)], task_id: &str) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Runs a write on a task of its own and waits for it: a caller that stops
+/// waiting (a cancelled run, its future dropped; a stream its reader dropped
+/// after the final values) does not cancel a write it has started, whose
+/// transaction would otherwise be rolled back with the step it stores lost.
+/// LangGraph's loop, too, waits for the saves it started when it exits.
+/// Without a tokio runtime (which tokio-postgres needs anyway) the write runs
+/// in the caller's future.
+pub(crate) async fn to_the_end<T: Send + 'static>(
+    write: impl std::future::Future<Output = Result<T, CheckpointError>> + Send + 'static,
+) -> Result<T, CheckpointError> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return write.await;
+    };
+    match runtime.spawn(write).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CheckpointError::Storage(Box::new(e))),
+    }
 }
 
 /// Runs `op`, again on a fresh connection when it lost its connection (every
@@ -667,15 +715,20 @@ impl Checkpointer for PostgresSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(self.put_fenced(
-            config,
-            checkpoint,
-            metadata,
-            new_versions,
-            NameMap::new(),
-            &[],
-            None,
-        ))
+        let (saver, config) = (self.clone(), config.clone());
+        Box::pin(to_the_end(async move {
+            saver
+                .put_fenced(
+                    &config,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                    NameMap::new(),
+                    &[],
+                    None,
+                )
+                .await
+        }))
     }
 
     /// Whether the saver was built with the append layout
@@ -713,18 +766,33 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(async move {
-            self.put_fenced(
-                config,
-                checkpoint,
-                metadata,
-                new_versions,
-                appends,
-                &writes,
-                None,
-            )
-            .await
-        })
+        let (saver, config) = (self.clone(), config.clone());
+        Box::pin(to_the_end(async move {
+            saver
+                .put_fenced(
+                    &config,
+                    checkpoint,
+                    metadata,
+                    new_versions,
+                    appends,
+                    &writes,
+                    None,
+                )
+                .await
+        }))
+    }
+
+    /// The checkpoints one after the other, on one task: a run cancelled
+    /// once it has handed them over still stores all of them.
+    fn put_chain<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        puts: Vec<StepPut>,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        let (saver, config) = (self.clone(), config.clone());
+        Box::pin(to_the_end(async move {
+            saver.put_chain_fenced(config, puts, None).await
+        }))
     }
 
     fn put_writes<'a>(
@@ -733,7 +801,12 @@ impl Checkpointer for PostgresSaver {
         writes: Vec<(String, Blob)>,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(self.put_writes_fenced(config, writes, task_id, None))
+        let (saver, config, task_id) = (self.clone(), config.clone(), task_id.to_owned());
+        Box::pin(to_the_end(async move {
+            saver
+                .put_writes_fenced(&config, writes, &task_id, None)
+                .await
+        }))
     }
 
     fn delete_thread<'a>(

@@ -5,8 +5,10 @@
 
 mod common;
 
+use futures::StreamExt;
 use graph_postgres::PostgresSaver;
 use stategraph::prelude::*;
+use stategraph::Durability;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
@@ -167,5 +169,108 @@ async fn a_cancelled_run_frees_its_thread() {
             }
             Err(e) => panic!("the thread was not freed: {e}"),
         }
+    }
+}
+
+/// A graph of one node that adds 1 at once.
+fn counting(saver: PostgresSaver) -> CompiledGraph<Count> {
+    StateGraph::<Count>::new()
+        .add_node(node_fn("work", |_: &Count| Count::update().n(1)))
+        .add_edge(START, "work")
+        .compile_with(saver)
+        .expect("compile")
+}
+
+/// A caller that stops reading a run's stream once it has the final values
+/// (the stream dropped, the run cancelled) while the run's last checkpoint is
+/// being stored: the put that had started completes, as LangGraph's saves
+/// do when its loop exits, and the thread reads the finished step.
+async fn the_last_checkpoint_outlives_a_dropped_stream(durability: Durability, name: &str) {
+    let (saver, _) = two_savers(name).await;
+    let graph = counting(saver);
+    let thread = RunConfig::thread(name).with_durability(durability);
+    let mut stream = graph.stream(Count::update(), &thread, StreamMode::Values);
+    loop {
+        match stream.next().await {
+            Some(Ok(StreamEvent::Values(state))) if state.n == 1 => break,
+            Some(Ok(_)) => {}
+            Some(Err(e)) => panic!("the run failed: {e}"),
+            None => panic!("the run ended without its final values"),
+        }
+    }
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state = graph.get_state(&thread).await.expect("state");
+        if state.values.n == 1 && state.next.is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the finished step was lost: the thread reads n = {} with next {:?}",
+            state.values.n,
+            state.next
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_sync_the_last_checkpoint_outlives_a_dropped_stream() {
+    the_last_checkpoint_outlives_a_dropped_stream(Durability::Sync, "dropped_sync").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_exit_the_last_checkpoint_outlives_a_dropped_stream() {
+    the_last_checkpoint_outlives_a_dropped_stream(Durability::Exit, "dropped_exit").await;
+}
+
+/// A run cancelled (its future dropped) while the saver stores its last
+/// step: the put, started, completes anyway; the transaction is not rolled
+/// back with the step lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_put_under_way_when_its_run_is_cancelled_completes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (saver, _) = two_savers("cancelled_put").await;
+    let ran = Arc::new(AtomicBool::new(false));
+    let graph = StateGraph::<Count>::new()
+        .add_node(node_fn("one", {
+            let ran = Arc::clone(&ran);
+            move |_: &Count| {
+                ran.store(true, Ordering::SeqCst);
+                Count::update().n(1)
+            }
+        }))
+        .add_node(node_fn("two", |_: &Count| Count::update().n(1)))
+        .add_edge(START, "one")
+        .add_edge("one", "two")
+        .compile_with(saver)
+        .expect("compile");
+    let thread = RunConfig::thread("cancelled_put").with_durability(Durability::Sync);
+    let mut run = Box::pin(graph.invoke(Count::update(), &thread));
+    // A single task runs within the run's own poll: the poll that ran `one`
+    // returned at the put of its step, made before `two` may run.
+    while !ran.load(Ordering::SeqCst) {
+        assert!(
+            futures::poll!(run.as_mut()).is_pending(),
+            "the run ended before it was cancelled"
+        );
+        tokio::task::yield_now().await;
+    }
+    drop(run);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state = graph.get_state(&thread).await.expect("state");
+        if state.values.n == 1 {
+            assert_eq!(state.next.len(), 1, "`two` is next: {:?}", state.next);
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the step of `one` was lost: n = {}, next {:?}",
+            state.values.n,
+            state.next
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
