@@ -171,22 +171,17 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        let put = StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        };
         let write = self
-            .fenced(config)
-            .map(|(saver, fence, config)| async move {
-                saver
-                    .put_fenced(
-                        &config,
-                        checkpoint,
-                        metadata,
-                        new_versions,
-                        appends,
-                        &writes,
-                        Some(&fence),
-                    )
-                    .await
-            });
-        Box::pin(async move { to_the_end(write?).await })
+            .fence_for(&config.thread_id)
+            .map(|fence| self.saver.put_to_the_end(config, put, Some(fence.clone())));
+        Box::pin(async move { write?.await })
     }
 
     /// The checkpoints one after the other, fenced, on one task (see

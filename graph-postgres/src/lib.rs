@@ -568,6 +568,31 @@ impl PostgresSaver {
     }
 
     /// `put_writes`, fenced by a run's lease when `fence` is given.
+    /// [`put_fenced`](Self::put_fenced) of `put`, on a task of its own
+    /// ([`to_the_end`]).
+    pub(crate) fn put_to_the_end(
+        &self,
+        config: &CheckpointConfig,
+        put: StepPut,
+        fence: Option<lease::Fence>,
+    ) -> impl std::future::Future<Output = Result<CheckpointConfig, CheckpointError>> + Send + 'static
+    {
+        let (saver, config) = (self.clone(), config.clone());
+        to_the_end(async move {
+            saver
+                .put_fenced(
+                    &config,
+                    put.checkpoint,
+                    put.metadata,
+                    put.new_versions,
+                    put.appends,
+                    &put.writes,
+                    fence.as_ref(),
+                )
+                .await
+        })
+    }
+
     /// [`Checkpointer::put_chain`]'s puts, each a child of the one before,
     /// each fenced by `fence` when given.
     async fn put_chain_fenced(
@@ -715,20 +740,14 @@ impl Checkpointer for PostgresSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        let (saver, config) = (self.clone(), config.clone());
-        Box::pin(to_the_end(async move {
-            saver
-                .put_fenced(
-                    &config,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                    NameMap::new(),
-                    &[],
-                    None,
-                )
-                .await
-        }))
+        self.put_with_writes(
+            config,
+            Vec::new(),
+            checkpoint,
+            metadata,
+            new_versions,
+            NameMap::new(),
+        )
     }
 
     /// Whether the saver was built with the append layout
@@ -766,20 +785,14 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        let (saver, config) = (self.clone(), config.clone());
-        Box::pin(to_the_end(async move {
-            saver
-                .put_fenced(
-                    &config,
-                    checkpoint,
-                    metadata,
-                    new_versions,
-                    appends,
-                    &writes,
-                    None,
-                )
-                .await
-        }))
+        let put = StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        };
+        Box::pin(self.put_to_the_end(config, put, None))
     }
 
     /// The checkpoints one after the other, on one task: a run cancelled
