@@ -225,51 +225,73 @@ async fn under_exit_the_last_checkpoint_outlives_a_dropped_stream() {
     the_last_checkpoint_outlives_a_dropped_stream(Durability::Exit, "dropped_exit").await;
 }
 
-/// A run cancelled (its future dropped) while the saver stores its last
-/// step: the put, started, completes anyway; the transaction is not rolled
-/// back with the step lost.
+/// A run cancelled (its future dropped) while the saver stores a step: the
+/// put, started, completes anyway; its transaction is not rolled back with the
+/// step lost. The put is held up by a lock on `checkpoints` taken by another
+/// session, and the run dropped once the server shows the put waiting on it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_put_under_way_when_its_run_is_cancelled_completes() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let (saver, _) = two_savers("cancelled_put").await;
-    let ran = Arc::new(AtomicBool::new(false));
+    let (config, schema) = common::fresh_config("cancelled_put").await;
+    let saver = PostgresSaver::builder_from_config(config)
+        .connect()
+        .await
+        .expect("connect");
     let graph = StateGraph::<Count>::new()
-        .add_node(node_fn("one", {
-            let ran = Arc::clone(&ran);
-            move |_: &Count| {
-                ran.store(true, Ordering::SeqCst);
-                Count::update().n(1)
-            }
-        }))
-        .add_node(node_fn("two", |_: &Count| Count::update().n(1)))
+        .add_node(node_fn("one", |_: &Count| Count::update().n(1)))
         .add_edge(START, "one")
-        .add_edge("one", "two")
         .compile_with(saver)
         .expect("compile");
+    let locker = common::client(&schema).await;
+    let observer = common::client(&schema).await;
+    locker
+        .batch_execute("BEGIN; LOCK TABLE checkpoints IN EXCLUSIVE MODE")
+        .await
+        .expect("lock");
+    let locker_pid: i32 = locker
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .expect("pid")
+        .get(0);
     let thread = RunConfig::thread("cancelled_put").with_durability(Durability::Sync);
     let mut run = Box::pin(graph.invoke(Count::update(), &thread));
-    // A single task runs within the run's own poll: the poll that ran `one`
-    // returned at the put of its step, made before `two` may run.
-    while !ran.load(Ordering::SeqCst) {
+    // The run stores its `input` checkpoint and the `__start__` step's before
+    // `one` runs: that put waits for the lock.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
         assert!(
             futures::poll!(run.as_mut()).is_pending(),
             "the run ended before it was cancelled"
         );
-        tokio::task::yield_now().await;
-    }
-    drop(run);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let state = graph.get_state(&thread).await.expect("state");
-        if state.values.n == 1 {
-            assert_eq!(state.next.len(), 1, "`two` is next: {:?}", state.next);
+        let waiting: i64 = observer
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                &[&locker_pid],
+            )
+            .await
+            .expect("pg_stat_activity")
+            .get(0);
+        if waiting > 0 {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the step of `one` was lost: n = {}, next {:?}",
-            state.values.n,
-            state.next
+            "the put never waited for the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(run);
+    locker.batch_execute("COMMIT").await.expect("unlock");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state = graph.get_state(&thread).await.expect("state");
+        if !state.next.is_empty() {
+            assert_eq!(state.next.len(), 1, "`one` is next: {:?}", state.next);
+            assert_eq!(state.values.n, 0);
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the put under way was rolled back: the thread has no checkpoint"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
