@@ -171,13 +171,7 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        let put = StepPut {
-            writes,
-            checkpoint,
-            metadata,
-            new_versions,
-            appends,
-        };
+        let put = StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         let write = self
             .fence_for(&config.thread_id)
             .map(|fence| self.saver.put_to_the_end(config, put, Some(fence.clone())));

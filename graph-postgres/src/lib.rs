@@ -785,13 +785,7 @@ impl Checkpointer for PostgresSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        let put = StepPut {
-            writes,
-            checkpoint,
-            metadata,
-            new_versions,
-            appends,
-        };
+        let put = StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         Box::pin(self.put_to_the_end(config, put, None))
     }
 

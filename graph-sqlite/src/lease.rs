@@ -424,13 +424,7 @@ impl Checkpointer for LeasedSaver {
         new_versions: ChannelVersions,
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        let put = StepPut {
-            writes,
-            checkpoint,
-            metadata,
-            new_versions,
-            appends,
-        };
+        let put = StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         self.put_chain(config, vec![put])
     }
 

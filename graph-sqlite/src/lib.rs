@@ -521,13 +521,7 @@ impl Checkpointer for SqliteSaver {
         appends: NameMap<Append>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         // A chain of one: the same transaction and checks.
-        let put = StepPut {
-            writes,
-            checkpoint,
-            metadata,
-            new_versions,
-            appends,
-        };
+        let put = StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         self.put_chain(config, vec![put])
     }
 

@@ -388,6 +388,43 @@ pub struct StepPut {
     pub appends: NameMap<Append>,
 }
 
+impl StepPut {
+    /// The put of `checkpoint` with what [`Checkpointer::put_with_writes`]
+    /// takes for it, in its order.
+    pub fn new(
+        writes: Vec<(String, Vec<(String, Blob)>)>,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        appends: NameMap<Append>,
+    ) -> Self {
+        StepPut {
+            writes,
+            checkpoint,
+            metadata,
+            new_versions,
+            appends,
+        }
+    }
+
+    /// Stores it through `saver`'s [`put_with_writes`](Checkpointer::put_with_writes),
+    /// a child of `parent`.
+    pub(crate) fn put_to<'a, C: Checkpointer + ?Sized>(
+        self,
+        saver: &'a C,
+        parent: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        saver.put_with_writes(
+            parent,
+            self.writes,
+            self.checkpoint,
+            self.metadata,
+            self.new_versions,
+            self.appends,
+        )
+    }
+}
+
 /// A snapshot of every channel at the end of a superstep (LangGraph's format v4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -815,16 +852,7 @@ pub trait Checkpointer: Send + Sync + 'static {
         Box::pin(async move {
             let mut parent = config.clone();
             for put in puts {
-                parent = self
-                    .put_with_writes(
-                        &parent,
-                        put.writes,
-                        put.checkpoint,
-                        put.metadata,
-                        put.new_versions,
-                        put.appends,
-                    )
-                    .await?;
+                parent = put.put_to(self, &parent).await?;
             }
             Ok(parent)
         })

@@ -238,11 +238,7 @@ fn spawn_writer(
 ) -> tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>> {
     tokio::spawn(async move {
         if let Some(previous) = previous {
-            previous.await.map_err(|e| {
-                crate::checkpoint::CheckpointError::Storage(
-                    format!("storing a checkpoint in the background failed: {e}").into(),
-                )
-            })??;
+            super::persistence::background_result(previous.await)?;
         }
         while let Some((task_id, rows)) = rx.recv().await {
             saver.put_writes(&config, rows, &task_id).await?;

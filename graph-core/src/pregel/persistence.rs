@@ -86,24 +86,24 @@ fn spawn_put(
     parent: crate::checkpoint::CheckpointConfig,
     put: crate::checkpoint::StepPut,
 ) -> BackgroundPut {
-    tokio::spawn(async move {
-        saver
-            .put_with_writes(
-                &parent,
-                put.writes,
-                put.checkpoint,
-                put.metadata,
-                put.new_versions,
-                put.appends,
-            )
-            .await
-            .map(drop)
-    })
+    tokio::spawn(async move { put.put_to(&*saver, &parent).await.map(drop) })
 }
 
 /// A put (or a step's early writes) going on in a tokio task.
 pub(super) type BackgroundPut =
     tokio::task::JoinHandle<Result<(), crate::checkpoint::CheckpointError>>;
+
+/// What a [`BackgroundPut`] ended with; a task that panicked or was aborted
+/// is a storage error.
+pub(super) fn background_result(
+    joined: Result<Result<(), crate::checkpoint::CheckpointError>, tokio::task::JoinError>,
+) -> Result<(), crate::checkpoint::CheckpointError> {
+    joined.unwrap_or_else(|e| {
+        Err(crate::checkpoint::CheckpointError::Storage(
+            format!("storing a checkpoint in the background failed: {e}").into(),
+        ))
+    })
+}
 
 /// The random fraction of the version strings a run makes, LangGraph's
 /// `.{random():016}` (e.g. `.0.8719233457614553`): two runs forking one checkpoint
@@ -151,14 +151,71 @@ impl Persist {
         self.saver.as_ref().map(|p| p.durability)
     }
 
-    /// Stores the held-back `input` checkpoint, if any, and waits for the
+    /// Stores the held-back checkpoints, if any, and waits for the
     /// checkpoint being stored in the background (durability `async`).
     pub(super) async fn flush_puts(&mut self) -> Result<(), GraphError> {
-        if let (Some(p), Some(deferred)) = (&self.saver, self.deferred.take()) {
-            let (parent, puts) = *deferred;
+        self.store_held(false).await?;
+        self.flush_background().await
+    }
+
+    /// Holds `put` back, after the puts held before it (see
+    /// [`deferred`](Self::deferred)).
+    fn hold(&mut self, put: crate::checkpoint::StepPut) {
+        if let Some(p) = &self.saver {
+            self.deferred
+                .get_or_insert_with(|| Box::new((p.config.clone(), Vec::new())))
+                .1
+                .push(put);
+        }
+    }
+
+    /// Drops the put held back last.
+    fn unhold_last(&mut self) {
+        if let Some(chain) = &mut self.deferred {
+            chain.1.pop();
+            if chain.1.is_empty() {
+                self.deferred = None;
+            }
+        }
+    }
+
+    /// Stores the puts held back: one as [`store`](Self::store) does, several
+    /// in one `put_chain`.
+    async fn store_held(&mut self, in_background: bool) -> Result<(), GraphError> {
+        let Some(chain) = self.deferred.take() else {
+            return Ok(());
+        };
+        let (parent, mut puts) = *chain;
+        if puts.len() == 1
+            && let Some(put) = puts.pop()
+        {
+            return self.store(Some(parent), put, in_background).await;
+        }
+        if let Some(p) = &self.saver {
             p.saver.put_chain(&parent, puts).await?;
         }
-        self.flush_background().await
+        Ok(())
+    }
+
+    /// Stores `put`, a child of `parent` (of the saver's config when `None`):
+    /// in a tokio task when `in_background` (durability `async`), else in one
+    /// call, so that a saver can store the step in one transaction.
+    async fn store(
+        &mut self,
+        parent: Option<crate::checkpoint::CheckpointConfig>,
+        put: crate::checkpoint::StepPut,
+        in_background: bool,
+    ) -> Result<(), GraphError> {
+        let Some(p) = &self.saver else {
+            return Ok(());
+        };
+        let parent = parent.as_ref().unwrap_or(&p.config);
+        if in_background {
+            self.background_put = Some(spawn_put(Arc::clone(&p.saver), parent.clone(), put));
+        } else {
+            put.put_to(&*p.saver, parent).await?;
+        }
+        Ok(())
     }
 
     /// [`flush_puts`](Self::flush_puts) where the run's steps end: the
@@ -179,16 +236,7 @@ impl Persist {
         if let Some(handle) = &mut self.background_put {
             let joined = handle.await;
             self.background_put = None;
-            match joined {
-                Ok(result) => result?,
-                Err(e) => {
-                    return Err(GraphError::Checkpoint(
-                        crate::checkpoint::CheckpointError::Storage(
-                            format!("storing a checkpoint in the background failed: {e}").into(),
-                        ),
-                    ))
-                }
-            }
+            background_result(joined)?;
         }
         Ok(())
     }
@@ -285,6 +333,9 @@ impl<S: State> Run<S> {
         if std::thread::panicking() {
             return;
         }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         let puts = match self.unstored_puts() {
             Ok(puts) => puts,
             Err(e) => {
@@ -293,13 +344,14 @@ impl<S: State> Run<S> {
             }
         };
         let background = self.persist.background_put.take();
-        let (Some(p), Ok(runtime)) = (&self.persist.saver, tokio::runtime::Handle::try_current())
+        let Some(p) = self
+            .persist
+            .saver
+            .as_ref()
+            .filter(|_| puts.is_some() || background.is_some())
         else {
             return;
         };
-        if puts.is_none() && background.is_none() {
-            return;
-        }
         // A run of the thread started meanwhile in this process waits for
         // this one to finish storing, rather than failing with `ThreadBusy`.
         if let Some(lease) = &mut lease {
@@ -312,16 +364,11 @@ impl<S: State> Run<S> {
             // after a put that failed is not stored: it names values that put
             // held.
             let mut puts = puts;
-            if let Some(background) = background {
-                let failed = match background.await {
-                    Ok(Ok(())) => None,
-                    Ok(Err(e)) => Some(e.to_string()),
-                    Err(e) => Some(e.to_string()),
-                };
-                if let Some(error) = failed {
-                    tracing::warn!(%error, "a cancelled run's last put failed");
-                    puts = None;
-                }
+            if let Some(background) = background
+                && let Err(e) = background_result(background.await)
+            {
+                tracing::warn!(error = %e, "a cancelled run's last put failed");
+                puts = None;
             }
             let stored = match puts {
                 Some((parent, puts)) => guard.release_after(&*saver, &parent, puts).await,
@@ -508,75 +555,27 @@ impl<S: State> Run<S> {
             && source == CheckpointSource::Loop
             && tokio::runtime::Handle::try_current().is_ok();
         let (put, shared_id) = self.step_put(source)?;
-        let Some(p) = &self.persist.saver else {
-            return Ok(());
-        };
-        let must_wait = self.persist.background_put.is_some();
-        let to_store = if defer || must_wait || self.persist.deferred.is_some() {
-            // Held back while the puts before it finish: a run cancelled
-            // meanwhile stores it with the release of its thread
-            // (`store_when_cancelled`).
-            let parent = &p.config;
-            self.persist
-                .deferred
-                .get_or_insert_with(|| Box::new((parent.clone(), Vec::new())))
-                .1
-                .push(put);
+        if defer || self.persist.deferred.is_some() || self.persist.background_put.is_some() {
+            // Held back (after any held before it) while the put before it
+            // finishes: a run cancelled meanwhile stores it with the release
+            // of its thread (`store_when_cancelled`).
+            self.persist.hold(put);
             // Puts are ordered: the previous one finishes before the next starts.
             if let Err(e) = self.persist.flush_background().await {
                 // Never stored after a put that failed: it names values that
                 // put held.
-                if let Some(chain) = &mut self.persist.deferred {
-                    chain.1.pop();
-                    if chain.1.is_empty() {
-                        self.persist.deferred = None;
-                    }
-                }
+                self.persist.unhold_last();
                 return Err(e);
             }
-            match self.persist.deferred.take() {
-                Some(chain) if defer => {
-                    self.persist.deferred = Some(chain);
-                    None
-                }
-                Some(chain) if chain.1.len() == 1 => {
-                    let (parent, mut puts) = *chain;
-                    puts.pop().map(|put| (Some(parent), put))
-                }
-                Some(chain) => {
-                    let (parent, puts) = *chain;
-                    if let Some(p) = &self.persist.saver {
-                        p.saver.put_chain(&parent, puts).await?;
-                    }
-                    None
-                }
-                None => None,
+            if !defer {
+                self.persist.store_held(in_background).await?;
             }
         } else {
-            Some((None, put))
-        };
+            self.persist.store(None, put, in_background).await?;
+        }
         let Some(p) = &mut self.persist.saver else {
             return Ok(());
         };
-        if let Some((parent, put)) = to_store {
-            let parent = parent.as_ref().unwrap_or(&p.config);
-            if in_background {
-                let (saver, parent) = (Arc::clone(&p.saver), parent.clone());
-                self.persist.background_put = Some(spawn_put(saver, parent, put));
-            } else {
-                // One call, so a saver can store the step in one transaction.
-                p.saver
-                    .put_with_writes(
-                        parent,
-                        put.writes,
-                        put.checkpoint,
-                        put.metadata,
-                        put.new_versions,
-                        put.appends,
-                    )
-                    .await?;
-            }
-        }
         // The next checkpoint descends from this one.
         p.parent_id = p.config.checkpoint_id.replace(shared_id);
         self.persist.saved = true;
@@ -604,13 +603,8 @@ impl<S: State> Run<S> {
             .as_mut()
             .map(|p| std::mem::take(&mut p.step_writes))
             .unwrap_or_default();
-        let put = crate::checkpoint::StepPut {
-            writes,
-            checkpoint,
-            metadata,
-            new_versions,
-            appends,
-        };
+        let put =
+            crate::checkpoint::StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         Ok((put, shared_id))
     }
 
