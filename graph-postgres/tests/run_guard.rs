@@ -225,6 +225,70 @@ async fn under_exit_the_last_checkpoint_outlives_a_dropped_stream() {
     the_last_checkpoint_outlives_a_dropped_stream(Durability::Exit, "dropped_exit").await;
 }
 
+/// A run under `exit` dropped while one task of a step waits, after its
+/// sibling completed: the sibling's writes are stored with the checkpoint the
+/// step ran from (LangGraph's exit stores its pending writes), so resuming
+/// the thread runs the waiting task alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_exit_a_completed_sibling_outlives_a_dropped_stream() {
+    let (saver, _) = two_savers("dropped_sibling").await;
+    let fast_runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let gate = Arc::new(Semaphore::new(0));
+    let fast = Arc::clone(&fast_runs);
+    let waiting = Arc::clone(&gate);
+    let graph = StateGraph::<Count>::new()
+        .add_node(node_fn("fast", move |_: &Count| {
+            fast.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Count::update().n(1)
+        }))
+        .add_node(async_node_fn(
+            "slow",
+            move |_: Arc<Count>, _ctx: Context| {
+                let gate = Arc::clone(&waiting);
+                async move {
+                    gate.acquire().await.map(|permit| permit.forget()).ok();
+                    Count::update().n(10)
+                }
+            },
+        ))
+        .add_edge(START, "fast")
+        .add_edge(START, "slow")
+        .compile_with(saver)
+        .expect("compile");
+    let thread = RunConfig::thread("dropped_sibling").with_durability(Durability::Exit);
+    let mut stream = graph.stream(Count::update(), &thread, StreamMode::Values);
+    // The stream drives the run: polled until `fast` has run (`slow` cannot
+    // complete without a permit).
+    while fast_runs.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        if let Ok(event) = tokio::time::timeout(Duration::from_millis(20), stream.next()).await {
+            event.expect("the run ended early").expect("the run failed");
+        }
+    }
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state = graph.get_state(&thread).await.expect("state");
+        let next: Vec<String> = state.next.iter().map(|n| n.to_string()).collect();
+        if state.values.n == 1 && next == ["slow"] {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "`fast`'s write was lost: the thread reads n = {} with next {next:?}",
+            state.values.n,
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    gate.add_permits(1);
+    let out = graph.invoke(None, &thread).await.expect("resume");
+    assert_eq!(out.n, 11);
+    assert_eq!(
+        fast_runs.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "`fast` ran again"
+    );
+}
+
 /// A run cancelled (its future dropped) while the saver stores a step: the
 /// put, started, completes anyway; its transaction is not rolled back with the
 /// step lost. The put is held up by a lock on `checkpoints` taken by another

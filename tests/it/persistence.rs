@@ -1943,10 +1943,96 @@ mod a_dropped_stream {
         }
     }
 
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Log {
+        #[reducer(concat)]
+        log: Vec<String>,
+    }
+
+    /// `first`, then `fast` and `slow` in one step; `slow` waits until
+    /// `release` holds a permit. `runs` names every node run.
+    fn parallel(
+        saver: Arc<dyn Checkpointer>,
+        runs: Arc<std::sync::Mutex<Vec<&'static str>>>,
+        release: Arc<tokio::sync::Semaphore>,
+    ) -> CompiledGraph<Log> {
+        let ran = move |name: &'static str| {
+            let runs = Arc::clone(&runs);
+            move || runs.lock().unwrap().push(name)
+        };
+        let (first, fast, slow) = (ran("first"), ran("fast"), ran("slow"));
+        StateGraph::<Log>::new()
+            .add_node(node_fn("first", move |_: &Log| {
+                first();
+                Log::update().log(vec!["first".to_owned()])
+            }))
+            .add_node(node_fn("fast", move |_: &Log| {
+                fast();
+                Log::update().log(vec!["fast".to_owned()])
+            }))
+            .add_node(stategraph::async_node_fn(
+                "slow",
+                move |_: Arc<Log>, _ctx| {
+                    let (slow, release) = (slow.clone(), Arc::clone(&release));
+                    async move {
+                        let _permit = release.acquire().await.unwrap();
+                        slow();
+                        Log::update().log(vec!["slow".to_owned()])
+                    }
+                },
+            ))
+            .add_edge(START, "first")
+            .add_edge("first", "fast")
+            .add_edge("first", "slow")
+            .compile_with(saver)
+            .unwrap()
+    }
+
+    /// A run dropped while `slow` waits, after its sibling `fast` completed,
+    /// keeps `fast`'s writes under every durability (LangGraph's `exit`
+    /// stores its pending writes when its run is cancelled): the thread shows
+    /// `fast`'s result with `slow` next, and resuming it runs `slow` alone.
+    async fn keeps_a_completed_sibling(saver: impl Fn() -> Arc<dyn Checkpointer>) {
+        for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+            let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let release = Arc::new(tokio::sync::Semaphore::new(0));
+            let app = parallel(saver(), Arc::clone(&runs), Arc::clone(&release));
+            let thread = RunConfig::thread("t").with_durability(durability);
+            let mut stream = app.stream(Log::update(), &thread, StreamMode::Values);
+            // The stream drives the run: polled until `slow` waits (it cannot
+            // complete without a permit), after `fast` completed.
+            while runs.lock().unwrap().len() < 2 {
+                let next = tokio::time::timeout(Duration::from_millis(20), stream.next()).await;
+                if let Ok(event) = next {
+                    event.expect("the run ended early").unwrap();
+                }
+            }
+            drop(stream);
+            assert_eq!(*runs.lock().unwrap(), ["first", "fast"], "{durability:?}");
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+            let state = loop {
+                let state = app.get_state(&thread).await.unwrap();
+                if state.values.log.len() == 2 || tokio::time::Instant::now() >= deadline {
+                    break state;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            assert_eq!(state.values.log, ["first", "fast"], "{durability:?}");
+            let next: Vec<String> = state.next.iter().map(|n| n.to_string()).collect();
+            assert_eq!(next, ["slow"], "{durability:?}");
+            runs.lock().unwrap().clear();
+            release.add_permits(1);
+            let out = app.invoke(None, &thread).await.unwrap();
+            assert_eq!(out.log, ["first", "fast", "slow"], "{durability:?}");
+            assert_eq!(*runs.lock().unwrap(), ["slow"], "{durability:?}: ran again");
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn in_memory() {
         keeps_what_it_showed(|| Arc::new(InMemorySaver::new())).await;
         the_next_run_continues_from_it(|| Arc::new(InMemorySaver::new())).await;
+        keeps_a_completed_sibling(|| Arc::new(InMemorySaver::new())).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1955,7 +2041,7 @@ mod a_dropped_stream {
         let count = AtomicUsize::new(0);
         let path = |i: usize| dir.path().join(format!("dropped-{i}.sqlite"));
         let mut savers = Vec::new();
-        for i in 0..9 {
+        for i in 0..12 {
             savers.push(Arc::new(
                 stategraph::sqlite::SqliteSaver::open(&path(i))
                     .await
@@ -1968,5 +2054,6 @@ mod a_dropped_stream {
         };
         keeps_what_it_showed(saver).await;
         the_next_run_continues_from_it(saver).await;
+        keeps_a_completed_sibling(saver).await;
     }
 }

@@ -1,6 +1,7 @@
 //! Running the tasks of one superstep: concurrently on tokio when there are several,
 //! inline when there is one; panics are caught; the first failure cancels siblings.
 
+use super::persistence::Rows;
 use super::writes::{TaskResult, TaskWrites};
 use super::{Run, StepScope, Task, TaskInterrupt};
 use crate::checkpoint::Blob;
@@ -207,9 +208,6 @@ impl Drop for AbortOnDrop {
         self.abort_all();
     }
 }
-
-/// A task's writes as pending-write rows, sent to the step's writer.
-type Rows = (String, Vec<(String, Blob)>);
 
 /// Stores the writes of each task of a step, in the background, one `put_writes`
 /// per task (LangGraph's `put_writes` on task completion): tasks that complete
@@ -421,6 +419,16 @@ impl<S: State> Run<S> {
             && tokio::runtime::Handle::try_current().is_ok()
     }
 
+    /// Whether this step keeps the writes of tasks that complete while a
+    /// sibling still runs for the put of its checkpoint, without storing them
+    /// yet: durability `exit` with a saver. A run cancelled before the step
+    /// ends stores them with the checkpoint (`Run::store_when_cancelled`), as
+    /// LangGraph's exit stores its pending writes; so the tasks that completed
+    /// are not run again when the thread resumes.
+    fn holds_early(&self) -> bool {
+        self.persist.durability() == Some(crate::config::Durability::Exit)
+    }
+
     /// The step's writer (see [`EarlyWrites`]), started on first use.
     fn early_writer<'w>(&mut self, writer: &'w mut Option<EarlyWrites>) -> Option<&'w EarlyWrites> {
         if writer.is_none() {
@@ -437,9 +445,9 @@ impl<S: State> Run<S> {
     /// A task completed: its writes are resolved now (its conditional edges
     /// read the state with only its own writes, as they would at the end of the
     /// step) and handed to the step's writer while a sibling still runs
-    /// (`writer`), or, once every task has completed (`None`), kept for the put
-    /// of the step's checkpoint, which stores them first without a writer task
-    /// of their own; the slot then holds them as `Restored`, so nothing stores
+    /// (`writer`), or, once every task has completed or under durability
+    /// `exit` (`None`), kept for the put of the step's checkpoint, which
+    /// stores them first without a writer task of their own; the slot then holds them as `Restored`, so nothing stores
     /// them again. A task whose command leaves for the parent graph stores
     /// nothing. An error resolving the routes is kept for the end of the step,
     /// where it would have occurred.
@@ -656,6 +664,9 @@ impl<S: State> Run<S> {
         // Cache keys of the tasks that missed the cache, to store their output.
         let mut cache_keys: Vec<Option<u128>> = Vec::new();
         let early = self.stores_early();
+        // Writes kept while a sibling runs: stored now (`early`) or held for
+        // the step's put (`exit`).
+        let keeps = early || self.holds_early();
         let mut writer: Option<EarlyWrites> = None;
         let mut late: Option<GraphError> = None;
         for (i, task) in tasks.iter_mut().enumerate() {
@@ -708,10 +719,10 @@ impl<S: State> Run<S> {
 
         // Tasks that completed at once are stored while the others run (once
         // those are running).
-        let completed_at_once = early && failure.is_none() && !pending.is_empty();
+        let completed_at_once = keeps && failure.is_none() && !pending.is_empty();
         if failure.is_none() && pending.len() == 1 {
             if completed_at_once {
-                let writer = Some(&mut writer);
+                let writer = early.then_some(&mut writer);
                 self.store_all_early(tasks, &mut slots, &cache_keys, writer, &mut late);
             }
             if let Some((i, fut)) = pending.pop() {
@@ -735,7 +746,7 @@ impl<S: State> Run<S> {
                 .map(|(h, i)| async move { (i, h.await) })
                 .collect();
             if completed_at_once {
-                let writer = Some(&mut writer);
+                let writer = early.then_some(&mut writer);
                 self.store_all_early(tasks, &mut slots, &cache_keys, writer, &mut late);
             }
             while let Some((i, joined)) = waiting.next().await {
@@ -751,9 +762,9 @@ impl<S: State> Run<S> {
                         slots[i] = Some(r);
                         // Stored at once while a sibling still runs; the last to
                         // complete is stored with the step's checkpoint.
-                        if early && !waiting.is_empty() {
+                        if keeps && !waiting.is_empty() {
                             self.cache_output(tasks, &cache_keys, i, &slots[i]);
-                            let writer = Some(&mut writer);
+                            let writer = early.then_some(&mut writer);
                             self.store_early(&tasks[i], &mut slots[i], writer, &mut late);
                         }
                     }

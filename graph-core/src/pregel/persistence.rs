@@ -12,6 +12,10 @@ use crate::ids;
 use crate::state::State;
 use std::sync::Arc;
 
+/// A task's writes as pending-write rows: its id, and each write's channel
+/// and value.
+pub(super) type Rows = (String, Vec<(String, crate::checkpoint::Blob)>);
+
 /// Where a run persists: the saver, the checkpoint its next put descends from,
 /// and what the run tracks to build each checkpoint in what changed. Boxed in
 /// the run: a run without a saver (a subgraph in a fan-out, say) stays small.
@@ -34,7 +38,7 @@ pub(super) struct Saver {
     /// checkpoint by the next put, before it (LangGraph's `put_writes` per
     /// task), in the put's own background task under durability `async`.
     /// (Here, in the boxed saver, a run without one stays as small.)
-    pub(super) step_writes: Vec<(String, Vec<(String, crate::checkpoint::Blob)>)>,
+    pub(super) step_writes: Vec<Rows>,
     /// With a saver that stores appended items: what each state field's next
     /// checkpoint may store that way.
     pub(super) appends: Option<super::append::Appends>,
@@ -140,6 +144,15 @@ impl Persist {
 
     /// The state at `step` is a new checkpoint of `source`, not yet stored.
     pub(super) fn new_checkpoint(&mut self, step: i64, source: CheckpointSource) {
+        if let Some(p) = self
+            .saver
+            .as_mut()
+            .filter(|p| p.durability == Durability::Exit)
+        {
+            // Held in case the run was cancelled during the step (durability
+            // `exit`); the step ended: the new checkpoint holds what they wrote.
+            p.step_writes.clear();
+        }
         self.checkpoint = ids::checkpoint_id(step);
         self.saved = false;
         self.pending_source = source;
@@ -336,11 +349,11 @@ impl<S: State> Run<S> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let puts = match self.unstored_puts() {
+        let (puts, writes) = match self.unstored_puts() {
             Ok(puts) => puts,
             Err(e) => {
                 tracing::warn!(error = %e, "a cancelled run could not make its last checkpoint");
-                None
+                (None, Vec::new())
             }
         };
         let background = self.persist.background_put.take();
@@ -371,7 +384,24 @@ impl<S: State> Run<S> {
                 puts = None;
             }
             let stored = match puts {
-                Some((parent, puts)) => guard.release_after(&*saver, &parent, puts).await,
+                Some((parent, puts)) if writes.is_empty() => {
+                    guard.release_after(&*saver, &parent, puts).await
+                }
+                Some((parent, puts)) => {
+                    // The writes of the tasks that completed in the step the
+                    // run was cancelled in go with the last checkpoint, before
+                    // the thread is let go.
+                    let stored = async {
+                        let last = saver.put_chain(&parent, puts).await?;
+                        for (task_id, rows) in writes {
+                            saver.put_writes(&last, rows, &task_id).await?;
+                        }
+                        Ok(())
+                    }
+                    .await;
+                    guard.release().await;
+                    stored
+                }
                 None => {
                     guard.release().await;
                     Ok(())
@@ -388,20 +418,26 @@ impl<S: State> Run<S> {
         }
     }
 
-    /// The checkpoints a cancelled run made and has not stored, as a chain
-    /// (see [`store_when_cancelled`](Self::store_when_cancelled)).
-    fn unstored_puts(&mut self) -> Result<Option<crate::checkpoint::LastPuts>, GraphError> {
+    /// The checkpoints a cancelled run made and has not stored, as a chain,
+    /// and the pending writes of the last one's tasks to store after it
+    /// (durability `exit`; see
+    /// [`store_when_cancelled`](Self::store_when_cancelled)).
+    fn unstored_puts(
+        &mut self,
+    ) -> Result<(Option<crate::checkpoint::LastPuts>, Vec<Rows>), GraphError> {
         let mut chain = self.persist.deferred.take();
+        let mut writes = Vec::new();
         if self.persist.durability() == Some(Durability::Exit) && !self.persist.saved {
             let (put, _) = self.step_put(self.persist.pending_source)?;
-            if let Some(p) = &self.persist.saver {
+            if let Some(p) = &mut self.persist.saver {
+                writes = std::mem::take(&mut p.step_writes);
                 chain
                     .get_or_insert_with(|| Box::new((p.config.clone(), Vec::new())))
                     .1
                     .push(put);
             }
         }
-        Ok(chain.map(|chain| *chain))
+        Ok((chain.map(|chain| *chain), writes))
     }
 
     /// Stores through the guard's writer when it has one (a saver view that
@@ -597,10 +633,14 @@ impl<S: State> Run<S> {
         // The checkpoint holds every change so far: the next one holds only later ones.
         self.schedule.versions.clear_changed();
         let metadata = self.metadata(source, self.persist.checkpoint_step);
+        // The rows held under `exit` are the writes of this checkpoint's own
+        // tasks, stored after it (`put_step_writes`); otherwise they are its
+        // parent's, stored first.
         let writes = self
             .persist
             .saver
             .as_mut()
+            .filter(|p| p.durability != Durability::Exit)
             .map(|p| std::mem::take(&mut p.step_writes))
             .unwrap_or_default();
         let put =
@@ -618,6 +658,15 @@ impl<S: State> Run<S> {
             .as_ref()
             .is_none_or(|p| p.step_writes.is_empty())
         {
+            return Ok(());
+        }
+        if !self.persist.saved {
+            // Held under `exit` for a checkpoint the run does not store (its
+            // last step failed to apply its writes): nothing to store them
+            // against.
+            if let Some(p) = &mut self.persist.saver {
+                p.step_writes.clear();
+            }
             return Ok(());
         }
         self.persist.flush_puts().await?;
