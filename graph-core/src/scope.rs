@@ -118,9 +118,39 @@ pub(crate) struct StepScope {
     /// The cache the graph was compiled with, for task calls with a cache
     /// policy (`crate::func`).
     pub(crate) cache: Option<Arc<dyn crate::cache::Cache>>,
+    /// The namespaces of the persistent subgraphs the step's tasks ran, each
+    /// with the task that ran it ([`claim_persistent`](Self::claim_persistent)).
+    pub(crate) persistent: Mutex<Vec<(Arc<str>, String)>>,
 }
 
 impl StepScope {
+    /// Task `task_id` runs the persistent subgraph of namespace `ns` (docs/
+    /// semantics.md §8.3): one task of a step may, any number of times; a
+    /// second task is refused, whether or not the two runs would overlap in
+    /// time (two tasks of one step run in no defined order).
+    pub(crate) fn claim_persistent(
+        &self,
+        ns: &Arc<str>,
+        task_id: &str,
+        thread_id: &str,
+    ) -> Result<(), crate::error::GraphError> {
+        let mut claims = self
+            .persistent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match claims.iter().find(|(claimed, _)| claimed == ns) {
+            Some((_, owner)) if owner != task_id => Err(crate::error::GraphError::ThreadBusy {
+                thread_id: thread_id.to_owned(),
+                checkpoint_ns: ns.to_string(),
+            }),
+            Some(_) => Ok(()),
+            None => {
+                claims.push((Arc::clone(ns), task_id.to_owned()));
+                Ok(())
+            }
+        }
+    }
+
     /// The enclosing checkpoints of a graph nested in this step: the enclosing
     /// graphs' and this one's.
     pub(crate) fn parents_of_nested(&self) -> Arc<Ancestors> {

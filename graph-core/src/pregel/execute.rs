@@ -524,6 +524,7 @@ impl<S: State> Run<S> {
             saved_calls: None,
             store: self.store.clone(),
             cache: self.cache.clone(),
+            persistent: Default::default(),
         }
     }
 

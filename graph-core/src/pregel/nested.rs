@@ -73,6 +73,9 @@ impl<S: State> Run<S> {
         run.store = scope.store.clone();
         if let Some(p) = &mut run.persist.saver {
             p.config.checkpoint_ns = SharedStr::from(&ns);
+            if mode == SubgraphCheckpoints::Persistent {
+                scope.claim_persistent(&ns, ctx.task_id(), &p.thread)?;
+            }
         }
         run.ns = ns;
         run.context = scope.context.clone();
