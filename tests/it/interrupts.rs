@@ -1096,6 +1096,105 @@ async fn interrupts_are_not_retried_and_completed_siblings_do_not_rerun() {
     assert_eq!(asker_calls.load(Ordering::SeqCst), 2);
 }
 
+/// A sibling that completed while the other task of its step still ran
+/// (and then paused) is not run again on resume, under every durability:
+/// under `exit` its writes were held by the run and stored with the paused
+/// step's checkpoint, after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sibling_completed_before_an_async_pause_does_not_rerun() {
+    for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+        let sibling_calls = Arc::new(AtomicUsize::new(0));
+        let s = Arc::clone(&sibling_calls);
+        let app = StateGraph::<Texts>::new()
+            .add_node(node_fn("sibling", move |_: &Texts| {
+                s.fetch_add(1, Ordering::SeqCst);
+                Texts::update().text_1("sibling".into())
+            }))
+            .add_node(stategraph::async_node_fn(
+                "asker",
+                |_: Arc<Texts>, ctx: Context| async move {
+                    // Pending once: the sibling completes first.
+                    tokio::task::yield_now().await;
+                    let t: String = ctx.interrupt("?")?;
+                    Ok::<_, NodeError>(Texts::update().text_2(t))
+                },
+            ))
+            .add_edge(START, "sibling")
+            .add_edge(START, "asker")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("t").with_durability(durability);
+        let out = app.invoke(Texts::update(), &config).await.unwrap();
+        assert!(out.is_interrupted(), "{durability:?}");
+        let out = app
+            .invoke(Command::resume("answer"), &config)
+            .await
+            .unwrap();
+        assert_eq!(
+            (out.text_1.as_str(), out.text_2.as_str()),
+            ("sibling", "answer"),
+            "{durability:?}"
+        );
+        assert_eq!(
+            sibling_calls.load(Ordering::SeqCst),
+            1,
+            "{durability:?}: sibling re-run"
+        );
+    }
+}
+
+/// As above, with the other task failing instead of pausing: the thread,
+/// run again, re-runs only the failed task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sibling_completed_before_an_async_failure_does_not_rerun() {
+    for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+        let sibling_calls = Arc::new(AtomicUsize::new(0));
+        let failures_left = Arc::new(AtomicUsize::new(1));
+        let s = Arc::clone(&sibling_calls);
+        let f = Arc::clone(&failures_left);
+        let app = StateGraph::<Texts>::new()
+            .add_node(node_fn("sibling", move |_: &Texts| {
+                s.fetch_add(1, Ordering::SeqCst);
+                Texts::update().text_1("sibling".into())
+            }))
+            .add_node(stategraph::async_node_fn(
+                "flaky",
+                move |_: Arc<Texts>, _ctx| {
+                    let f = Arc::clone(&f);
+                    async move {
+                        tokio::task::yield_now().await;
+                        if f.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                        {
+                            return Err(NodeError::msg("not yet"));
+                        }
+                        Ok(Texts::update().text_2("done".into()))
+                    }
+                },
+            ))
+            .add_edge(START, "sibling")
+            .add_edge(START, "flaky")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let config = RunConfig::thread("t").with_durability(durability);
+        assert!(
+            app.invoke(Texts::update(), &config).await.is_err(),
+            "{durability:?}"
+        );
+        let out = app.invoke(None, &config).await.unwrap();
+        assert_eq!(
+            (out.text_1.as_str(), out.text_2.as_str()),
+            ("sibling", "done"),
+            "{durability:?}"
+        );
+        assert_eq!(
+            sibling_calls.load(Ordering::SeqCst),
+            1,
+            "{durability:?}: sibling re-run"
+        );
+    }
+}
+
 #[tokio::test]
 async fn graph_input_can_be_built_generically() {
     async fn run<S: stategraph::State>(
