@@ -2028,6 +2028,37 @@ mod a_dropped_stream {
         }
     }
 
+    /// Without a tokio runtime (another executor drives the run), a saver
+    /// that stores at once (in memory) or queues its work (SQLite) still
+    /// stores what a dropped stream showed.
+    #[test]
+    fn without_a_tokio_runtime() {
+        use futures::executor::block_on;
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = 0;
+        for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+            for stop_at in [1, 2] {
+                file += 1;
+                let path = dir.path().join(format!("no-tokio-{file}.sqlite"));
+                let sqlite = block_on(stategraph::sqlite::SqliteSaver::open(&path)).unwrap();
+                let savers: [(&str, Arc<dyn Checkpointer>); 2] = [
+                    ("memory", Arc::new(InMemorySaver::new())),
+                    ("sqlite", Arc::new(sqlite)),
+                ];
+                for (name, saver) in savers {
+                    let app = app(saver, Arc::default());
+                    let thread = RunConfig::thread("t").with_durability(durability);
+                    block_on(drop_at(&app, &thread, stop_at));
+                    let state = block_on(app.get_state(&thread)).unwrap();
+                    assert_eq!(
+                        state.values.n, stop_at,
+                        "{name}, {durability:?}, dropped at {stop_at}"
+                    );
+                }
+            }
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn in_memory() {
         keeps_what_it_showed(|| Arc::new(InMemorySaver::new())).await;

@@ -335,9 +335,12 @@ impl<S: State> Run<S> {
     /// The release starts here: a saver that answers at once (in memory) has
     /// stored and let the thread go before the run's drop returns; one that
     /// must wait for its database goes on in a tokio task (its thread is busy
-    /// until then, as while the run ran). Without a tokio runtime, or while
-    /// panicking, nothing more is stored and the guard is dropped, which lets
-    /// the thread go.
+    /// until then, as while the run ran). Without a tokio runtime (another
+    /// executor drove the run) only that first poll runs: what the saver
+    /// stored or queued in it is kept (the in-memory saver's put, the SQLite
+    /// saver's job), the rest is dropped with a warning. While panicking,
+    /// nothing more is stored and the guard is dropped, which lets the thread
+    /// go.
     pub(super) fn store_when_cancelled(
         &mut self,
         guard: crate::checkpoint::RunGuard,
@@ -346,9 +349,7 @@ impl<S: State> Run<S> {
         if std::thread::panicking() {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
+        let runtime = tokio::runtime::Handle::try_current().ok();
         let (puts, writes) = match self.unstored_puts() {
             Ok(puts) => puts,
             Err(e) => {
@@ -414,7 +415,13 @@ impl<S: State> Run<S> {
         });
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         if release.as_mut().poll(&mut cx).is_pending() {
-            runtime.spawn(release);
+            match runtime {
+                Some(runtime) => drop(runtime.spawn(release)),
+                None => tracing::warn!(
+                    "a cancelled run's saver did not store at once and no tokio runtime is there \
+                     to finish it: what it had not stored is dropped"
+                ),
+            }
         }
     }
 
