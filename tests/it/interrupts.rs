@@ -1096,6 +1096,23 @@ async fn interrupts_are_not_retried_and_completed_siblings_do_not_rerun() {
     assert_eq!(asker_calls.load(Ordering::SeqCst), 2);
 }
 
+/// `graph` (with a node `other`, async, that waits once before it ends) with
+/// `sibling` (sync, counted in the returned counter): both run in one step.
+fn sibling_and(graph: StateGraph<Texts>) -> (CompiledGraph<Texts>, Arc<AtomicUsize>) {
+    let sibling_calls = Arc::new(AtomicUsize::new(0));
+    let s = Arc::clone(&sibling_calls);
+    let app = graph
+        .add_node(node_fn("sibling", move |_: &Texts| {
+            s.fetch_add(1, Ordering::SeqCst);
+            Texts::update().text_1("sibling".into())
+        }))
+        .add_edge(START, "sibling")
+        .add_edge(START, "other")
+        .compile_with(InMemorySaver::new())
+        .unwrap();
+    (app, sibling_calls)
+}
+
 /// A sibling that completed while the other task of its step still ran
 /// (and then paused) is not run again on resume, under every durability:
 /// under `exit` its writes were held by the run and stored with the paused
@@ -1103,26 +1120,14 @@ async fn interrupts_are_not_retried_and_completed_siblings_do_not_rerun() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sibling_completed_before_an_async_pause_does_not_rerun() {
     for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
-        let sibling_calls = Arc::new(AtomicUsize::new(0));
-        let s = Arc::clone(&sibling_calls);
-        let app = StateGraph::<Texts>::new()
-            .add_node(node_fn("sibling", move |_: &Texts| {
-                s.fetch_add(1, Ordering::SeqCst);
-                Texts::update().text_1("sibling".into())
-            }))
-            .add_node(stategraph::async_node_fn(
-                "asker",
-                |_: Arc<Texts>, ctx: Context| async move {
-                    // Pending once: the sibling completes first.
-                    tokio::task::yield_now().await;
-                    let t: String = ctx.interrupt("?")?;
-                    Ok::<_, NodeError>(Texts::update().text_2(t))
-                },
-            ))
-            .add_edge(START, "sibling")
-            .add_edge(START, "asker")
-            .compile_with(InMemorySaver::new())
-            .unwrap();
+        let (app, sibling_calls) = sibling_and(StateGraph::new().add_node(
+            stategraph::async_node_fn("other", |_: Arc<Texts>, ctx: Context| async move {
+                // Pending once: the sibling completes first.
+                tokio::task::yield_now().await;
+                let t: String = ctx.interrupt("?")?;
+                Ok::<_, NodeError>(Texts::update().text_2(t))
+            }),
+        ));
         let config = RunConfig::thread("t").with_durability(durability);
         let out = app.invoke(Texts::update(), &config).await.unwrap();
         assert!(out.is_interrupted(), "{durability:?}");
@@ -1131,14 +1136,13 @@ async fn a_sibling_completed_before_an_async_pause_does_not_rerun() {
             .await
             .unwrap();
         assert_eq!(
-            (out.text_1.as_str(), out.text_2.as_str()),
-            ("sibling", "answer"),
+            (
+                out.text_1.as_str(),
+                out.text_2.as_str(),
+                sibling_calls.load(Ordering::SeqCst)
+            ),
+            ("sibling", "answer", 1),
             "{durability:?}"
-        );
-        assert_eq!(
-            sibling_calls.load(Ordering::SeqCst),
-            1,
-            "{durability:?}: sibling re-run"
         );
     }
 }
@@ -1148,49 +1152,34 @@ async fn a_sibling_completed_before_an_async_pause_does_not_rerun() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sibling_completed_before_an_async_failure_does_not_rerun() {
     for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
-        let sibling_calls = Arc::new(AtomicUsize::new(0));
         let failures_left = Arc::new(AtomicUsize::new(1));
-        let s = Arc::clone(&sibling_calls);
-        let f = Arc::clone(&failures_left);
-        let app = StateGraph::<Texts>::new()
-            .add_node(node_fn("sibling", move |_: &Texts| {
-                s.fetch_add(1, Ordering::SeqCst);
-                Texts::update().text_1("sibling".into())
-            }))
-            .add_node(stategraph::async_node_fn(
-                "flaky",
-                move |_: Arc<Texts>, _ctx| {
-                    let f = Arc::clone(&f);
-                    async move {
-                        tokio::task::yield_now().await;
-                        if f.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                            .is_ok()
-                        {
-                            return Err(NodeError::msg("not yet"));
-                        }
-                        Ok(Texts::update().text_2("done".into()))
+        let (app, sibling_calls) = sibling_and(StateGraph::new().add_node(
+            stategraph::async_node_fn("other", move |_: Arc<Texts>, _ctx| {
+                let failures_left = Arc::clone(&failures_left);
+                async move {
+                    tokio::task::yield_now().await;
+                    let fail =
+                        failures_left
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+                    match fail {
+                        Ok(_) => Err(NodeError::msg("not yet")),
+                        Err(_) => Ok(Texts::update().text_2("done".into())),
                     }
-                },
-            ))
-            .add_edge(START, "sibling")
-            .add_edge(START, "flaky")
-            .compile_with(InMemorySaver::new())
-            .unwrap();
+                }
+            }),
+        ));
         let config = RunConfig::thread("t").with_durability(durability);
-        assert!(
-            app.invoke(Texts::update(), &config).await.is_err(),
-            "{durability:?}"
-        );
+        let failed = app.invoke(Texts::update(), &config).await;
+        assert!(failed.is_err(), "{durability:?}");
         let out = app.invoke(None, &config).await.unwrap();
         assert_eq!(
-            (out.text_1.as_str(), out.text_2.as_str()),
-            ("sibling", "done"),
+            (
+                out.text_1.as_str(),
+                out.text_2.as_str(),
+                sibling_calls.load(Ordering::SeqCst)
+            ),
+            ("sibling", "done", 1),
             "{durability:?}"
-        );
-        assert_eq!(
-            sibling_calls.load(Ordering::SeqCst),
-            1,
-            "{durability:?}: sibling re-run"
         );
     }
 }
