@@ -2020,6 +2020,13 @@ mod a_dropped_stream {
             assert_eq!(state.values.log, ["first", "fast"], "{durability:?}");
             let next: Vec<String> = state.next.iter().map(|n| n.to_string()).collect();
             assert_eq!(next, ["slow"], "{durability:?}");
+            // As LangGraph's snapshot: both tasks, `fast` with its result.
+            let tasks: Vec<(&str, bool)> = state
+                .tasks
+                .iter()
+                .map(|t| (t.name.as_str(), t.result.is_some()))
+                .collect();
+            assert_eq!(tasks, [("fast", true), ("slow", false)], "{durability:?}");
             runs.lock().unwrap().clear();
             release.add_permits(1);
             let out = app.invoke(None, &thread).await.unwrap();
