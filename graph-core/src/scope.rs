@@ -124,8 +124,8 @@ pub(crate) struct StepScope {
 }
 
 impl StepScope {
-    /// Task `task_id` runs the persistent subgraph of namespace `ns` (docs/
-    /// semantics.md §8.3): one task of a step may, any number of times; a
+    /// Task `task_id` runs the persistent subgraph of namespace `ns`
+    /// (docs/semantics.md §8.3): one task of a step may, any number of times; a
     /// second task is refused, whether or not the two runs would overlap in
     /// time (two tasks of one step run in no defined order).
     pub(crate) fn claim_persistent(

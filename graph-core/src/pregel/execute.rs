@@ -445,10 +445,10 @@ impl<S: State> Run<S> {
     /// A task completed: its writes are resolved now (its conditional edges
     /// read the state with only its own writes, as they would at the end of the
     /// step) and handed to the step's writer while a sibling still runs
-    /// (`writer`), or, once every task has completed or under durability
-    /// `exit` (`None`), kept for the put of the step's checkpoint, which
-    /// stores them first without a writer task of their own; the slot then holds them as `Restored`, so nothing stores
-    /// them again. A task whose command leaves for the parent graph stores
+    /// (`writer`), or else (`None`: every task has completed, or durability
+    /// `exit`) kept in `Saver::step_writes` for the put that stores them
+    /// without a writer task of their own; the slot then holds them as
+    /// `Restored`, so nothing stores them again. A task whose command leaves for the parent graph stores
     /// nothing. An error resolving the routes is kept for the end of the step,
     /// where it would have occurred.
     fn store_early(

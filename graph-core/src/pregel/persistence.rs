@@ -37,6 +37,9 @@ pub(super) struct Saver {
     /// completed when no sibling was left running: stored against the current
     /// checkpoint by the next put, before it (LangGraph's `put_writes` per
     /// task), in the put's own background task under durability `async`.
+    /// Under `exit`: the rows of the tasks that completed while a sibling ran,
+    /// held for a cancellation, a pause or a failure, which store them after
+    /// the current checkpoint; dropped when the step ends.
     /// (Here, in the boxed saver, a run without one stays as small.)
     pub(super) step_writes: Vec<Rows>,
     /// With a saver that stores appended items: what each state field's next
