@@ -304,6 +304,50 @@ mod one_thread_at_a_time {
         assert_eq!(sub_graph.get_state(&at_sub).await.unwrap().values.n, 11);
     }
 
+    /// A task that runs its persistent subgraph again (its retry) is not the
+    /// second task the step refuses.
+    #[tokio::test]
+    async fn a_retried_task_runs_its_persistent_subgraph_again() {
+        #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+        struct Child {
+            n: u32,
+        }
+        let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&attempts);
+        let child = StateGraph::<Child>::new()
+            .add_node(node_fn("c", move |s: &Child| {
+                if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    return Err(NodeError::transient(NodeError::msg("flaky")));
+                }
+                Ok(Child::update().n(s.n + 1))
+            }))
+            .add_edge(START, "c")
+            .compile()
+            .unwrap();
+        let sub = stategraph::Subgraph::mapped(
+            "sub",
+            child,
+            |_: &Out| Child::update(),
+            |done: Child| Out::update().order(vec![done.n.to_string()]),
+        )
+        .checkpoints(stategraph::SubgraphCheckpoints::Persistent);
+        let retry = stategraph::RetryPolicy::new()
+            .max_attempts(2)
+            .initial_interval(Duration::ZERO)
+            .jitter(false);
+        let app = StateGraph::<Out>::new()
+            .add_node_with(sub, stategraph::NodeOptions::new().retry(retry))
+            .add_edge(START, "sub")
+            .compile_with(InMemorySaver::new())
+            .unwrap();
+        let out = app
+            .invoke(Out::update(), &RunConfig::thread("t"))
+            .await
+            .unwrap();
+        assert_eq!(out.order, ["1"]);
+        assert_eq!(attempts.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
     #[tokio::test]
     async fn parallel_tasks_of_one_persistent_subgraph_are_an_error() {
         #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
