@@ -12,11 +12,15 @@ use std::sync::Arc;
 
 type PutHook = Box<dyn Fn(&CheckpointMetadata) + Send + Sync>;
 type GuardHook = Box<dyn Fn(Arc<InMemorySaver>) -> RunGuard + Send + Sync>;
+type NestedHook = Box<dyn Fn() + Send + Sync>;
 
 pub(crate) struct HookedSaver {
     inner: Arc<InMemorySaver>,
     on_put: PutHook,
     guard: Option<GuardHook>,
+    /// Puts in a subgraph's namespace wait for a permit of the gate, and
+    /// call the hook once stored.
+    nested: Option<(Arc<tokio::sync::Semaphore>, NestedHook)>,
 }
 
 impl HookedSaver {
@@ -26,7 +30,19 @@ impl HookedSaver {
             inner,
             on_put: Box::new(|_| {}),
             guard: None,
+            nested: None,
         }
+    }
+
+    /// Holds each put in a subgraph's namespace until `gate` has a permit,
+    /// and calls `stored` once it is stored.
+    pub(crate) fn gate_nested_puts(
+        mut self,
+        gate: Arc<tokio::sync::Semaphore>,
+        stored: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        self.nested = Some((gate, Box::new(stored)));
+        self
     }
 
     /// Calls `hook` with each put's metadata before the put (a hook that
@@ -73,7 +89,18 @@ impl Checkpointer for HookedSaver {
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         (self.on_put)(&metadata);
-        self.inner.put(config, checkpoint, metadata, new_versions)
+        match &self.nested {
+            Some((gate, stored)) if !config.checkpoint_ns.is_empty() => Box::pin(async move {
+                drop(gate.acquire().await);
+                let put = self
+                    .inner
+                    .put(config, checkpoint, metadata, new_versions)
+                    .await;
+                stored();
+                put
+            }),
+            _ => self.inner.put(config, checkpoint, metadata, new_versions),
+        }
     }
 
     fn put_writes<'a>(

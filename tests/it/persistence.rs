@@ -1843,6 +1843,83 @@ mod handed_to_the_release {
 /// state of the last values event it got, whatever the durability, as
 /// LangGraph's does (its loop stores the current checkpoint on exit, or
 /// waits for the save it started).
+/// A run cancelled while a subgraph ran in one of its tasks lets its thread
+/// go only after the subgraph has stored what it made: the subgraph writes
+/// through the run's lease, and a write after the release would be refused
+/// (PostgreSQL's fence).
+mod a_cancelled_subgraph {
+    use super::*;
+    use crate::hooked_saver::HookedSaver;
+    use futures::StreamExt;
+    use stategraph::checkpoint::RunGuard;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    #[derive(State, Clone, Debug, Default, Serialize, Deserialize)]
+    struct Count {
+        #[reducer(std::ops::Add::add)]
+        n: u32,
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stores_before_the_thread_is_let_go() {
+        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let (stored, released) = (Arc::clone(&log), Arc::clone(&log));
+        let saver = HookedSaver::new(Arc::new(InMemorySaver::new()))
+            .gate_nested_puts(Arc::clone(&gate), move || {
+                stored.lock().unwrap().push("subgraph stored")
+            })
+            .guard(move |_| {
+                let released = Arc::clone(&released);
+                RunGuard::new(move || async move { released.lock().unwrap().push("released") })
+            });
+        let started = Arc::new(tokio::sync::Notify::new());
+        let waiting = Arc::clone(&started);
+        let child = StateGraph::<Count>::new()
+            .add_node(node_fn("one", |_: &Count| Count::update().n(1)))
+            .add_node(stategraph::async_node_fn(
+                "wait",
+                move |_: Arc<Count>, _ctx| {
+                    let started = Arc::clone(&waiting);
+                    async move {
+                        started.notify_one();
+                        std::future::pending::<()>().await;
+                        Count::update()
+                    }
+                },
+            ))
+            .add_edge(START, "one")
+            .add_edge("one", "wait")
+            .compile()
+            .unwrap();
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("sub", child))
+            .add_edge(START, "sub")
+            .compile_with(saver)
+            .unwrap();
+        // Under `exit` each level stores its current checkpoint when cancelled.
+        let thread = RunConfig::thread("t").with_durability(Durability::Exit);
+        let mut stream = app.stream(Count::update(), &thread, StreamMode::Values);
+        tokio::select! {
+            _ = started.notified() => {}
+            event = stream.next() => panic!("the run ended early: {event:?}"),
+        }
+        drop(stream);
+        assert_eq!(
+            *log.lock().unwrap(),
+            Vec::<&str>::new(),
+            "the thread was let go before the subgraph stored"
+        );
+        gate.add_permits(100);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while log.lock().unwrap().len() < 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(*log.lock().unwrap(), ["subgraph stored", "released"]);
+    }
+}
+
 mod a_dropped_stream {
     use super::*;
     use futures::StreamExt;

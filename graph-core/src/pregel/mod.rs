@@ -17,6 +17,7 @@
 //! `pause`'s, resuming `resume`'s, checkpoint encoding `persist`'s.
 
 mod append;
+mod cancel;
 mod control;
 mod execute;
 #[cfg(feature = "test-util")]

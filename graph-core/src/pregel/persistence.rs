@@ -306,6 +306,16 @@ impl<S: State> Run<S> {
         guard: crate::checkpoint::RunGuard,
         result: Result<super::GraphOutput<Arc<S>>, GraphError>,
     ) -> Result<super::GraphOutput<Arc<S>>, GraphError> {
+        if let Some(p) = self
+            .persist
+            .saver
+            .as_ref()
+            .filter(|_| self.nested.is_none())
+        {
+            // Nested runs cancelled by their task (a node that stopped
+            // waiting for a subgraph) store before the thread is let go.
+            super::cancel::settle(&p.saver, &p.thread).await;
+        }
         let output = match result {
             Ok(output) => output,
             Err(e) => {
@@ -374,8 +384,16 @@ impl<S: State> Run<S> {
         if let Some(lease) = &mut lease {
             lease.closing();
         }
-        let saver = Arc::clone(&p.saver);
+        let (writer, thread) = (&p.saver, &p.thread);
+        let nested = self.nested.is_some();
+        let (saver, its_thread) = (Arc::clone(writer), thread.clone());
         let mut release = Box::pin(async move {
+            // The root run: nested runs cancelled with it store first (their
+            // writes go through its lease). A nested run's store waits for
+            // nothing (no two stores wait for each other).
+            if !nested {
+                super::cancel::settle(&saver, &its_thread).await;
+            }
             // The put still going on in the background first (durability
             // `async`): the thread is let go once it is stored. What was made
             // after a put that failed is not stored: it names values that put
@@ -419,6 +437,10 @@ impl<S: State> Run<S> {
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         if release.as_mut().poll(&mut cx).is_pending() {
             match runtime {
+                // The root run's release waits for a nested one's store.
+                Some(runtime) if nested => {
+                    super::cancel::register(writer, thread, runtime.spawn(release));
+                }
                 Some(runtime) => drop(runtime.spawn(release)),
                 None => tracing::warn!(
                     "a cancelled run's saver did not store at once and no tokio runtime is there \
