@@ -14,6 +14,12 @@
 //! tokio task of its own (a step's concurrent tasks, every fourth level of
 //! nesting) is dropped when that task is aborted, which the runtime does
 //! later: its store may still be refused (see docs/semantics.md §2.10).
+//!
+//! Not the lease's *closing* marks (`lease::ThreadLease::closing`), which let
+//! a new run of a thread wait for a cancelled one: they hold one mark per
+//! thread, ended by the first closer's drop, and a root run without a
+//! writer view shares its key with its nested runs, so it would wait for its
+//! own mark.
 
 use crate::checkpoint::{Checkpointer, SharedStr};
 use hashbrown::HashMap;
@@ -37,7 +43,7 @@ fn stores() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<JoinHandle<()>>>>
 }
 
 fn key(saver: &Arc<dyn Checkpointer>, thread: &SharedStr) -> Key {
-    (Arc::as_ptr(saver).cast::<()>() as usize, thread.clone())
+    (super::lease::saver_address(saver), thread.clone())
 }
 
 /// A cancelled nested run of `thread`, writing through `saver`, stores in

@@ -39,6 +39,13 @@ fn lock() -> std::sync::MutexGuard<'static, Active> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What tells savers apart: two graphs sharing one saver share its threads;
+/// two savers never do. (A run with a guard's writer writes through that
+/// view, which graphs nested in it share.)
+pub(super) fn saver_address(saver: &Arc<dyn Checkpointer>) -> usize {
+    Arc::as_ptr(saver).cast::<()>() as usize
+}
+
 /// The right to write a thread's checkpoints in one namespace; released on drop.
 pub(crate) struct ThreadLease {
     key: Key,
@@ -55,9 +62,7 @@ impl ThreadLease {
         thread_id: &SharedStr,
         checkpoint_ns: &Arc<str>,
     ) -> Result<Self, GraphError> {
-        // The saver's address tells savers apart: two graphs sharing one saver
-        // share its threads; two savers never do.
-        let saver = Arc::as_ptr(saver).cast::<()>() as usize;
+        let saver = saver_address(saver);
         let key = (saver, thread_id.clone(), Arc::clone(checkpoint_ns));
         loop {
             let mut closed = {

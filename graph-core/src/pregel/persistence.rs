@@ -384,15 +384,14 @@ impl<S: State> Run<S> {
         if let Some(lease) = &mut lease {
             lease.closing();
         }
-        let (writer, thread) = (&p.saver, &p.thread);
         let nested = self.nested.is_some();
-        let (saver, its_thread) = (Arc::clone(writer), thread.clone());
+        let (saver, thread) = (Arc::clone(&p.saver), p.thread.clone());
         let mut release = Box::pin(async move {
             // The root run: nested runs cancelled with it store first (their
             // writes go through its lease). A nested run's store waits for
             // nothing (no two stores wait for each other).
             if !nested {
-                super::cancel::settle(&saver, &its_thread).await;
+                super::cancel::settle(&saver, &thread).await;
             }
             // The put still going on in the background first (durability
             // `async`): the thread is let go once it is stored. What was made
@@ -439,7 +438,7 @@ impl<S: State> Run<S> {
             match runtime {
                 // The root run's release waits for a nested one's store.
                 Some(runtime) if nested => {
-                    super::cancel::register(writer, thread, runtime.spawn(release));
+                    super::cancel::register(&p.saver, &p.thread, runtime.spawn(release));
                 }
                 Some(runtime) => drop(runtime.spawn(release)),
                 None => tracing::warn!(
