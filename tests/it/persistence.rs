@@ -1861,29 +1861,34 @@ mod a_cancelled_subgraph {
         n: u32,
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn stores_before_the_thread_is_let_go() {
-        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-        let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        let (stored, released) = (Arc::clone(&log), Arc::clone(&log));
-        let saver = HookedSaver::new(Arc::new(InMemorySaver::new()))
-            .gate_nested_puts(Arc::clone(&gate), move || {
+    /// A saver that holds every put in a subgraph's namespace until `gate`
+    /// has permits, and `log`s "subgraph stored" after each and "released"
+    /// when a run lets its thread go.
+    fn logged(
+        log: &Arc<Mutex<Vec<&'static str>>>,
+        gate: &Arc<tokio::sync::Semaphore>,
+    ) -> HookedSaver {
+        let (stored, released) = (Arc::clone(log), Arc::clone(log));
+        HookedSaver::new(Arc::new(InMemorySaver::new()))
+            .gate_nested_puts(Arc::clone(gate), move || {
                 stored.lock().unwrap().push("subgraph stored")
             })
             .guard(move |_| {
                 let released = Arc::clone(&released);
                 RunGuard::new(move || async move { released.lock().unwrap().push("released") })
-            });
-        let started = Arc::new(tokio::sync::Notify::new());
-        let waiting = Arc::clone(&started);
-        let child = StateGraph::<Count>::new()
+            })
+    }
+
+    /// `one`, then `wait`, which signals `started` and never completes.
+    fn waiting(started: &Arc<tokio::sync::Semaphore>) -> CompiledGraph<Count> {
+        let started = Arc::clone(started);
+        StateGraph::<Count>::new()
             .add_node(node_fn("one", |_: &Count| Count::update().n(1)))
             .add_node(stategraph::async_node_fn(
                 "wait",
                 move |_: Arc<Count>, _ctx| {
-                    let started = Arc::clone(&waiting);
+                    started.add_permits(1);
                     async move {
-                        started.notify_one();
                         std::future::pending::<()>().await;
                         Count::update()
                     }
@@ -1892,31 +1897,201 @@ mod a_cancelled_subgraph {
             .add_edge(START, "one")
             .add_edge("one", "wait")
             .compile()
-            .unwrap();
-        let app = StateGraph::<Count>::new()
-            .add_node(stategraph::Subgraph::new("sub", child))
-            .add_edge(START, "sub")
-            .compile_with(saver)
-            .unwrap();
-        // Under `exit` each level stores its current checkpoint when cancelled.
+            .unwrap()
+    }
+
+    /// Streams `app` (durability `exit`: each level stores its current
+    /// checkpoint when cancelled) until `started` has `waits` permits, and
+    /// drops the stream.
+    async fn drop_when_started(
+        app: &CompiledGraph<Count>,
+        started: &tokio::sync::Semaphore,
+        waits: u32,
+    ) {
         let thread = RunConfig::thread("t").with_durability(Durability::Exit);
         let mut stream = app.stream(Count::update(), &thread, StreamMode::Values);
         tokio::select! {
-            _ = started.notified() => {}
+            permits = started.acquire_many(waits) => drop(permits.unwrap()),
             event = stream.next() => panic!("the run ended early: {event:?}"),
         }
         drop(stream);
+    }
+
+    /// Waits (up to 20 s) until `log` holds `len` entries, and returns them.
+    async fn logged_entries(log: &Mutex<Vec<&'static str>>, len: usize) -> Vec<&'static str> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while log.lock().unwrap().len() < len && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        log.lock().unwrap().clone()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stores_before_the_thread_is_let_go() {
+        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("sub", waiting(&started)))
+            .add_edge(START, "sub")
+            .compile_with(logged(&log, &gate))
+            .unwrap();
+        drop_when_started(&app, &started, 1).await;
         assert_eq!(
             *log.lock().unwrap(),
             Vec::<&str>::new(),
             "the thread was let go before the subgraph stored"
         );
         gate.add_permits(100);
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        while log.lock().unwrap().len() < 2 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(
+            logged_entries(&log, 2).await,
+            ["subgraph stored", "released"]
+        );
+    }
+
+    /// `one`, then `block`, which sleeps 1 ms (so that it runs on in a tokio
+    /// task of its own), signals `started` and blocks its worker until
+    /// `blocked` receives (deliberately: the runtime drops the task only
+    /// after that), and then never completes.
+    fn blocking(
+        started: &Arc<tokio::sync::Semaphore>,
+        blocked: std::sync::mpsc::Receiver<()>,
+    ) -> CompiledGraph<Count> {
+        let started = Arc::clone(started);
+        let blocked = Arc::new(Mutex::new(blocked));
+        StateGraph::<Count>::new()
+            .add_node(node_fn("one", |_: &Count| Count::update().n(1)))
+            .add_node(stategraph::async_node_fn(
+                "block",
+                move |_: Arc<Count>, _ctx| {
+                    let (started, blocked) = (Arc::clone(&started), Arc::clone(&blocked));
+                    async move {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        started.add_permits(1);
+                        let _ = blocked.lock().unwrap().recv();
+                        std::future::pending::<()>().await;
+                        Count::update()
+                    }
+                },
+            ))
+            .add_edge(START, "one")
+            .add_edge("one", "block")
+            .compile()
+            .unwrap()
+    }
+
+    /// After `stored` puts in a subgraph's namespace, the thread is not let
+    /// go while `block` holds its task; once it is let go, the last put is
+    /// stored and then the thread is let go.
+    async fn waits_for_the_blocked_task(
+        log: &Mutex<Vec<&'static str>>,
+        gate: &tokio::sync::Semaphore,
+        unblock: std::sync::mpsc::Sender<()>,
+        stored: usize,
+    ) {
+        gate.add_permits(100);
+        assert_eq!(
+            logged_entries(log, stored).await,
+            vec!["subgraph stored"; stored]
+        );
+        // Room for a release that did not wait (the failure this looks for).
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec!["subgraph stored"; stored],
+            "the thread was let go while a subgraph's task was still to store"
+        );
+        unblock.send(()).unwrap();
+        let mut all = vec!["subgraph stored"; stored + 1];
+        all.push("released");
+        assert_eq!(logged_entries(log, stored + 2).await, all);
+    }
+
+    /// Two subgraphs waiting in one step run as tokio tasks of their own,
+    /// which the runtime drops after the root's cancellation began (`b`'s
+    /// only once its node lets its worker go): the root waits for those
+    /// tasks, and then for the stores their runs made.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_tasks_of_their_own_stores_before_the_thread_is_let_go() {
+        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let (unblock, blocked) = std::sync::mpsc::channel();
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("a", waiting(&started)))
+            .add_node(stategraph::Subgraph::new("b", blocking(&started, blocked)))
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(logged(&log, &gate))
+            .unwrap();
+        drop_when_started(&app, &started, 2).await;
+        waits_for_the_blocked_task(&log, &gate, unblock, 1).await;
+    }
+
+    /// A run with nothing of its own left to store (durability `sync`) whose
+    /// step had tasks of its own running still lets its thread go through
+    /// its guard's release, once the runtime dropped those tasks (a subgraph
+    /// in one would store then), rather than dropping the guard at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_nothing_to_store_waits_for_its_tasks() {
+        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let (unblock, blocked) = std::sync::mpsc::channel();
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("a", waiting(&started)))
+            .add_node(stategraph::Subgraph::new("b", blocking(&started, blocked)))
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(logged(&log, &gate))
+            .unwrap();
+        gate.add_permits(100);
+        let thread = RunConfig::thread("t").with_durability(Durability::Sync);
+        let mut stream = app.stream(Count::update(), &thread, StreamMode::Values);
+        tokio::select! {
+            permits = started.acquire_many(2) => drop(permits.unwrap()),
+            event = async { loop { stream.next().await.unwrap().unwrap(); } } => event,
         }
-        assert_eq!(*log.lock().unwrap(), ["subgraph stored", "released"]);
+        drop(stream);
+        let before = log.lock().unwrap().clone();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            *log.lock().unwrap(),
+            before,
+            "the thread was let go while `b`'s task ran"
+        );
+        unblock.send(()).unwrap();
+        let mut all = before.clone();
+        all.push("released");
+        assert_eq!(logged_entries(&log, before.len() + 1).await, all);
+    }
+
+    /// The fourth level of nesting runs in a tokio task of its own, dropped
+    /// only once its node lets its worker go, after the three levels above it
+    /// stored: the root still waits for it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn four_levels_deep_stores_before_the_thread_is_let_go() {
+        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let (unblock, blocked) = std::sync::mpsc::channel();
+        let mut graph = blocking(&started, blocked);
+        for level in ["l3", "l2", "l1"] {
+            graph = StateGraph::<Count>::new()
+                .add_node(node_fn("one", |_: &Count| Count::update().n(1)))
+                .add_node(stategraph::Subgraph::new(level, graph))
+                .add_edge(START, "one")
+                .add_edge("one", level)
+                .compile()
+                .unwrap();
+        }
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("l0", graph))
+            .add_edge(START, "l0")
+            .compile_with(logged(&log, &gate))
+            .unwrap();
+        drop_when_started(&app, &started, 1).await;
+        waits_for_the_blocked_task(&log, &gate, unblock, 3).await;
     }
 }
 

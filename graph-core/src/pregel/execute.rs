@@ -19,6 +19,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 enum Failure {
     Error(NodeError),
@@ -194,18 +195,53 @@ async fn guarded<S: State>(fut: TaskFuture<S>) -> Result<NodeOutput<S>, Failure>
 /// A node's future, run in its task's scope of task calls (`crate::func`).
 type TaskFuture<S> = crate::func::Scoped<NodeFuture<S>>;
 
-/// Aborts spawned tasks when dropped.
-struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+/// A step's tasks running as tokio tasks, each with its index, aborted when
+/// dropped (the run was cancelled) or by [`abort_all`](Self::abort_all) (a
+/// sibling failed). A task still running when dropped is handed to its
+/// thread's root run (`cancel::Thread`), which lets the thread go only once
+/// the task has ended: the runtime drops an aborted task later, and a nested
+/// run inside it then stores what it made through the root's lease.
+struct Spawned<T: Send + 'static> {
+    running: FuturesUnordered<Indexed<T>>,
+    /// The thread of the step's run, when it has a saver.
+    thread: Option<super::cancel::Thread>,
+}
 
-impl AbortOnDrop {
-    fn abort_all(&self) {
-        self.0.iter().for_each(tokio::task::AbortHandle::abort);
+/// A spawned task and the index of the step's task it runs.
+struct Indexed<T> {
+    index: usize,
+    task: tokio::task::JoinHandle<T>,
+}
+
+impl<T> Future for Indexed<T> {
+    type Output = (usize, Result<T, tokio::task::JoinError>);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let index = self.index;
+        Pin::new(&mut self.task)
+            .poll(cx)
+            .map(|joined| (index, joined))
     }
 }
 
-impl Drop for AbortOnDrop {
+impl<T: Send + 'static> Spawned<T> {
+    fn abort_all(&self) {
+        for spawned in &self.running {
+            spawned.task.abort();
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for Spawned<T> {
     fn drop(&mut self) {
         self.abort_all();
+        if let Some(thread) = &self.thread {
+            for spawned in std::mem::take(&mut self.running) {
+                if !spawned.task.is_finished() {
+                    thread.register(spawned.task);
+                }
+            }
+        }
     }
 }
 
@@ -735,22 +771,26 @@ impl<S: State> Run<S> {
         } else if let (false, Ok(handle)) =
             (pending.is_empty(), tokio::runtime::Handle::try_current())
         {
-            let (indices, handles): (Vec<usize>, Vec<_>) = pending
-                .drain(..)
-                .map(|(i, f)| (i, handle.spawn(guarded(f))))
-                .unzip();
             // Dropping the run (cancellation) or failing early aborts what still runs.
-            let abort = AbortOnDrop(handles.iter().map(|h| h.abort_handle()).collect());
-            let mut waiting: FuturesUnordered<_> = handles
-                .into_iter()
-                .zip(indices)
-                .map(|(h, i)| async move { (i, h.await) })
-                .collect();
+            let mut spawned = Spawned {
+                running: pending
+                    .drain(..)
+                    .map(|(index, f)| Indexed {
+                        index,
+                        task: handle.spawn(guarded(f)),
+                    })
+                    .collect(),
+                thread: self
+                    .persist
+                    .saver
+                    .as_ref()
+                    .map(|p| super::cancel::Thread::of(&p.saver, &p.thread)),
+            };
             if completed_at_once {
                 let writer = early.then_some(&mut writer);
                 self.store_all_early(tasks, &mut slots, &cache_keys, writer, &mut late);
             }
-            while let Some((i, joined)) = waiting.next().await {
+            while let Some((i, joined)) = spawned.running.next().await {
                 let result = match joined {
                     Ok(r) => r,
                     Err(e) if e.is_panic() => {
@@ -763,17 +803,17 @@ impl<S: State> Run<S> {
                         slots[i] = Some(r);
                         // Stored at once while a sibling still runs; the last to
                         // complete is stored with the step's checkpoint.
-                        if keeps && !waiting.is_empty() {
+                        if keeps && !spawned.running.is_empty() {
                             self.cache_output(tasks, &cache_keys, i, &slots[i]);
                             let writer = early.then_some(&mut writer);
                             self.store_early(&tasks[i], &mut slots[i], writer, &mut late);
                         }
                     }
                     Err(f) => {
-                        abort.abort_all();
+                        spawned.abort_all();
                         // Siblings that completed before the abort keep their
                         // results (stored with the failure); the others stop.
-                        while let Some((j, joined)) = waiting.next().await {
+                        while let Some((j, joined)) = spawned.running.next().await {
                             if let Ok(Ok(r)) =
                                 joined.map(|result| ended(result, pads.get(j), &scope, &tasks[j]))
                             {

@@ -131,9 +131,15 @@ impl<S: State> Run<S> {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) if depth.is_multiple_of(INLINE_LEVELS) => {
                 use tracing::Instrument;
-                Box::pin(AbortOnDrop(
-                    runtime.spawn(self.run(input).in_current_span()),
-                ))
+                let thread = self
+                    .persist
+                    .saver
+                    .as_ref()
+                    .map(|p| super::cancel::Thread::of(&p.saver, &p.thread));
+                Box::pin(AbortOnDrop {
+                    task: Some(runtime.spawn(self.run(input).in_current_span())),
+                    thread,
+                })
             }
             _ => Box::pin(self.run(input).map(Ok)),
         }
@@ -148,23 +154,42 @@ type Joined<S> = Result<Result<GraphOutput<Arc<S>>, GraphError>, tokio::task::Jo
 const INLINE_LEVELS: usize = 4;
 
 /// A spawned nested run, aborted when its parent stops waiting for it (the
-/// parent was cancelled or failed).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+/// parent was cancelled or failed). Aborted before it ended, the task is
+/// handed to its thread's root run (`cancel::Thread`), which lets the thread
+/// go only once the runtime has dropped it and the nested run stored what it
+/// made.
+struct AbortOnDrop<T: Send + 'static> {
+    /// `None` only once dropped.
+    task: Option<tokio::task::JoinHandle<T>>,
+    /// The nested run's thread, when it has a saver.
+    thread: Option<super::cancel::Thread>,
+}
 
-impl<T> std::future::Future for AbortOnDrop<T> {
+impl<T: Send + 'static> std::future::Future for AbortOnDrop<T> {
     type Output = Result<T, tokio::task::JoinError>;
 
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
+        match &mut self.task {
+            Some(task) => std::pin::Pin::new(task).poll(cx),
+            None => std::task::Poll::Pending,
+        }
     }
 }
 
-impl<T> Drop for AbortOnDrop<T> {
+impl<T: Send + 'static> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
-        self.0.abort();
+        let Some(task) = self.task.take() else {
+            return;
+        };
+        task.abort();
+        if let Some(thread) = &self.thread
+            && !task.is_finished()
+        {
+            thread.register(task);
+        }
     }
 }
 

@@ -314,7 +314,9 @@ impl<S: State> Run<S> {
         {
             // Nested runs cancelled by their task (a node that stopped
             // waiting for a subgraph) store before the thread is let go.
-            super::cancel::settle(&p.saver, &p.thread).await;
+            super::cancel::Thread::of(&p.saver, &p.thread)
+                .settle()
+                .await;
         }
         let output = match result {
             Ok(output) => output,
@@ -371,12 +373,14 @@ impl<S: State> Run<S> {
             }
         };
         let background = self.persist.background_put.take();
-        let Some(p) = self
-            .persist
-            .saver
-            .as_ref()
-            .filter(|_| puts.is_some() || background.is_some())
-        else {
+        let nested = self.nested.is_some();
+        // A root run with nothing of its own to store still waits for the
+        // stores of its nested runs before it lets the thread go.
+        let Some(p) = self.persist.saver.as_ref().filter(|p| {
+            puts.is_some()
+                || background.is_some()
+                || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
+        }) else {
             return;
         };
         // A run of the thread started meanwhile in this process waits for
@@ -384,14 +388,16 @@ impl<S: State> Run<S> {
         if let Some(lease) = &mut lease {
             lease.closing();
         }
-        let nested = self.nested.is_some();
-        let (saver, thread) = (Arc::clone(&p.saver), p.thread.clone());
+        let (saver, thread) = (
+            Arc::clone(&p.saver),
+            super::cancel::Thread::of(&p.saver, &p.thread),
+        );
         let mut release = Box::pin(async move {
             // The root run: nested runs cancelled with it store first (their
             // writes go through its lease). A nested run's store waits for
             // nothing (no two stores wait for each other).
             if !nested {
-                super::cancel::settle(&saver, &thread).await;
+                thread.settle().await;
             }
             // The put still going on in the background first (durability
             // `async`): the thread is let go once it is stored. What was made
@@ -438,7 +444,7 @@ impl<S: State> Run<S> {
             match runtime {
                 // The root run's release waits for a nested one's store.
                 Some(runtime) if nested => {
-                    super::cancel::register(&p.saver, &p.thread, runtime.spawn(release));
+                    super::cancel::Thread::of(&p.saver, &p.thread).register(runtime.spawn(release));
                 }
                 Some(runtime) => drop(runtime.spawn(release)),
                 None => tracing::warn!(
