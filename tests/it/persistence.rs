@@ -1861,6 +1861,16 @@ mod a_cancelled_subgraph {
         n: u32,
     }
 
+    /// Logs "released" when dropped: a run's guard let go, whether released
+    /// or dropped (a cancelled run with nothing of its own to store drops it).
+    struct Released(Arc<Mutex<Vec<&'static str>>>);
+
+    impl Drop for Released {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push("released");
+        }
+    }
+
     /// A saver that holds every put in a subgraph's namespace until `gate`
     /// has permits, and `log`s "subgraph stored" after each and "released"
     /// when a run lets its thread go.
@@ -1874,8 +1884,8 @@ mod a_cancelled_subgraph {
                 stored.lock().unwrap().push("subgraph stored")
             })
             .guard(move |_| {
-                let released = Arc::clone(&released);
-                RunGuard::new(move || async move { released.lock().unwrap().push("released") })
+                let released = Released(Arc::clone(&released));
+                RunGuard::new(move || async move { drop(released) })
             })
     }
 
@@ -2029,9 +2039,8 @@ mod a_cancelled_subgraph {
     }
 
     /// A run with nothing of its own left to store (durability `sync`) whose
-    /// step had tasks of its own running still lets its thread go through
-    /// its guard's release, once the runtime dropped those tasks (a subgraph
-    /// in one would store then), rather than dropping the guard at once.
+    /// step had tasks of its own running lets its thread go only once the
+    /// runtime dropped those tasks (a subgraph in one would store then).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn with_nothing_to_store_waits_for_its_tasks() {
         let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
@@ -2054,6 +2063,10 @@ mod a_cancelled_subgraph {
         }
         drop(stream);
         let before = log.lock().unwrap().clone();
+        assert!(
+            !before.contains(&"released"),
+            "the thread was let go while `b`'s task ran"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(
             *log.lock().unwrap(),

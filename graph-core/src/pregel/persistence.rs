@@ -374,12 +374,13 @@ impl<S: State> Run<S> {
         };
         let background = self.persist.background_put.take();
         let nested = self.nested.is_some();
-        // A root run with nothing of its own to store still waits for the
-        // stores of its nested runs before it lets the thread go.
+        // Nothing of its own to store: the guard and lease are dropped (a
+        // put the run was waiting for still completes under PostgreSQL's
+        // fence, which the guard's release would end), once the tasks a root
+        // run aborted and its nested runs' stores are done.
+        let own = puts.is_some() || background.is_some();
         let Some(p) = self.persist.saver.as_ref().filter(|p| {
-            puts.is_some()
-                || background.is_some()
-                || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
+            own || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
         }) else {
             return;
         };
@@ -398,6 +399,10 @@ impl<S: State> Run<S> {
             // nothing (no two stores wait for each other).
             if !nested {
                 thread.settle().await;
+            }
+            if !own {
+                drop((guard, lease));
+                return;
             }
             // The put still going on in the background first (durability
             // `async`): the thread is let go once it is stored. What was made
