@@ -68,6 +68,15 @@ fn table() -> std::sync::MutexGuard<'static, Table> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
+/// [`Thread::settle`] for the thread of a run writing through `saver`: at
+/// every root run's end, so with nothing registered (nearly always) it is
+/// one atomic load, without a copy of the thread's name.
+pub(super) async fn settle(saver: &Arc<dyn Checkpointer>, thread: &SharedStr) {
+    if REGISTERED.load(Ordering::SeqCst) != 0 {
+        Thread::of(saver, thread).settle().await;
+    }
+}
+
 /// Where the tasks a thread's root run waits for are registered: the thread
 /// of a run that writes through `saver`.
 #[derive(Clone)]

@@ -314,9 +314,7 @@ impl<S: State> Run<S> {
         {
             // Nested runs cancelled by their task (a node that stopped
             // waiting for a subgraph) store before the thread is let go.
-            super::cancel::Thread::of(&p.saver, &p.thread)
-                .settle()
-                .await;
+            super::cancel::settle(&p.saver, &p.thread).await;
         }
         let output = match result {
             Ok(output) => output,
