@@ -1910,15 +1910,16 @@ mod a_cancelled_subgraph {
             .unwrap()
     }
 
-    /// Streams `app` (durability `exit`: each level stores its current
-    /// checkpoint when cancelled) until `started` has `waits` permits, and
-    /// drops the stream.
+    /// Streams `app` under `durability` (`exit`: each level stores its
+    /// current checkpoint when cancelled) until `started` has `waits`
+    /// permits, and drops the stream.
     async fn drop_when_started(
         app: &CompiledGraph<Count>,
         started: &tokio::sync::Semaphore,
         waits: u32,
+        durability: Durability,
     ) {
-        let thread = RunConfig::thread("t").with_durability(Durability::Exit);
+        let thread = RunConfig::thread("t").with_durability(durability);
         let mut stream = app.stream(Count::update(), &thread, StreamMode::Values);
         tokio::select! {
             permits = started.acquire_many(waits) => drop(permits.unwrap()),
@@ -1946,7 +1947,7 @@ mod a_cancelled_subgraph {
             .add_edge(START, "sub")
             .compile_with(logged(&log, &gate))
             .unwrap();
-        drop_when_started(&app, &started, 1).await;
+        drop_when_started(&app, &started, 1, Durability::Exit).await;
         assert_eq!(
             *log.lock().unwrap(),
             Vec::<&str>::new(),
@@ -2017,24 +2018,38 @@ mod a_cancelled_subgraph {
         assert_eq!(logged_entries(log, stored + 2).await, all);
     }
 
+    /// A semaphore with no permits yet.
+    fn closed() -> Arc<tokio::sync::Semaphore> {
+        Arc::new(tokio::sync::Semaphore::new(0))
+    }
+
+    /// `a` ([`waiting`]) and `b` ([`blocking`]) in one step, on a
+    /// [`logged`] saver.
+    fn two_subgraphs(
+        log: &Arc<Mutex<Vec<&'static str>>>,
+        gate: &Arc<tokio::sync::Semaphore>,
+        started: &Arc<tokio::sync::Semaphore>,
+        blocked: std::sync::mpsc::Receiver<()>,
+    ) -> CompiledGraph<Count> {
+        StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("a", waiting(started)))
+            .add_node(stategraph::Subgraph::new("b", blocking(started, blocked)))
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(logged(log, gate))
+            .unwrap()
+    }
+
     /// Two subgraphs waiting in one step run as tokio tasks of their own,
     /// which the runtime drops after the root's cancellation began (`b`'s
     /// only once its node lets its worker go): the root waits for those
     /// tasks, and then for the stores their runs made.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn in_tasks_of_their_own_stores_before_the_thread_is_let_go() {
-        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-        let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let (log, gate, started) = (Arc::default(), closed(), closed());
         let (unblock, blocked) = std::sync::mpsc::channel();
-        let app = StateGraph::<Count>::new()
-            .add_node(stategraph::Subgraph::new("a", waiting(&started)))
-            .add_node(stategraph::Subgraph::new("b", blocking(&started, blocked)))
-            .add_edge(START, "a")
-            .add_edge(START, "b")
-            .compile_with(logged(&log, &gate))
-            .unwrap();
-        drop_when_started(&app, &started, 2).await;
+        let app = two_subgraphs(&log, &gate, &started, blocked);
+        drop_when_started(&app, &started, 2, Durability::Exit).await;
         waits_for_the_blocked_task(&log, &gate, unblock, 1).await;
     }
 
@@ -2043,25 +2058,11 @@ mod a_cancelled_subgraph {
     /// runtime dropped those tasks (a subgraph in one would store then).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn with_nothing_to_store_waits_for_its_tasks() {
-        let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-        let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        let started = Arc::new(tokio::sync::Semaphore::new(0));
+        let (log, gate, started) = (Arc::default(), closed(), closed());
         let (unblock, blocked) = std::sync::mpsc::channel();
-        let app = StateGraph::<Count>::new()
-            .add_node(stategraph::Subgraph::new("a", waiting(&started)))
-            .add_node(stategraph::Subgraph::new("b", blocking(&started, blocked)))
-            .add_edge(START, "a")
-            .add_edge(START, "b")
-            .compile_with(logged(&log, &gate))
-            .unwrap();
+        let app = two_subgraphs(&log, &gate, &started, blocked);
         gate.add_permits(100);
-        let thread = RunConfig::thread("t").with_durability(Durability::Sync);
-        let mut stream = app.stream(Count::update(), &thread, StreamMode::Values);
-        tokio::select! {
-            permits = started.acquire_many(2) => drop(permits.unwrap()),
-            event = async { loop { stream.next().await.unwrap().unwrap(); } } => event,
-        }
-        drop(stream);
+        drop_when_started(&app, &started, 2, Durability::Sync).await;
         let before = log.lock().unwrap().clone();
         assert!(
             !before.contains(&"released"),
@@ -2103,7 +2104,7 @@ mod a_cancelled_subgraph {
             .add_edge(START, "l0")
             .compile_with(logged(&log, &gate))
             .unwrap();
-        drop_when_started(&app, &started, 1).await;
+        drop_when_started(&app, &started, 1, Durability::Exit).await;
         waits_for_the_blocked_task(&log, &gate, unblock, 3).await;
     }
 }
