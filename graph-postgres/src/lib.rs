@@ -569,16 +569,18 @@ impl PostgresSaver {
 
     /// `put_writes`, fenced by a run's lease when `fence` is given.
     /// [`put_fenced`](Self::put_fenced) of `put`, on a task of its own
-    /// ([`to_the_end`]).
+    /// ([`to_the_end`]); a leased run's write (`fence`) counts among its
+    /// writes under way until it ends.
     pub(crate) fn put_to_the_end(
         &self,
         config: &CheckpointConfig,
         put: StepPut,
-        fence: Option<lease::Fence>,
+        fence: Option<(lease::Fence, lease::Writing)>,
     ) -> impl std::future::Future<Output = Result<CheckpointConfig, CheckpointError>> + Send + 'static
     {
         let (saver, config) = (self.clone(), config.clone());
         to_the_end(async move {
+            // The write counts as under way (`Writing`) until it ends here.
             saver
                 .put_fenced(
                     &config,
@@ -587,7 +589,7 @@ impl PostgresSaver {
                     put.new_versions,
                     put.appends,
                     &put.writes,
-                    fence.as_ref(),
+                    fence.as_ref().map(|(fence, _)| fence),
                 )
                 .await
         })
@@ -931,13 +933,18 @@ impl Checkpointer for PostgresSaver {
                 owner,
                 generation,
             };
+            let in_flight = Arc::new(lease::InFlight::default());
             let writer = Arc::new(lease::LeasedSaver {
                 saver: self.clone(),
                 fence: fence.clone(),
                 lock: lock_state,
+                in_flight: Arc::clone(&in_flight),
             });
             let saver = self.clone();
             Ok(RunGuard::new(move || async move {
+                // The run's writes under way first (a cancelled run's own
+                // continue to their end): removing the row fences them out.
+                in_flight.idle().await;
                 // The row first, then the lock (a run that starts in between
                 // would only replace the row). On failure the row stays until
                 // the next run replaces it, and the lock's connection is closed

@@ -360,3 +360,51 @@ async fn a_put_under_way_when_its_run_is_cancelled_completes() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A run cancelled under `sync` while its node waits has stored everything it
+/// made, and still releases its thread: its lease row is removed, so the next
+/// run does not find a lease its last run left (and warn that the run did not
+/// release it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_with_nothing_to_store_removes_its_lease() {
+    let (builder, schema) = common::fresh_schema("cancel_release").await;
+    let saver = builder.connect().await.expect("connect");
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let graph = gated(saver, started_tx, Arc::clone(&gate));
+    let thread = RunConfig::thread("cancel_release").with_durability(Durability::Sync);
+    let client = common::client(&schema).await;
+    let leases = || async {
+        client
+            .query_one(
+                "SELECT count(*) FROM stategraph_thread_leases WHERE thread_id = 'cancel_release'",
+                &[],
+            )
+            .await
+            .expect("read the leases")
+            .get::<_, i64>(0)
+    };
+
+    let mut stream = graph.stream(Count::update(), &thread, StreamMode::Values);
+    tokio::select! {
+        _ = started.recv() => {}
+        event = stream.next() => panic!("the run ended early: {event:?}"),
+    }
+    assert_eq!(leases().await, 1, "the running run holds the lease");
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while leases().await != 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cancelled run left its lease row"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The thread is free and reads the step the run had stored.
+    gate.add_permits(1);
+    let out = graph
+        .invoke(None, &thread)
+        .await
+        .expect("the thread is free");
+    assert_eq!(out.n, 1);
+}

@@ -372,13 +372,16 @@ impl<S: State> Run<S> {
         };
         let background = self.persist.background_put.take();
         let nested = self.nested.is_some();
-        // Nothing of its own to store: the guard and lease are dropped (a
-        // put the run was waiting for still completes under PostgreSQL's
-        // fence, which the guard's release would end), once the tasks a root
-        // run aborted and its nested runs' stores are done.
+        // With nothing of its own to store, the run still releases its guard
+        // where a runtime can finish that (PostgreSQL removes its lease row
+        // once the writes under way have ended, rather than leaving it for
+        // the next run to fence out with a warning), and a root run waits for
+        // the tasks it aborted and its nested runs' stores first. Without a
+        // runtime the guard is dropped.
         let own = puts.is_some() || background.is_some();
         let Some(p) = self.persist.saver.as_ref().filter(|p| {
-            own || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
+            own || (runtime.is_some() && guard.is_held())
+                || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
         }) else {
             return;
         };
@@ -397,10 +400,6 @@ impl<S: State> Run<S> {
             // nothing (no two stores wait for each other).
             if !nested {
                 thread.settle().await;
-            }
-            if !own {
-                drop((guard, lease));
-                return;
             }
             // The put still going on in the background first (durability
             // `async`): the thread is let go once it is stored. What was made
