@@ -11,7 +11,7 @@
 //! shared. A run that lost its thread is therefore *fenced out*: its next write
 //! fails with `CheckpointError::LeaseLost` and stores nothing, whatever it
 //! believes about its lock. The run's release removes its row, once the
-//! run's writes under way have ended ([`InFlight`]): a cancelled run's writes
+//! run's writes under way have ended (`LeasedSaver::in_flight`): a cancelled run's writes
 //! run to their end on tasks of their own, and one that had not read the row
 //! yet would otherwise be fenced out by its own run's release.
 
@@ -22,9 +22,8 @@ use graph_core::checkpoint::{
     Append, Blob, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, NameMap, Retention, StepPut,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::sync::Notify;
+use tokio_util::task::TaskTracker;
 
 /// The lease table and the sequence of its generations (tables of stategraph's
 /// own, outside LangGraph's migration numbering).
@@ -77,50 +76,11 @@ pub(crate) struct LeasedSaver {
     /// The thread's lock (the run's own, or the `lock_thread` it runs under):
     /// once it is known lost, writes fail without asking the database.
     pub(crate) lock: Arc<LockState>,
-    /// The run's writes under way, which its release waits for.
-    pub(crate) in_flight: Arc<InFlight>,
-}
-
-/// A run's writes under way. Each runs to its end on a task of its own
-/// ([`to_the_end`]), also when the run that asked for it was cancelled; the
-/// run's release waits for them ([`idle`](Self::idle)) before it removes the
-/// lease row, which would fence them out.
-#[derive(Default)]
-pub(crate) struct InFlight {
-    count: AtomicUsize,
-    idle: Notify,
-}
-
-/// One write under way, from the call that asked for it until its task ends
-/// (or the write is dropped before it started).
-pub(crate) struct Writing(Arc<InFlight>);
-
-impl InFlight {
-    pub(crate) fn enter(self: &Arc<Self>) -> Writing {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        Writing(Arc::clone(self))
-    }
-
-    /// Waits until no write is under way.
-    pub(crate) async fn idle(&self) {
-        loop {
-            let notified = self.idle.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            if self.count.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-impl Drop for Writing {
-    fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
+    /// The run's writes under way: each runs to its end on a task of its own
+    /// ([`to_the_end`]), also when the run that asked for it was cancelled,
+    /// and holds a token until then; the run's release waits for them before
+    /// it removes the lease row, which would fence them out.
+    pub(crate) in_flight: TaskTracker,
 }
 
 impl LeasedSaver {
@@ -222,7 +182,7 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         let put = StepPut::new(writes, checkpoint, metadata, new_versions, appends);
         let write = self.fence_for(&config.thread_id).map(|fence| {
-            let fenced = (fence.clone(), self.in_flight.enter());
+            let fenced = (fence.clone(), self.in_flight.token());
             self.saver.put_to_the_end(config, put, Some(fenced))
         });
         Box::pin(async move { write?.await })
@@ -236,7 +196,7 @@ impl Checkpointer for LeasedSaver {
         puts: Vec<StepPut>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         let write = self.fenced(config).map(|(saver, fence, config)| {
-            let writing = self.in_flight.enter();
+            let writing = self.in_flight.token();
             async move {
                 let _writing = writing;
                 saver.put_chain_fenced(config, puts, Some(&fence)).await
@@ -253,7 +213,7 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         let task_id = task_id.to_owned();
         let write = self.fenced(config).map(|(saver, fence, config)| {
-            let writing = self.in_flight.enter();
+            let writing = self.in_flight.token();
             async move {
                 let _writing = writing;
                 saver

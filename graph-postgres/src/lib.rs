@@ -575,12 +575,12 @@ impl PostgresSaver {
         &self,
         config: &CheckpointConfig,
         put: StepPut,
-        fence: Option<(lease::Fence, lease::Writing)>,
+        fence: Option<(lease::Fence, tokio_util::task::task_tracker::TaskTrackerToken)>,
     ) -> impl std::future::Future<Output = Result<CheckpointConfig, CheckpointError>> + Send + 'static
     {
         let (saver, config) = (self.clone(), config.clone());
         to_the_end(async move {
-            // The write counts as under way (`Writing`) until it ends here.
+            // The write counts as under way (its token) until it ends here.
             saver
                 .put_fenced(
                     &config,
@@ -933,18 +933,19 @@ impl Checkpointer for PostgresSaver {
                 owner,
                 generation,
             };
-            let in_flight = Arc::new(lease::InFlight::default());
+            let in_flight = tokio_util::task::TaskTracker::new();
             let writer = Arc::new(lease::LeasedSaver {
                 saver: self.clone(),
                 fence: fence.clone(),
                 lock: lock_state,
-                in_flight: Arc::clone(&in_flight),
+                in_flight: in_flight.clone(),
             });
             let saver = self.clone();
             Ok(RunGuard::new(move || async move {
                 // The run's writes under way first (a cancelled run's own
                 // continue to their end): removing the row fences them out.
-                in_flight.idle().await;
+                in_flight.close();
+                in_flight.wait().await;
                 // The row first, then the lock (a run that starts in between
                 // would only replace the row). On failure the row stays until
                 // the next run replaces it, and the lock's connection is closed

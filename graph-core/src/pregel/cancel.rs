@@ -77,6 +77,18 @@ pub(super) async fn settle(saver: &Arc<dyn Checkpointer>, thread: &SharedStr) {
     }
 }
 
+/// Aborts `task`, a task of a run writing to `thread` (when it has a saver);
+/// one that has not ended yet is registered, so that the thread's root run
+/// waits for the runtime to drop it (and for what its nested runs then store).
+pub(super) fn abandon<T: Send + 'static>(task: JoinHandle<T>, thread: Option<&Thread>) {
+    task.abort();
+    if let Some(thread) = thread
+        && !task.is_finished()
+    {
+        thread.register(task);
+    }
+}
+
 /// Where the tasks a thread's root run waits for are registered: the thread
 /// of a run that writes through `saver`.
 #[derive(Clone)]

@@ -234,13 +234,8 @@ impl<T: Send + 'static> Spawned<T> {
 
 impl<T: Send + 'static> Drop for Spawned<T> {
     fn drop(&mut self) {
-        self.abort_all();
-        if let Some(thread) = &self.thread {
-            for spawned in std::mem::take(&mut self.running) {
-                if !spawned.task.is_finished() {
-                    thread.register(spawned.task);
-                }
-            }
+        for spawned in std::mem::take(&mut self.running) {
+            super::cancel::abandon(spawned.task, self.thread.as_ref());
         }
     }
 }
@@ -780,11 +775,7 @@ impl<S: State> Run<S> {
                         task: handle.spawn(guarded(f)),
                     })
                     .collect(),
-                thread: self
-                    .persist
-                    .saver
-                    .as_ref()
-                    .map(|p| super::cancel::Thread::of(&p.saver, &p.thread)),
+                thread: self.persist.saver.as_ref().map(|p| p.cancel_thread()),
             };
             if completed_at_once {
                 let writer = early.then_some(&mut writer);

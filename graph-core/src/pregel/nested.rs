@@ -131,11 +131,7 @@ impl<S: State> Run<S> {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) if depth.is_multiple_of(INLINE_LEVELS) => {
                 use tracing::Instrument;
-                let thread = self
-                    .persist
-                    .saver
-                    .as_ref()
-                    .map(|p| super::cancel::Thread::of(&p.saver, &p.thread));
+                let thread = self.persist.saver.as_ref().map(|p| p.cancel_thread());
                 Box::pin(AbortOnDrop {
                     task: Some(runtime.spawn(self.run(input).in_current_span())),
                     thread,
@@ -181,14 +177,8 @@ impl<T: Send + 'static> std::future::Future for AbortOnDrop<T> {
 
 impl<T: Send + 'static> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
-        let Some(task) = self.task.take() else {
-            return;
-        };
-        task.abort();
-        if let Some(thread) = &self.thread
-            && !task.is_finished()
-        {
-            thread.register(task);
+        if let Some(task) = self.task.take() {
+            super::cancel::abandon(task, self.thread.as_ref());
         }
     }
 }

@@ -47,6 +47,14 @@ pub(super) struct Saver {
     pub(super) appends: Option<super::append::Appends>,
 }
 
+impl Saver {
+    /// Where the tasks this run's thread waits for when it is let go are
+    /// registered ([`cancel`](super::cancel)).
+    pub(super) fn cancel_thread(&self) -> super::cancel::Thread {
+        super::cancel::Thread::of(&self.saver, &self.thread)
+    }
+}
+
 /// The checkpoint a run's state is at, and how it gets stored, owned by the run.
 pub(crate) struct Persist {
     /// The saver, when the run has one.
@@ -381,7 +389,7 @@ impl<S: State> Run<S> {
         let own = puts.is_some() || background.is_some();
         let Some(p) = self.persist.saver.as_ref().filter(|p| {
             own || (runtime.is_some() && guard.is_held())
-                || (!nested && super::cancel::Thread::of(&p.saver, &p.thread).has_pending())
+                || (!nested && p.cancel_thread().has_pending())
         }) else {
             return;
         };
@@ -390,10 +398,7 @@ impl<S: State> Run<S> {
         if let Some(lease) = &mut lease {
             lease.closing();
         }
-        let (saver, thread) = (
-            Arc::clone(&p.saver),
-            super::cancel::Thread::of(&p.saver, &p.thread),
-        );
+        let (saver, thread) = (Arc::clone(&p.saver), p.cancel_thread());
         let mut release = Box::pin(async move {
             // The root run: nested runs cancelled with it store first (their
             // writes go through its lease). A nested run's store waits for
@@ -446,7 +451,7 @@ impl<S: State> Run<S> {
             match runtime {
                 // The root run's release waits for a nested one's store.
                 Some(runtime) if nested => {
-                    super::cancel::Thread::of(&p.saver, &p.thread).register(runtime.spawn(release));
+                    p.cancel_thread().register(runtime.spawn(release));
                 }
                 Some(runtime) => drop(runtime.spawn(release)),
                 None => tracing::warn!(
