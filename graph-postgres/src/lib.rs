@@ -575,7 +575,10 @@ impl PostgresSaver {
         &self,
         config: &CheckpointConfig,
         put: StepPut,
-        fence: Option<(lease::Fence, tokio_util::task::task_tracker::TaskTrackerToken)>,
+        fence: Option<(
+            lease::Fence,
+            tokio_util::task::task_tracker::TaskTrackerToken,
+        )>,
     ) -> impl std::future::Future<Output = Result<CheckpointConfig, CheckpointError>> + Send + 'static
     {
         let (saver, config) = (self.clone(), config.clone());
