@@ -45,16 +45,15 @@ fn vector(seed: u64) -> Vec<f32> {
 struct Lookup(IndexMap<String, Embedding, hashbrown::DefaultHashBuilder>);
 
 impl Lookup {
+    fn vector(&self, text: &str) -> Result<Embedding, EmbeddingError> {
+        self.0
+            .get(text)
+            .cloned()
+            .ok_or_else(|| EmbeddingError::Failed(format!("no vector for {text:?}").into()))
+    }
+
     fn vectors(&self, texts: &[&str]) -> Result<Vec<Embedding>, EmbeddingError> {
-        texts
-            .iter()
-            .map(|t| {
-                self.0
-                    .get(*t)
-                    .cloned()
-                    .ok_or_else(|| EmbeddingError::Failed(format!("no vector for {t:?}").into()))
-            })
-            .collect()
+        texts.iter().map(|t| self.vector(t)).collect()
     }
 }
 
@@ -73,6 +72,11 @@ impl Embeddings for Lookup {
         texts: &[&str],
     ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         Some(self.vectors(texts))
+    }
+
+    /// One text (a put's): its vector without a list around it.
+    fn embed_document_sync(&self, text: &str) -> Option<Result<Embedding, EmbeddingError>> {
+        Some(self.vector(text))
     }
 }
 

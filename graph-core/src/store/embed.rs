@@ -49,23 +49,35 @@ pub trait Embeddings: Send + Sync + 'static {
         None
     }
 
-    /// The vector of a search query (by default, `embed_documents_sync` of
+    /// The vector of one text computed without waiting: what
+    /// [`embed_documents_sync`](Self::embed_documents_sync) answers for
+    /// `[text]`, which is the default. A store asks this when a put has one
+    /// text to embed (most puts); a model answering at once implements it
+    /// too, to hand over its vector without a list around it.
+    fn embed_document_sync(&self, text: &str) -> Option<Result<Embedding, EmbeddingError>> {
+        Some(self.embed_documents_sync(&[text])?.and_then(only_vector))
+    }
+
+    /// The vector of a search query (by default, `embed_document_sync` of
     /// it, else `embed_documents` of it).
     fn embed_query<'a>(
         &'a self,
         text: &'a str,
     ) -> BoxFuture<'a, Result<Embedding, EmbeddingError>> {
         Box::pin(async move {
-            let texts = [text];
-            let mut vectors = match self.embed_documents_sync(&texts) {
-                Some(answer) => answer?,
-                None => self.embed_documents(&texts).await?,
-            };
-            match vectors.len() {
-                1 => Ok(vectors.swap_remove(0)),
-                got => Err(EmbeddingError::WrongCount { expected: 1, got }),
+            match self.embed_document_sync(text) {
+                Some(answer) => answer,
+                None => only_vector(self.embed_documents(&[text]).await?),
             }
         })
+    }
+}
+
+/// The one vector of an answer for one text.
+fn only_vector(mut vectors: Vec<Embedding>) -> Result<Embedding, EmbeddingError> {
+    match vectors.len() {
+        1 => Ok(vectors.swap_remove(0)),
+        got => Err(EmbeddingError::WrongCount { expected: 1, got }),
     }
 }
 
@@ -274,6 +286,18 @@ impl IndexConfig {
                 .map_err(StoreError::Embedding)
                 .and_then(|vectors| self.checked(vectors, batch.unique.len()))
                 .map(|vectors| batch.spread(vectors)),
+        )
+    }
+
+    /// [`embed_documents_sync`](Self::embed_documents_sync) of one text,
+    /// through [`Embeddings::embed_document_sync`]: the model's vector,
+    /// checked, or `None` when the model must be awaited.
+    pub fn embed_document_sync(&self, text: &str) -> Option<Result<Embedding, StoreError>> {
+        let answer = self.embeddings.embed_document_sync(text)?;
+        Some(
+            answer
+                .map_err(StoreError::Embedding)
+                .and_then(|vector| self.check_dims(&vector).map(|()| vector)),
         )
     }
 
@@ -559,6 +583,10 @@ impl Embeddings for HashEmbeddings {
     ) -> Option<Result<Vec<Embedding>, EmbeddingError>> {
         Some(Ok(texts.iter().map(|t| self.embed(t).into()).collect()))
     }
+
+    fn embed_document_sync(&self, text: &str) -> Option<Result<Embedding, EmbeddingError>> {
+        Some(Ok(self.embed(text).into()))
+    }
 }
 
 #[cfg(test)]
@@ -665,5 +693,71 @@ mod tests {
             .expect("vectors");
         assert_eq!(floats(&vectors), [vec![1.0], vec![2.0], vec![1.0]]);
         assert_eq!(calls(&awaited), [["a", "bb"]]);
+    }
+
+    #[test]
+    fn embed_document_sync_defaults_to_the_list_and_checks_the_answer() {
+        // A model with only the list method answers one text through it.
+        let model = Arc::new(Lengths::default());
+        let index = IndexConfig::shared(1, model.clone());
+        let vector = index
+            .embed_document_sync("abcd")
+            .expect("answers at once")
+            .expect("a vector");
+        assert_eq!(vector.to_vec(), [4.0]);
+        assert_eq!(calls(&model), [["abcd"]]);
+        // The query goes the same way (its future is ready at once).
+        let query = futures::FutureExt::now_or_never(index.embed_query("xy"))
+            .expect("ready")
+            .expect("a vector");
+        assert_eq!(query.to_vec(), [2.0]);
+        // Two vectors for one text, a vector of the wrong size: errors.
+        let index = IndexConfig::shared(
+            1,
+            Arc::new(Lengths {
+                extra: 1,
+                ..Lengths::default()
+            }),
+        );
+        assert!(matches!(
+            index.embed_document_sync("a"),
+            Some(Err(StoreError::Embedding(EmbeddingError::WrongCount {
+                expected: 1,
+                got: 2
+            })))
+        ));
+        let index = IndexConfig::shared(3, Arc::new(Lengths::default()));
+        assert!(matches!(
+            index.embed_document_sync("a"),
+            Some(Err(StoreError::Embedding(
+                EmbeddingError::WrongDimensions {
+                    expected: 3,
+                    got: 1
+                }
+            )))
+        ));
+        // A model that must be awaited: no answer at once.
+        let awaited = IndexConfig::shared(
+            1,
+            Arc::new(Lengths {
+                awaited: true,
+                ..Lengths::default()
+            }),
+        );
+        assert!(awaited.embed_document_sync("a").is_none());
+    }
+
+    #[test]
+    fn hash_embeddings_answer_one_text_as_in_a_list() {
+        let e = HashEmbeddings::new(16);
+        let one = e
+            .embed_document_sync("a cat")
+            .expect("at once")
+            .expect("vector");
+        let list = e
+            .embed_documents_sync(&["a cat"])
+            .expect("at once")
+            .expect("vectors");
+        assert_eq!(one.to_vec(), list[0].to_vec());
     }
 }

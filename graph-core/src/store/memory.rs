@@ -319,7 +319,12 @@ impl<'v> Plan<'v> {
 
     /// The item's vectors: the kept ones, and `fresh` (the model's answer
     /// for `to_embed`, in order) for the others.
-    fn vectors(self, fresh: Vec<Embedding>) -> Result<Vectors, StoreError> {
+    fn vectors<F>(self, fresh: F) -> Result<Vectors, StoreError>
+    where
+        F: IntoIterator<Item = Embedding>,
+        F::IntoIter: ExactSizeIterator,
+    {
+        let fresh = fresh.into_iter();
         if fresh.len() != self.pending.len() {
             return Err(StoreError::InvalidInput(format!(
                 "{} vectors for {} texts",
@@ -523,7 +528,7 @@ impl InMemoryStore {
         plans
             .into_iter()
             .map(|(i, plan)| {
-                let own = fresh.by_ref().take(plan.to_embed.len()).collect();
+                let own: Vec<Embedding> = fresh.by_ref().take(plan.to_embed.len()).collect();
                 Ok((i, plan.vectors(own)?))
             })
             .collect()
@@ -576,16 +581,23 @@ impl InMemoryStore {
             _ => None,
         };
         let plan = Plan::new(index, stored, &value, put.index);
-        let answer = if plan.to_embed.is_empty() {
-            Some(Ok(Vec::new()))
-        } else {
-            index.embed_documents_sync(&plan.to_embed)
+        // One text (most puts) is embedded without a list around its vector.
+        let answer = match plan.to_embed.as_slice() {
+            [] => Some(Ok(Fresh::None)),
+            [text] => index.embed_document_sync(text).map(|r| r.map(Fresh::One)),
+            texts => index
+                .embed_documents_sync(texts)
+                .map(|r| r.map(Fresh::Many)),
         };
         let Some(fresh) = answer else {
             drop(plan);
             return Ok(Some(Awaiting { index, put, value }));
         };
-        let vectors = plan.vectors(fresh?)?;
+        let vectors = match fresh? {
+            Fresh::None => plan.vectors(None)?,
+            Fresh::One(vector) => plan.vectors(Some(vector))?,
+            Fresh::Many(vectors) => plan.vectors(vectors)?,
+        };
         let now = SystemTime::now();
         data.seq += 1;
         let entry = Entry::new(value, vectors, config.ttl.resolve(put.ttl), data.seq, now);
@@ -744,6 +756,17 @@ fn list_in(data: &Data, op: &ListNamespacesOp, now_nanos: u64) -> Vec<Namespace>
             .filter(|(_, items)| items.values().any(|e| !e.expired(now_nanos)))
             .map(|(ns, _)| ns.clone()),
     )
+}
+
+/// A model's answer for a put's texts, as [`InMemoryStore::put_at_once`]
+/// asked for them.
+enum Fresh {
+    /// No text to embed.
+    None,
+    /// The vector of the put's one text.
+    One(Embedding),
+    /// The vectors of its texts, in order.
+    Many(Vec<Embedding>),
 }
 
 /// A put whose model must be awaited: the index, the put and its value.
