@@ -4,7 +4,7 @@
 use super::embed::{Embedding, IndexConfig};
 use super::fields::Texts;
 use super::item::{Item, SearchItem};
-use super::items::Slot;
+use super::items::{NamespaceFull, Slot};
 use super::namespace::Namespace;
 use super::op::{GetOp, ListNamespacesOp, Op, OpResult, PutIndex, PutOp, SearchOp, Ttl};
 use super::ttl::{TtlConfig, TtlSweeper};
@@ -67,9 +67,9 @@ struct Data {
     seq: u64,
 }
 
-/// One item. Kept compact (120 bytes, a 128-byte allocation): a put writes
-/// one into memory the process has not touched yet, and with `SystemTime`s
-/// and an `Option<Duration>` it took 144 bytes (a 160-byte allocation).
+/// One item. Kept compact (112 bytes): a put writes one into memory the
+/// process has not touched yet (with `SystemTime`s, an `Option<Duration>`
+/// and a hash of each vector's text it took 144 bytes).
 struct Entry {
     value: Map<String, Value>,
     created_at: Stamp,
@@ -116,7 +116,6 @@ struct Vector {
     /// The field name (shared with the index's path when the path yields
     /// one text).
     field: Arc<str>,
-    text_hash: u64,
     values: Embedding,
     /// The vector's length (L2 norm) as `f32` bits, worked out by the first
     /// search that scores the vector ([`UNKNOWN_NORM`] until then): a put
@@ -249,17 +248,13 @@ fn norm(v: &[f32]) -> f32 {
     dot(v, v).sqrt()
 }
 
-fn text_hash(text: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
-}
-
 /// What a put's texts need, worked out before the model is asked: the
 /// vectors it keeps (the item the put replaces has the same text under the
-/// same field), and for the other texts, in order, their vector's field and
-/// the text's hash (`pending`) and the text (`to_embed`).
+/// same field), and for the other texts, in order, their vector's field
+/// (`pending`) and the text (`to_embed`).
 struct Plan<'v> {
     kept: Vectors,
-    pending: SmallVec<[(Arc<str>, u64); 1]>,
+    pending: SmallVec<[Arc<str>; 1]>,
     to_embed: Texts<'v>,
 }
 
@@ -271,27 +266,33 @@ impl<'v> Plan<'v> {
         put_index: &PutIndex,
     ) -> Self {
         let mut to_embed = Texts::new();
-        let mut pending = SmallVec::<[(Arc<str>, u64); 1]>::new();
-        index.push_texts(value, put_index, &mut to_embed, |field| {
-            pending.push((field, 0))
-        });
-        for ((_, hash), text) in pending.iter_mut().zip(&to_embed) {
-            *hash = text_hash(text);
-        }
+        let mut pending = SmallVec::<[Arc<str>; 1]>::new();
+        index.push_texts(value, put_index, &mut to_embed, |field| pending.push(field));
         let mut kept = Vectors::new();
         // Which texts keep a stored vector, in order.
         let mut keeps = SmallVec::<[bool; 1]>::new();
-        if let Some(stored) = stored {
-            for (field, hash) in &pending {
-                let same = stored
-                    .vectors
+        if let Some(stored) = stored.filter(|s| !s.vectors.is_empty()) {
+            // A stored vector under a field was embedded from the text the
+            // stored value has there (fields are named by their paths), so
+            // the stored value's texts under the same paths say which
+            // vectors still fit.
+            let mut old_texts = Texts::new();
+            let mut old_fields = SmallVec::<[Arc<str>; 1]>::new();
+            index.push_texts(&stored.value, put_index, &mut old_texts, |field| {
+                old_fields.push(field)
+            });
+            for (field, text) in pending.iter().zip(&to_embed) {
+                let unchanged = old_fields
                     .iter()
-                    .find(|v| v.field == *field && v.text_hash == *hash);
+                    .zip(&old_texts)
+                    .any(|(f, t)| f == field && t == text);
+                let same = unchanged
+                    .then(|| stored.vectors.iter().find(|v| v.field == *field))
+                    .flatten();
                 keeps.push(same.is_some());
                 if let Some(v) = same {
                     kept.push(Vector {
                         field: Arc::clone(field),
-                        text_hash: *hash,
                         values: Arc::clone(&v.values),
                         norm: AtomicU32::new(v.norm.load(Ordering::Relaxed)),
                     });
@@ -324,7 +325,7 @@ impl<'v> Plan<'v> {
         F: IntoIterator<Item = Embedding>,
         F::IntoIter: ExactSizeIterator,
     {
-        let fresh = fresh.into_iter();
+        let mut fresh = fresh.into_iter();
         if fresh.len() != self.pending.len() {
             return Err(StoreError::InvalidInput(format!(
                 "{} vectors for {} texts",
@@ -332,15 +333,26 @@ impl<'v> Plan<'v> {
                 self.pending.len()
             )));
         }
-        let mut vectors = self.kept;
-        for ((field, text_hash), values) in self.pending.into_iter().zip(fresh) {
-            vectors.push(Vector {
-                field,
-                text_hash,
-                values,
-                norm: AtomicU32::new(UNKNOWN_NORM),
-            });
+        let Plan {
+            kept: mut vectors,
+            mut pending,
+            to_embed,
+        } = self;
+        drop(to_embed);
+        let new = |(field, values)| Vector {
+            field,
+            values,
+            norm: AtomicU32::new(UNKNOWN_NORM),
+        };
+        // One new text and none kept (most puts): its vector alone, without
+        // the iterators around the lists (a tenth of a put's instructions).
+        if vectors.is_empty()
+            && pending.len() == 1
+            && let (Some(field), Some(values)) = (pending.pop(), fresh.next())
+        {
+            return Ok(smallvec::smallvec![new((field, values))]);
         }
+        vectors.extend(pending.into_iter().zip(fresh).map(new));
         Ok(vectors)
     }
 }
@@ -481,7 +493,9 @@ impl InMemoryStore {
                         Vectors::new()
                     }
                 };
-                apply_put(&mut data, Put::of(&mut put), v, &self.inner.config.ttl, now);
+                // Only a new key in a full namespace fails here (the puts
+                // before it in the batch stay written).
+                apply_put(&mut data, Put::of(&mut put), v, &self.inner.config.ttl, now)?;
             }
         }
         Ok(results)
@@ -564,7 +578,7 @@ impl InMemoryStore {
                 }
                 let put = Put { value, ..put };
                 let now = SystemTime::now();
-                apply_put(&mut self.write(), put, Vectors::new(), &config.ttl, now);
+                apply_put(&mut self.write(), put, Vectors::new(), &config.ttl, now)?;
                 return Ok(None);
             }
         };
@@ -603,9 +617,9 @@ impl InMemoryStore {
         let entry = Entry::new(value, vectors, config.ttl.resolve(put.ttl), data.seq, now);
         match slot {
             Some(Slot::Occupied(item)) => item.replace(entry, now),
-            Some(Slot::Vacant(free)) => free.insert(put.key, entry),
+            Some(Slot::Vacant(free)) => free.insert(put.key, entry).map_err(full)?,
             // A namespace the store does not hold yet: the key is new.
-            None => upsert(data, put.namespace, put.key, entry, now),
+            None => upsert(data, put.namespace, put.key, entry, now)?,
         }
         Ok(None)
     }
@@ -632,8 +646,7 @@ impl InMemoryStore {
             ..put
         };
         let ttl = &self.inner.config.ttl;
-        apply_put(&mut self.write(), put, vectors, ttl, SystemTime::now());
-        Ok(())
+        apply_put(&mut self.write(), put, vectors, ttl, SystemTime::now())
     }
 
     fn read_ops(
@@ -805,7 +818,7 @@ fn apply_put(
     vectors: Vectors,
     ttl_config: &TtlConfig,
     now: SystemTime,
-) {
+) -> Result<(), StoreError> {
     let Put {
         namespace,
         key,
@@ -820,21 +833,34 @@ fn apply_put(
                 data.namespaces.remove(namespace);
             }
         }
-        return;
+        return Ok(());
     };
     data.seq += 1;
     let entry = Entry::new(value, vectors, ttl_config.resolve(ttl), data.seq, now);
-    upsert(data, namespace, key, entry, now);
+    upsert(data, namespace, key, entry, now)
 }
 
 /// Writes `entry` as `key` in `namespace` (a new namespace made, its name
 /// cloned only then); an update keeps the stored item's creation time.
-fn upsert(data: &mut Data, namespace: &Namespace, key: String, entry: Entry, now: SystemTime) {
+fn upsert(
+    data: &mut Data,
+    namespace: &Namespace,
+    key: String,
+    entry: Entry,
+    now: SystemTime,
+) -> Result<(), StoreError> {
     let items = match data.namespaces.get_mut(namespace) {
         Some(items) => items,
         None => data.namespaces.entry(namespace.clone()).or_default(),
     };
-    items.upsert(key, entry, |stored, entry| stored.replace(entry, now));
+    items
+        .upsert(key, entry, |stored, entry| stored.replace(entry, now))
+        .map_err(full)
+}
+
+/// The error of a put of a new key into a full namespace.
+fn full(e: NamespaceFull) -> StoreError {
+    StoreError::Storage(Box::new(e))
 }
 
 /// The item stored as `key` in `namespace`, if any.
@@ -937,8 +963,8 @@ mod tests {
 
     #[cfg(target_pointer_width = "64")]
     #[test]
-    fn an_entry_takes_120_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 120);
+    fn an_entry_takes_112_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 112);
     }
 
     fn best(found: &[SearchItem]) -> (String, f64) {
