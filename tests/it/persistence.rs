@@ -1968,6 +1968,25 @@ mod a_cancelled_subgraph {
         started: &Arc<tokio::sync::Semaphore>,
         blocked: std::sync::mpsc::Receiver<()>,
     ) -> CompiledGraph<Count> {
+        blocking_logged(started, blocked, None)
+    }
+
+    /// [`blocking`], whose `block` logs "block dropped" to `dropped` (when
+    /// given) as its future is dropped.
+    fn blocking_logged(
+        started: &Arc<tokio::sync::Semaphore>,
+        blocked: std::sync::mpsc::Receiver<()>,
+        dropped: Option<Arc<Mutex<Vec<&'static str>>>>,
+    ) -> CompiledGraph<Count> {
+        /// Logs "block dropped" when dropped.
+        struct OnDrop(Option<Arc<Mutex<Vec<&'static str>>>>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                if let Some(log) = &self.0 {
+                    log.lock().unwrap().push("block dropped");
+                }
+            }
+        }
         let started = Arc::clone(started);
         let blocked = Arc::new(Mutex::new(blocked));
         StateGraph::<Count>::new()
@@ -1976,10 +1995,16 @@ mod a_cancelled_subgraph {
                 "block",
                 move |_: Arc<Count>, _ctx| {
                     let (started, blocked) = (Arc::clone(&started), Arc::clone(&blocked));
+                    let on_drop = OnDrop(dropped.clone());
                     async move {
+                        let _on_drop = on_drop;
                         tokio::time::sleep(Duration::from_millis(1)).await;
                         started.add_permits(1);
-                        let _ = blocked.lock().unwrap().recv();
+                        // Another run's `block` waiting on the receiver
+                        // does not wait here too (its worker would block).
+                        if let Ok(blocked) = blocked.try_lock() {
+                            let _ = blocked.recv();
+                        }
                         std::future::pending::<()>().await;
                         Count::update()
                     }
@@ -2078,6 +2103,52 @@ mod a_cancelled_subgraph {
         let mut all = before.clone();
         all.push("released");
         assert_eq!(logged_entries(&log, before.len() + 1).await, all);
+    }
+
+    /// A saver whose guard holds nothing (`RunGuard::none`, as a saver that
+    /// does not implement `begin_run` gives): a run cancelled with nothing
+    /// of its own to store keeps the thread, in this process, until the
+    /// tasks it aborted have ended. The next run of the thread starts only
+    /// then.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_a_guard_holding_nothing_keeps_the_thread_until_its_tasks_end() {
+        let (started, log) = (closed(), Arc::<Mutex<Vec<&'static str>>>::default());
+        let (unblock, blocked) = std::sync::mpsc::channel::<()>();
+        let puts = Arc::clone(&log);
+        let saver = HookedSaver::new(Arc::new(InMemorySaver::new()))
+            .on_put(move |_| puts.lock().unwrap().push("put"));
+        let app = StateGraph::<Count>::new()
+            .add_node(stategraph::Subgraph::new("a", waiting(&started)))
+            .add_node(stategraph::Subgraph::new(
+                "b",
+                blocking_logged(&started, blocked, Some(Arc::clone(&log))),
+            ))
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .compile_with(saver)
+            .unwrap();
+        drop_when_started(&app, &started, 2, Durability::Sync).await;
+        let before = log.lock().unwrap().len();
+        let next = {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let thread = RunConfig::thread("t").with_durability(Durability::Sync);
+                app.invoke(Count::update(), &thread).await
+            })
+        };
+        // Room for a next run that did not wait (the failure this looks for).
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            log.lock().unwrap()[before..],
+            [] as [&str; 0],
+            "the next run started while the cancelled run's task ran"
+        );
+        // `block` goes on (its receive fails) to a point where the runtime
+        // drops its task; the next run starts after that.
+        drop(unblock);
+        let after = logged_entries(&log, before + 2).await;
+        assert_eq!(after[before..before + 2], ["block dropped", "put"]);
+        next.abort();
     }
 
     /// The fourth level of nesting runs in a tokio task of its own, dropped
