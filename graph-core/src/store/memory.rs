@@ -392,7 +392,12 @@ impl InMemoryStore {
             index: &PutIndex::StoreFields,
             ttl: Ttl::StoreDefault,
         };
-        self.put_one(put).await
+        // `put_one`, written out: the put is done before the future's first
+        // poll returns, without a second future to move it into.
+        match self.put_at_once(put)? {
+            None => Ok(()),
+            Some(awaiting) => Box::pin(self.put_awaited(awaiting)).await,
+        }
     }
 
     /// The store's configuration.
