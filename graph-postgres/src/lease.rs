@@ -196,11 +196,9 @@ impl Checkpointer for LeasedSaver {
         puts: Vec<StepPut>,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         let write = self.fenced(config).map(|(saver, fence, config)| {
-            let writing = self.in_flight.token();
-            async move {
-                let _writing = writing;
+            self.in_flight.track_future(async move {
                 saver.put_chain_fenced(config, puts, Some(&fence)).await
-            }
+            })
         });
         Box::pin(async move { to_the_end(write?).await })
     }
@@ -213,13 +211,11 @@ impl Checkpointer for LeasedSaver {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         let task_id = task_id.to_owned();
         let write = self.fenced(config).map(|(saver, fence, config)| {
-            let writing = self.in_flight.token();
-            async move {
-                let _writing = writing;
+            self.in_flight.track_future(async move {
                 saver
                     .put_writes_fenced(&config, writes, &task_id, Some(&fence))
                     .await
-            }
+            })
         });
         Box::pin(async move { to_the_end(write?).await })
     }

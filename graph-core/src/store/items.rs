@@ -114,8 +114,6 @@ const MAX_SLOTS: usize = 1 << 32;
 struct Slots<E> {
     /// The blocks ([`locate`] says which slots each holds).
     blocks: Vec<Box<[Option<Filled<E>>]>>,
-    /// How many slots the blocks hold.
-    capacity: usize,
     /// How many slots were ever handed out (the next new one).
     used: usize,
     /// Slots whose entry was deleted, filled first.
@@ -132,13 +130,13 @@ impl<E> Slots<E> {
                 return Err(NamespaceFull { limit: self.limit });
             }
             None => {
-                if self.used == self.capacity {
+                // The next slot's block is made when it is the first slot.
+                if locate(self.used).0 == self.blocks.len() {
                     let len = block_len(self.blocks.len());
                     // Built in place (an array built on the stack and boxed
                     // would be copied: 35 KB a block).
                     self.blocks
                         .push(std::iter::repeat_with(|| None).take(len).collect());
-                    self.capacity += len;
                 }
                 self.used += 1;
                 self.used - 1
@@ -236,7 +234,6 @@ impl<E> Default for Items<E> {
             hasher: DefaultHashBuilder::default(),
             slots: Slots {
                 blocks: Vec::new(),
-                capacity: 0,
                 used: 0,
                 free: Vec::new(),
                 limit: MAX_SLOTS,
